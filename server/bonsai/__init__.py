@@ -1,0 +1,3 @@
+"""bonsai: a context-managing daemon for LLM coding agents."""
+
+__version__ = "0.1.0"

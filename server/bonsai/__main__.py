@@ -1,0 +1,3 @@
+from bonsai.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Services: SQLite stores, providers, tokenizers, filesystem, embeddings."""

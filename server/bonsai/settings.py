@@ -1,0 +1,119 @@
+"""The settings tree: every knob of bonsai, fully defaulted and typed.
+
+Pure data (pydantic, no I/O). Loading, merging, environment overrides and hot
+reload live in ``bonsai.services.config``. Each area owns one section class;
+fractions are of the *usable* window (model context − output reserve).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+ProviderName = Literal["openai", "anthropic", "deepseek", "openai-compatible", "sim"]
+ToolPolicy = Literal["ask", "allow", "deny"]
+PresetName = Literal["keep", "balanced", "save"]
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_assignment=True)
+
+
+class ModelInfo(Section):
+    """One row of the model registry (users can add rows in config)."""
+
+    family: Literal["openai", "anthropic", "deepseek", "qwen", "other"] = "other"
+    context_window: int = Field(128_000, gt=0)
+    max_output: int = Field(16_000, gt=0)
+    tokenizer: str | None = None  # e.g. "o200k_base", "cl100k_base", path to tokenizer.json
+    price_input: float = 0.0  # USD per million tokens
+    price_cached_input: float = 0.0
+    price_output: float = 0.0
+
+
+class ProviderSettings(Section):
+    provider: ProviderName = "openai"
+    model: str = "gpt-4o-mini"
+    fast_model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 120.0
+    max_retries: int = 4
+    models: dict[str, ModelInfo] = Field(default_factory=dict)
+
+
+class ToolOutputSettings(Section):
+    max_chars: int = 24_000
+    head_fraction: float = 0.7
+    persist_raw: bool = True
+    raw_cap_bytes: int = 2 * 1024 * 1024
+
+
+class ToolSettings(Section):
+    policy: dict[str, ToolPolicy] = Field(
+        default_factory=lambda: {
+            "edit_file": "ask",
+            "write_file": "ask",
+            "bash": "ask",
+        }
+    )
+    bash_timeout_s: float = 120.0
+    hidden: list[str] = Field(default_factory=list)
+
+
+class ContextSettings(Section):
+    preset: PresetName = "balanced"
+    smol: bool = False
+    output_reserve: int = 16_000
+    gc_trigger: float = 0.75
+    compact_trigger: float = 0.95
+    compact_target: float = 0.50
+    min_rewrite_tokens: int = 8_000
+    min_rewrite_fraction: float = 0.08
+    keep_recent_groups: int = 3
+    keep_user_messages: int = 2
+    steering_cap_bytes: int = 16 * 1024
+    summary_mode: Literal["provider", "deterministic"] = "provider"
+    background_summary: bool = False
+    soft_fraction: float = 0.80
+    recitation: bool = False
+    reflect_above_tokens: int = 4_000
+    handoff_nudge: bool = False
+    handoff_fraction: float = 0.90
+    retrieval_reinjection: bool = False
+    retrieval_min_score: float = 0.5
+    retrieval_max_results: int = 3
+
+
+class EpisodeSettings(Section):
+    enabled: bool = True
+    card_max_chars: int = 1_600
+
+
+class MemorySettings(Section):
+    enabled: bool = True
+    embeddings: Literal["auto", "off"] = "auto"
+    model_path: str | None = None
+    model_name: str = "minishlab/potion-base-8M"
+    cosine_floor: float = 0.35
+    max_entries_per_turn: int = 3
+    max_tokens_per_turn: int = 500
+    promotion: Literal["off", "suggest", "auto"] = "off"
+
+
+class RepoMapSettings(Section):
+    enabled: bool = True
+    tokens: int = 1_024
+    tokens_no_files: int = 2_048
+
+
+class Settings(Section):
+    providers: ProviderSettings = Field(default_factory=ProviderSettings)
+    tool_output: ToolOutputSettings = Field(default_factory=ToolOutputSettings)
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    episodes: EpisodeSettings = Field(default_factory=EpisodeSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    repomap: RepoMapSettings = Field(default_factory=RepoMapSettings)
