@@ -1,0 +1,431 @@
+"""Wire models: the params and results of every ``bonsai/*`` method.
+
+camelCase on the wire, snake_case in Python. Unknown fields are rejected so a
+client typo is a clear ``-32602`` naming the field instead of a silent no-op.
+These are wire types only; the daemon converts to domain types at one boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class Empty(Wire):
+    """No fields."""
+
+
+# ---------------------------------------------------------------- daemon
+class DaemonStatusResult(Wire):
+    version: str
+    pid: int
+    uptime_s: float
+    clients: int
+    sessions: int
+    db_path: str
+
+
+# ---------------------------------------------------------------- sessions
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class SessionInfo(Wire):
+    session_id: str
+    title: str
+    workspace: str
+    created_at: float
+    updated_at: float
+    message_count: int
+
+
+class WireToolCall(Wire):
+    id: str
+    name: str
+    arguments: str
+
+
+class WireMessage(Wire):
+    message_id: str
+    role: Role
+    content: str
+    created_at: float
+    tool_calls: list[WireToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    status: Literal["complete", "interrupted", "error"] | None = None
+
+
+class SessionRef(Wire):
+    session_id: str = Field(min_length=1, max_length=128)
+
+
+class SessionCreateParams(Wire):
+    workspace: str = Field(min_length=1, max_length=4096)
+    title: str | None = Field(default=None, max_length=512)
+
+
+class SessionCreateResult(Wire):
+    session_id: str
+
+
+class SessionListParams(Wire):
+    workspace: str | None = None
+
+
+class SessionListResult(Wire):
+    sessions: list[SessionInfo]
+
+
+class SessionAttachResult(Wire):
+    session: SessionInfo
+    messages: list[WireMessage]
+
+
+class SessionRenameParams(SessionRef):
+    title: str = Field(min_length=1, max_length=512)
+
+
+class SessionAppendParams(SessionRef):
+    role: Role
+    content: str = Field(max_length=8 * 1024 * 1024)
+
+
+class SessionAppendResult(Wire):
+    message: WireMessage
+
+
+class SessionEventParams(Wire):
+    session_id: str
+    kind: Literal["messageAppended", "titleChanged", "deleted"]
+    message: WireMessage | None = None
+    title: str | None = None
+
+
+# ---------------------------------------------------------------- config
+class ConfigGetParams(Wire):
+    workspace: str | None = None
+
+
+class ConfigGetResult(Wire):
+    effective: dict[str, Any]
+    overrides: dict[str, Any]
+    path: str
+    problems: list[str] = Field(default_factory=list)
+
+
+class ConfigChangedParams(Wire):
+    problems: list[str] = Field(default_factory=list)
+
+
+class ConfigSetParams(Wire):
+    key: str = Field(min_length=1, max_length=256, description="dotted key, e.g. context.preset")
+    value: Any = None
+    workspace: str | None = None
+    scope: Literal["user", "project"] = "user"
+
+
+class ConfigPresetParams(Wire):
+    preset: Literal["keep", "balanced", "save"] | None = None
+    smol: bool | None = None
+    workspace: str | None = None
+
+
+# ---------------------------------------------------------------- chat
+class ChatSendParams(SessionRef):
+    text: str = Field(min_length=1, max_length=1024 * 1024)
+
+
+class ChatSendResult(Wire):
+    turn_id: str
+
+
+class ChatCancelParams(SessionRef):
+    turn_id: str | None = None
+
+
+class ChatCancelResult(Wire):
+    cancelled: bool
+
+
+class UsageInfo(Wire):
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+
+class ChatEventParams(Wire):
+    session_id: str
+    turn_id: str
+    seq: int
+    kind: Literal["delta", "toolCall", "toolResult", "usage", "done", "error", "notice"]
+    text: str | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    args: Any = None
+    result: str | None = None
+    is_error: bool | None = None
+    usage: UsageInfo | None = None
+    message: str | None = None
+
+
+class ApprovalRequestParams(Wire):
+    session_id: str
+    turn_id: str
+    tool: str
+    args: dict[str, Any]
+    diff: str | None = None
+
+
+class ApprovalRequestResult(Wire):
+    approved: bool
+
+
+# ---------------------------------------------------------------- ctx
+NodeState = Literal["full", "pinned", "stubbed", "dropped", "summarized", "archived"]
+Confidence = Literal["exact", "high", "low"]
+
+
+class CtxGetParams(SessionRef):
+    view: Literal["ledger", "wire", "turns"] = "ledger"
+
+
+class CtxTotals(Wire):
+    window: int
+    usable: int
+    used: int
+    percent: float
+    reserve: int
+    billed_input: int
+    cached_input: int
+    confidence: Confidence = "low"
+    calibration_factor: float = 1.0
+
+
+class CtxNode(Wire):
+    id: str
+    kind: str
+    section: Literal["system", "tools", "messages", "stubs", "summaries", "episodes"]
+    label: str
+    tokens: int
+    confidence: Confidence
+    state: NodeState
+    reason: str = ""
+    turn: int | None = None
+    images: int = 0
+
+
+class CtxEvent(Wire):
+    kind: str
+    detail: str = ""
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    prefix_hash_before: str | None = None
+    prefix_hash_after: str | None = None
+
+
+class CtxTurn(Wire):
+    turn: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    estimated_tokens: int
+    events: list[CtxEvent] = Field(default_factory=list)
+
+
+class CtxGetResult(Wire):
+    view: Literal["ledger", "wire", "turns"]
+    totals: CtxTotals | None = None
+    nodes: list[CtxNode] | None = None
+    turns: list[CtxTurn] | None = None
+    messages: list[dict[str, Any]] | None = None
+    tools: list[dict[str, Any]] | None = None
+    system: list[dict[str, Any]] | None = None
+
+
+class CtxNodeParams(SessionRef):
+    node_id: str = Field(min_length=1, max_length=256)
+
+
+class CtxNodeResult(Wire):
+    node: CtxNode
+
+
+class CtxTextResult(Wire):
+    text: str
+
+
+class CtxCompactParams(SessionRef):
+    preview: bool = False
+    target: int | None = Field(default=None, gt=0)
+    mode: Literal["provider", "deterministic", "fallback"] = "provider"
+
+
+class CtxCompactResult(Wire):
+    preview: bool
+    before: int
+    after: int
+    events: list[CtxEvent]
+
+
+class CtxChangedParams(Wire):
+    session_id: str
+    percent: float
+    used: int
+    usable: int
+
+
+# ---------------------------------------------------------------- episodes
+class EpisodeInfo(Wire):
+    number: int
+    title: str
+    start_message_id: str | None = None
+    end_message_id: str | None = None
+    state: Literal["open", "closed", "archived", "restored"]
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+class EpisodesListResult(Wire):
+    episodes: list[EpisodeInfo]
+
+
+class EpisodeRef(SessionRef):
+    number: int = Field(ge=1)
+
+
+class EpisodesRecallParams(SessionRef):
+    query: str | None = Field(default=None, max_length=4096)
+    episode: int | None = Field(default=None, ge=1)
+    cursor: int = Field(default=0, ge=0)
+    limit: int = Field(default=5, ge=1, le=50)
+
+
+class RecallHit(Wire):
+    message_id: str
+    role: str
+    episode: int | None = None
+    score: float
+    snippet: str
+    text: str
+
+
+class EpisodesRecallResult(Wire):
+    results: list[RecallHit]
+    next_cursor: int | None = None
+
+
+# ---------------------------------------------------------------- memory
+Tier = Literal["user", "project"]
+
+
+class MemoryEntryInfo(Wire):
+    name: str
+    tier: Tier
+    type: str
+    description: str
+    path: str
+    enabled: bool = True
+
+
+class MemoryScope(Wire):
+    workspace: str | None = None
+
+
+class MemoryListResult(Wire):
+    entries: list[MemoryEntryInfo]
+    issues: list[str] = Field(default_factory=list)
+    embeddings: str = "off"
+    advisory: str | None = None
+
+
+class MemoryNameParams(MemoryScope):
+    name: str = Field(min_length=1, max_length=64)
+
+
+class MemoryGetResult(Wire):
+    entry: MemoryEntryInfo
+    body: str
+
+
+class MemoryAddParams(MemoryScope):
+    fact: str = Field(min_length=1, max_length=4096)
+    tier: Tier = "user"
+    name: str | None = Field(default=None, max_length=64)
+
+
+class MemoryEditParams(MemoryNameParams):
+    body: str | None = Field(default=None, max_length=4096)
+    description: str | None = Field(default=None, max_length=160)
+
+
+class MemoryEntryResult(Wire):
+    entry: MemoryEntryInfo
+
+
+class MemorySetEnabledParams(MemoryNameParams):
+    enabled: bool
+
+
+class MemorySearchParams(MemoryScope):
+    query: str = Field(min_length=1, max_length=4096)
+    limit: int = Field(default=10, ge=1, le=100)
+
+
+class MemoryLanes(Wire):
+    bm25: float | None = None
+    embedding: float | None = None
+
+
+class MemorySearchHit(Wire):
+    name: str
+    tier: Tier
+    score: float
+    lanes: MemoryLanes
+
+
+class MemorySearchResult(Wire):
+    results: list[MemorySearchHit]
+    embeddings: str
+
+
+class MemorySuggestionParams(Wire):
+    session_id: str
+    facts: list[str]
+
+
+# ---------------------------------------------------------------- repo map
+class RepomapGetParams(Wire):
+    session_id: str | None = None
+    workspace: str | None = None
+    tokens: int | None = Field(default=None, gt=0, le=65_536)
+    mentions: str | None = Field(default=None, max_length=65_536)
+
+
+class RepomapFile(Wire):
+    path: str
+    rank: float
+    tags: list[str]
+
+
+class RepomapGetResult(Wire):
+    text: str
+    files: list[RepomapFile]
+    tokens: int
+    built_ms: float
+    cached: bool
+
+
+class HandoffSuggestedParams(Wire):
+    session_id: str
+    percent: float
+    handoff: str
