@@ -30,6 +30,7 @@ class ModelInfo(Section):
     price_input: float = 0.0  # USD per million tokens
     price_cached_input: float = 0.0
     price_output: float = 0.0
+    price_cache_write: float | None = None  # None: cache writes cost price_input
 
 
 class ProviderSettings(Section):
@@ -41,6 +42,9 @@ class ProviderSettings(Section):
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 120.0
     max_retries: int = 4
+    retry_base_delay_s: float = Field(0.5, ge=0)
+    retry_max_delay_s: float = Field(20.0, ge=0)
+    retry_after_cap_s: float = Field(60.0, ge=0)  # longer retry-after: fail instead of waiting
     models: dict[str, ModelInfo] = Field(default_factory=dict)
 
 
@@ -51,14 +55,11 @@ class ToolOutputSettings(Section):
     raw_cap_bytes: int = 2 * 1024 * 1024
 
 
+_DEFAULT_POLICY: dict[str, ToolPolicy] = {"edit_file": "ask", "write_file": "ask", "bash": "ask"}
+
+
 class ToolSettings(Section):
-    policy: dict[str, ToolPolicy] = Field(
-        default_factory=lambda: {
-            "edit_file": "ask",
-            "write_file": "ask",
-            "bash": "ask",
-        }
-    )
+    policy: dict[str, ToolPolicy] = Field(default_factory=lambda: dict(_DEFAULT_POLICY))
     bash_timeout_s: float = 120.0
     hidden: list[str] = Field(default_factory=list)
 
@@ -101,12 +102,19 @@ class MemorySettings(Section):
     max_entries_per_turn: int = 3
     max_tokens_per_turn: int = 500
     promotion: Literal["off", "suggest", "auto"] = "off"
+    allow_download: bool = False  # one-time hub download of model_name when no local model
 
 
 class RepoMapSettings(Section):
     enabled: bool = True
     tokens: int = 1_024
     tokens_no_files: int = 2_048
+    max_file_bytes: int = Field(1_000_000, gt=0)  # larger files are left out
+    extra_exclude_dirs: list[str] = Field(default_factory=list)  # added to the built-in list
+    stability_top_k: int = Field(10, ge=1)  # leading files whose change re-renders
+    stability_drift: float = Field(0.35, ge=0.0, le=2.0)  # rank drift that re-renders
+    debounce_s: float = Field(0.25, ge=0.0)  # watcher: quiet time before an update
+    workers: int = Field(0, ge=0)  # parse processes for big builds; 0 = one per core (max 4)
 
 
 class Settings(Section):

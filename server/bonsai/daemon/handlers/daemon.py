@@ -1,0 +1,29 @@
+"""bonsai/daemon/*"""
+
+from __future__ import annotations
+
+import asyncio
+
+from bonsai import __version__
+from bonsai.daemon.rpc import Ctx, handles
+from bonsai.protocol import models as m
+
+
+@handles("bonsai/daemon/status")
+async def status(ctx: Ctx, _: m.Empty) -> m.DaemonStatusResult:
+    daemon = ctx.daemon
+    return m.DaemonStatusResult(
+        version=__version__,
+        pid=daemon.pid,
+        uptime_s=round(daemon.uptime(), 3),
+        clients=len(daemon.connections),
+        sessions=daemon.store.count(),
+        db_path=str(daemon.db_path),
+    )
+
+
+@handles("bonsai/daemon/stop")
+async def stop(ctx: Ctx, _: m.Empty) -> m.Empty:
+    # answer first, then stop: the reply must reach the client
+    asyncio.get_running_loop().call_later(0.05, ctx.daemon.stop_requested.set)
+    return m.Empty()

@@ -1,0 +1,66 @@
+"""bonsai/session/*"""
+
+from __future__ import annotations
+
+from bonsai.daemon.convert import session_info, wire_message
+from bonsai.daemon.rpc import Ctx, handles
+from bonsai.domain import Message
+from bonsai.protocol import models as m
+
+
+@handles("bonsai/session/create")
+async def create(ctx: Ctx, params: m.SessionCreateParams) -> m.SessionCreateResult:
+    row = ctx.daemon.store.create(params.workspace, params.title)
+    return m.SessionCreateResult(session_id=row.session_id)
+
+
+@handles("bonsai/session/list")
+async def list_(ctx: Ctx, params: m.SessionListParams) -> m.SessionListResult:
+    rows = ctx.daemon.store.list_sessions(params.workspace)
+    return m.SessionListResult(sessions=[session_info(r) for r in rows])
+
+
+@handles("bonsai/session/attach")
+async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
+    store = ctx.daemon.store
+    row = store.get(params.session_id)
+    messages = [wire_message(s) for s in store.messages(params.session_id)]
+    ctx.connection.attached.add(params.session_id)
+    return m.SessionAttachResult(session=session_info(row), messages=messages)
+
+
+@handles("bonsai/session/detach")
+async def detach(ctx: Ctx, params: m.SessionRef) -> m.Empty:
+    ctx.daemon.store.get(params.session_id)
+    ctx.connection.attached.discard(params.session_id)
+    return m.Empty()
+
+
+@handles("bonsai/session/rename")
+async def rename(ctx: Ctx, params: m.SessionRenameParams) -> m.Empty:
+    row = ctx.daemon.store.rename(params.session_id, params.title)
+    event = m.SessionEventParams(session_id=row.session_id, kind="titleChanged", title=row.title)
+    ctx.daemon.broadcast(row.session_id, "bonsai/session/event", event)
+    return m.Empty()
+
+
+@handles("bonsai/session/delete")
+async def delete(ctx: Ctx, params: m.SessionRef) -> m.Empty:
+    daemon = ctx.daemon
+    daemon.store.delete(params.session_id)
+    event = m.SessionEventParams(session_id=params.session_id, kind="deleted")
+    daemon.broadcast(params.session_id, "bonsai/session/event", event)
+    for connection in daemon.subscribers(params.session_id):
+        connection.attached.discard(params.session_id)
+    return m.Empty()
+
+
+@handles("bonsai/session/append")
+async def append(ctx: Ctx, params: m.SessionAppendParams) -> m.SessionAppendResult:
+    stored = ctx.daemon.store.append(
+        params.session_id, Message(role=params.role, content=params.content)
+    )
+    wire = wire_message(stored)
+    event = m.SessionEventParams(session_id=params.session_id, kind="messageAppended", message=wire)
+    ctx.daemon.broadcast(params.session_id, "bonsai/session/event", event)
+    return m.SessionAppendResult(message=wire)

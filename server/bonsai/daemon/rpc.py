@@ -1,0 +1,267 @@
+"""The JSON-RPC layer: the only code that knows pygls and the wire.
+
+One pygls ``LanguageServer`` (with its own protocol) per connection, all
+sharing one :class:`~bonsai.daemon.state.Daemon`. pygls brings the LSP
+lifecycle, request bookkeeping and server→client requests; bonsai brings its
+own framing loop (clear errors for bad frames), raw-dict params validated by
+the pydantic models of the method table, and per-connection ``exit``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from typing import Any, cast
+
+from lsprotocol import types as lsp
+from pydantic import ValidationError
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+)
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCResponseMessage
+from pygls.protocol.language_server import lsp_method
+
+from bonsai import __version__
+from bonsai.daemon import framing
+from bonsai.daemon.state import Connection, Daemon
+from bonsai.errors import BonsaiError, NotFound
+from bonsai.protocol.methods import BY_NAME, Method
+from bonsai.protocol.models import Wire
+from bonsai.services.store.sessions import UnknownSession
+
+log = logging.getLogger("bonsai.rpc")
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """What a handler gets besides its params."""
+
+    daemon: Daemon
+    connection: Connection
+
+
+Handler = Callable[[Ctx, Any], Awaitable[Wire]]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(name: str) -> Callable[[Handler], Handler]:
+    """Register the handler of one request of the method table."""
+    method = BY_NAME[name]
+    assert method.direction == "request", name
+
+    def register(fn: Handler) -> Handler:
+        HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def describe_validation(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(p) for p in item["loc"]) or "params"
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown field"
+        parts.append(f"{where}: {message}")
+    return "Invalid params: " + "; ".join(parts)
+
+
+def to_rpc_error(method: str, error: BaseException) -> JsonRpcException:
+    """The one place where exceptions become JSON-RPC errors."""
+    if isinstance(error, JsonRpcException):
+        return error
+    if isinstance(error, ValidationError):
+        return JsonRpcInvalidParams(message=describe_validation(error))
+    if isinstance(error, UnknownSession):
+        return JsonRpcException(code=NotFound.code, message=str(error))
+    if isinstance(error, BonsaiError):
+        return JsonRpcException(code=error.code, message=error.message)
+    log.error("handler %s failed", method, exc_info=error)
+    short = f"{method} failed: {type(error).__name__}: {error}"
+    return JsonRpcInternalError(message=short[:300])
+
+
+def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awaitable[Any]]:
+    async def run(params: Any) -> Any:
+        try:
+            raw = {} if params is None else params
+            if not isinstance(raw, dict):
+                raise JsonRpcInvalidParams(message="Invalid params: params must be an object")
+            if not ctx.connection.authenticated:
+                raise JsonRpcException(code=-32001, message="authentication required")
+            result = await handler(ctx, method.params.model_validate(raw))
+            return result.dump()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            raise to_rpc_error(method.name, error) from None
+
+    return run
+
+
+class BonsaiProtocol(LanguageServerProtocol):
+    """LSP protocol with per-connection exit and raw ``bonsai/*`` params."""
+
+    on_exit: Callable[[], None] | None = None
+    token: str | None = None
+    connection: Connection | None = None
+
+    @lsp_method(lsp.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        if self.on_exit is not None:
+            self.on_exit()
+        yield from ()
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, Any]:
+        if self.token is not None and self.connection is not None:
+            options = params.initialization_options
+            given = getattr(options, "token", None)
+            if isinstance(options, dict):
+                given = options.get("token")
+            if given != self.token:
+                raise JsonRpcException(code=-32001, message="authentication required: bad token")
+            self.connection.authenticated = True
+        result = yield from super().lsp_initialize(params)
+        return result
+
+    def decode(self, data: dict[str, Any]) -> Any:
+        if data.get("jsonrpc") != "2.0":
+            raise framing_error(-32600, "Invalid Request: jsonrpc must be '2.0'")
+        method = data.get("method")
+        if "method" in data and not isinstance(method, str):
+            raise framing_error(-32600, "Invalid Request: method must be a string")
+        raw_id = data.get("id")
+        if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, str | int)):
+            raise framing_error(-32600, "Invalid Request: id must be a string or a number")
+        msg_id = cast("str | int", raw_id)
+        if isinstance(method, str) and method.startswith("bonsai/"):
+            params = data.get("params")
+            if "id" in data:
+                return JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params)
+            return JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
+        if method is None and "id" in data and "error" not in data:
+            self._result_types.pop(msg_id, None)
+            return JsonRPCResponseMessage(id=msg_id, jsonrpc="2.0", result=data.get("result"))
+        if "params" not in data and method is not None and "id" in data:
+            data = {**data, "params": None}
+        return self.structure_message(data)
+
+
+class _EnvelopeError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def framing_error(code: int, message: str) -> _EnvelopeError:
+    return _EnvelopeError(code, message)
+
+
+class Writer:
+    """Adapts an asyncio or file-like sink to pygls' writer protocol."""
+
+    def __init__(self, write: Callable[[bytes], Any], close: Callable[[], Any]) -> None:
+        self._write = write
+        self._close = close
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._write(data)
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            log.info("client went away while writing")
+
+    def close(self) -> None:
+        self._close()
+
+
+def build_server(daemon: Daemon, kind: str, writer: Writer, close: Callable[[], None]) -> Ctx:
+    server = LanguageServer("bonsai", __version__, protocol_cls=BonsaiProtocol)
+    protocol = server.protocol
+    assert isinstance(protocol, BonsaiProtocol)
+    protocol.set_writer(writer)  # type: ignore[arg-type]
+    connection = daemon.add_connection(kind, protocol, close)
+    protocol.connection = connection
+    protocol.on_exit = close
+    ctx = Ctx(daemon, connection)
+    for name, handler in HANDLERS.items():
+        server.feature(name)(_feature(BY_NAME[name], handler, ctx))
+    return ctx
+
+
+def _send_error(ctx: Ctx, msg_id: Any, code: int, message: str) -> None:
+    payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+    ctx.connection.protocol.writer.write(framing.encode(payload))  # type: ignore[union-attr]
+
+
+def handle_body(ctx: Ctx, body: bytes) -> None:
+    protocol = ctx.connection.protocol
+    data = framing.decode_body(body)
+    if isinstance(data, framing.BadMessage):
+        _send_error(ctx, None, data.code, data.message)
+        return
+    msg_id = data.get("id") if isinstance(data.get("id"), str | int) else None
+    try:
+        message = protocol.decode(data)
+    except _EnvelopeError as error:
+        _send_error(ctx, msg_id, error.code, error.message)
+        return
+    except JsonRpcException as error:
+        if "method" in data and "id" in data:
+            _send_error(ctx, msg_id, error.code, error.message or "Invalid params")
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception:
+        log.exception("failed to dispatch a message")
+        if "method" in data and "id" in data:
+            _send_error(ctx, msg_id, -32603, "internal error while dispatching")
+
+
+async def serve_stream(
+    daemon: Daemon,
+    kind: str,
+    reader: asyncio.StreamReader,
+    writer: Writer,
+    close: Callable[[], None],
+    token: str | None = None,
+) -> None:
+    """Serve one client until it disconnects, sends ``exit`` or breaks framing."""
+    ctx = build_server(daemon, kind, writer, close)
+    protocol = ctx.connection.protocol
+    if token is not None:
+        protocol.token = token
+        ctx.connection.authenticated = False
+    try:
+        async for body in framing.read_frames(reader):
+            handle_body(ctx, body)
+    except framing.FrameError as error:
+        log.warning("closing client %s: %s", ctx.connection.id, error)
+        _send_error(ctx, None, -32700, f"Parse error: {error}; closing the connection")
+    except (ConnectionResetError, BrokenPipeError):
+        log.info("client %s reset the connection", ctx.connection.id)
+    finally:
+        await _drain(protocol)
+        daemon.remove_connection(ctx.connection)
+        close()
+
+
+async def _drain(protocol: BonsaiProtocol, timeout: float = 10.0) -> None:
+    """Let requests already received finish (their answers are still wanted);
+    cancel our own requests to the client, which can no longer answer."""
+    handlers: list[asyncio.Future[Any]] = []
+    for future in list(protocol._request_futures.values()):
+        if isinstance(future, asyncio.Future):
+            handlers.append(future)
+        else:
+            future.cancel()
+    if handlers:
+        await asyncio.wait(handlers, timeout=timeout)

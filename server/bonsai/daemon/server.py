@@ -1,0 +1,198 @@
+"""Running the daemon: open the store, listen, serve, stop cleanly.
+
+**Invariant:** the daemon stops only on ``bonsai/daemon/stop``, a signal, or
+(in stdio mode) its one client going away; an LSP ``exit`` from a socket
+client closes that client's connection only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import socket
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import bonsai.daemon.handlers  # noqa: F401  (registers handlers)
+from bonsai import __version__
+from bonsai.daemon import lifecycle
+from bonsai.daemon.rpc import Writer, serve_stream
+from bonsai.daemon.state import Daemon
+from bonsai.protocol.models import ConfigChangedParams
+from bonsai.services.config import ConfigWatcher, user_config_path
+from bonsai.services.store.db import acquire_lock, open_database
+
+log = logging.getLogger("bonsai.daemon")
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    home: Path
+    stdio: bool = False
+    socket_path: Path | None = None
+    tcp: tuple[str, int] | None = None
+
+
+class ServeError(Exception):
+    pass
+
+
+def parse_tcp(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    host = host.strip("[]")
+    if host not in LOOPBACK:
+        raise ServeError(f"--tcp must bind a loopback address (127.0.0.1 or ::1), not {host!r}")
+    try:
+        return host, int(port)
+    except ValueError:
+        raise ServeError(f"--tcp wants HOST:PORT, got {value!r}") from None
+
+
+def setup_logging(home: Path) -> None:
+    log_dir = home / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_dir / "daemon.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    return int(struct.unpack("3i", raw)[1])
+
+
+async def _serve_stdio(daemon: Daemon) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    out = sys.stdout.buffer
+
+    def write(data: bytes) -> None:
+        out.write(data)
+        out.flush()
+
+    def close() -> None:
+        daemon.stop_requested.set()
+
+    await serve_stream(daemon, "stdio", reader, Writer(write, lambda: None), close)
+    daemon.stop_requested.set()
+
+
+def _stream_handler(daemon: Daemon, kind: str, token: str | None = None):  # type: ignore[no-untyped-def]
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if kind == "unix" and sock is not None:
+            uid = peer_uid(sock)
+            if uid is not None and uid != os.getuid():
+                log.warning("refused a connection from uid %s", uid)
+                writer.close()
+                return
+
+        def close() -> None:
+            if not writer.is_closing():
+                writer.close()
+
+        await serve_stream(daemon, kind, reader, Writer(writer.write, close), close, token)
+
+    return handle
+
+
+async def _start_unix(daemon: Daemon, path: Path) -> asyncio.Server:
+    lifecycle.private_dir(path.parent)
+    if path.exists():
+        if lifecycle.try_connect(path) is not None:
+            raise ServeError(f"a daemon already listens on {path}")
+        path.unlink()
+    old = os.umask(0o177)
+    try:
+        server = await asyncio.start_unix_server(
+            _stream_handler(daemon, "unix"), path=str(path), limit=2**20
+        )
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    return server
+
+
+async def run(options: ServeOptions) -> int:
+    home = options.home
+    home.mkdir(parents=True, exist_ok=True)
+    setup_logging(home)
+    db_path = home / "bonsai.db"
+    lock = acquire_lock(db_path)
+    conn = open_database(db_path)
+    daemon = Daemon(home, conn, db_path)
+    servers: list[asyncio.Server] = []
+    info: dict[str, object] = {"pid": daemon.pid, "version": __version__, "db": str(db_path)}
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, daemon.stop_requested.set)
+    watcher = ConfigWatcher([user_config_path(home)], lambda: _reload(daemon, loop))
+    try:
+        if options.socket_path is not None:
+            servers.append(await _start_unix(daemon, options.socket_path))
+            info["socket"] = str(options.socket_path)
+        if options.tcp is not None:
+            token = secrets.token_urlsafe(24)
+            host, port = options.tcp
+            tcp = await asyncio.start_server(
+                _stream_handler(daemon, "tcp", token), host, port, limit=2**20
+            )
+            servers.append(tcp)
+            info["tcp"] = {"host": host, "port": tcp.sockets[0].getsockname()[1]}
+            info["token"] = token
+        if servers:
+            lifecycle.write_private_json(lifecycle.daemon_json_path(home), info)
+        log.info("bonsai %s serving (pid %s)", __version__, daemon.pid)
+        if options.stdio:
+            stdio = asyncio.ensure_future(_serve_stdio(daemon))
+        await daemon.stop_requested.wait()
+        if options.stdio:
+            stdio.cancel()
+    finally:
+        await _shutdown(daemon, servers, options, watcher)
+        conn.close()
+        lock.release()
+    return 0
+
+
+def _reload(daemon: Daemon, loop: asyncio.AbstractEventLoop) -> None:
+    def apply() -> None:
+        problems = daemon.reload_settings()
+        daemon.broadcast_all("bonsai/config/changed", ConfigChangedParams(problems=problems))
+
+    loop.call_soon_threadsafe(apply)
+
+
+async def _shutdown(
+    daemon: Daemon, servers: list[asyncio.Server], options: ServeOptions, watcher: ConfigWatcher
+) -> None:
+    log.info("stopping")
+    watcher.stop()
+    for server in servers:
+        server.close()
+    for connection in list(daemon.connections.values()):
+        connection.close()
+    for hook in daemon.services.get("shutdown_hooks", []):
+        with contextlib.suppress(Exception):
+            await hook()
+    info = lifecycle.read_daemon_json(options.home)
+    if info and info.get("pid") == daemon.pid:
+        with contextlib.suppress(OSError):
+            lifecycle.daemon_json_path(options.home).unlink()
+    if options.socket_path is not None:
+        with contextlib.suppress(OSError):
+            options.socket_path.unlink()

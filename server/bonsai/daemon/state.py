@@ -1,0 +1,108 @@
+"""Shared daemon state: the store, the connected clients and who listens to what.
+
+**Invariant:** requests name their session; there is no "current session".
+A client receives a session's events only after ``bonsai/session/attach``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from bonsai.protocol.models import Wire
+from bonsai.services.config import LoadedSettings, load_settings
+from bonsai.services.store.sessions import SessionStore
+
+if TYPE_CHECKING:
+    from bonsai.daemon.rpc import BonsaiProtocol
+
+log = logging.getLogger("bonsai.daemon")
+
+
+@dataclass(eq=False)
+class Connection:
+    """One connected client (an editor window, a CLI, a test)."""
+
+    id: int
+    kind: str
+    protocol: BonsaiProtocol
+    close: Callable[[], None]
+    attached: set[str] = field(default_factory=set)
+    authenticated: bool = True
+
+    def notify(self, method: str, params: Wire | dict[str, Any]) -> None:
+        payload = params.dump() if isinstance(params, Wire) else params
+        try:
+            self.protocol.notify(method, payload)
+        except Exception:  # a dead client must not break the sender
+            log.warning("dropping notification %s to client %s", method, self.id)
+
+    async def request(self, method: str, params: Wire, timeout: float) -> Any:
+        future = self.protocol.send_request_async(method, params.dump())
+        return await asyncio.wait_for(future, timeout)
+
+
+class Daemon:
+    def __init__(self, home: Path, conn: apsw.Connection, db_path: Path) -> None:
+        self.home = home
+        self.db = conn
+        self.db_path = db_path
+        self.store = SessionStore(conn)
+        self.started_at = time.monotonic()
+        self.pid = os.getpid()
+        self.connections: dict[int, Connection] = {}
+        self.stop_requested = asyncio.Event()
+        self._next_id = 0
+        self._settings_cache: dict[str | None, LoadedSettings] = {}
+        self.services: dict[str, Any] = {}
+
+    # -------------------------------------------------------------- clients
+    def add_connection(
+        self, kind: str, protocol: BonsaiProtocol, close: Callable[[], None]
+    ) -> Connection:
+        self._next_id += 1
+        connection = Connection(self._next_id, kind, protocol, close)
+        self.connections[connection.id] = connection
+        log.info("client %s connected over %s", connection.id, kind)
+        return connection
+
+    def remove_connection(self, connection: Connection) -> None:
+        self.connections.pop(connection.id, None)
+        connection.attached.clear()
+        log.info("client %s disconnected", connection.id)
+
+    def subscribers(self, session_id: str) -> list[Connection]:
+        return [c for c in self.connections.values() if session_id in c.attached]
+
+    def broadcast(self, session_id: str, method: str, params: Wire) -> None:
+        payload = params.dump()
+        for connection in self.subscribers(session_id):
+            connection.notify(method, payload)
+
+    def broadcast_all(self, method: str, params: Wire) -> None:
+        payload = params.dump()
+        for connection in list(self.connections.values()):
+            connection.notify(method, payload)
+
+    # -------------------------------------------------------------- settings
+    def settings(self, workspace: str | None = None) -> LoadedSettings:
+        cached = self._settings_cache.get(workspace)
+        if cached is None:
+            cached = load_settings(self.home, Path(workspace) if workspace else None)
+            self._settings_cache[workspace] = cached
+        return cached
+
+    def reload_settings(self) -> list[str]:
+        self._settings_cache.clear()
+        return self.settings().problems
+
+    def uptime(self) -> float:
+        return time.monotonic() - self.started_at

@@ -1,0 +1,1 @@
+"""SQLite persistence through apsw."""

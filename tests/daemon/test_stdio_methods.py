@@ -1,0 +1,100 @@
+"""Every foundation method, driven by pytest-lsp over ``bonsai serve --stdio``."""
+
+from __future__ import annotations
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from conftest import rpc
+
+
+async def test_status_reports_the_daemon(stdio_client: LanguageClient, home) -> None:
+    status = await rpc(stdio_client, "bonsai/daemon/status")
+    assert status["version"]
+    assert status["clients"] == 1
+    assert status["sessions"] == 0
+    assert status["dbPath"] == str(home / "bonsai.db")
+    assert status["uptimeS"] >= 0
+
+
+async def test_session_lifecycle(stdio_client: LanguageClient, tmp_path) -> None:
+    ws = str(tmp_path / "ws")
+    created = await rpc(stdio_client, "bonsai/session/create", {"workspace": ws, "title": "first"})
+    sid = created["sessionId"]
+    other = await rpc(stdio_client, "bonsai/session/create", {"workspace": "/elsewhere"})
+
+    listed = await rpc(stdio_client, "bonsai/session/list", {"workspace": ws})
+    assert [s["sessionId"] for s in listed["sessions"]] == [sid]
+    everything = await rpc(stdio_client, "bonsai/session/list")
+    assert {s["sessionId"] for s in everything["sessions"]} == {sid, other["sessionId"]}
+
+    appended = await rpc(
+        stdio_client,
+        "bonsai/session/append",
+        {"sessionId": sid, "role": "user", "content": "héllo\n"},
+    )
+    assert appended["message"]["content"] == "héllo\n"
+
+    attached = await rpc(stdio_client, "bonsai/session/attach", {"sessionId": sid})
+    assert attached["session"]["title"] == "first"
+    assert attached["session"]["messageCount"] == 1
+    assert [(m["role"], m["content"]) for m in attached["messages"]] == [("user", "héllo\n")]
+
+    await rpc(stdio_client, "bonsai/session/rename", {"sessionId": sid, "title": "renamed"})
+    listed = await rpc(stdio_client, "bonsai/session/list", {"workspace": ws})
+    assert listed["sessions"][0]["title"] == "renamed"
+
+    await rpc(stdio_client, "bonsai/session/detach", {"sessionId": sid})
+    await rpc(stdio_client, "bonsai/session/delete", {"sessionId": sid})
+    listed = await rpc(stdio_client, "bonsai/session/list", {"workspace": ws})
+    assert listed["sessions"] == []
+    with pytest.raises(JsonRpcException) as info:
+        await rpc(stdio_client, "bonsai/session/attach", {"sessionId": sid})
+    assert "no session" in str(info.value)
+
+
+async def test_attached_client_receives_its_own_events(stdio_client: LanguageClient) -> None:
+    from conftest import events_of
+
+    sid = (await rpc(stdio_client, "bonsai/session/create", {"workspace": "/w"}))["sessionId"]
+    await rpc(stdio_client, "bonsai/session/attach", {"sessionId": sid})
+    await rpc(
+        stdio_client, "bonsai/session/append", {"sessionId": sid, "role": "user", "content": "x"}
+    )
+    event = await events_of(stdio_client).wait_for("bonsai/session/event")
+    assert event["kind"] == "messageAppended"
+    assert event["message"]["content"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "code", "fragment"),
+    [
+        ("bonsai/session/create", {}, -32602, "workspace: Field required"),
+        ("bonsai/session/create", {"workspace": "/w", "bogus": 1}, -32602, "bogus: unknown field"),
+        ("bonsai/session/create", {"workspace": 42}, -32602, "workspace"),
+        (
+            "bonsai/session/append",
+            {"sessionId": "s", "role": "wizard", "content": ""},
+            -32602,
+            "role",
+        ),
+        ("bonsai/session/rename", {"sessionId": "nope", "title": "t"}, -32004, "no session"),
+        ("bonsai/no/such", {}, -32601, "bonsai/no/such"),
+    ],
+)
+async def test_errors_name_the_problem(
+    stdio_client: LanguageClient, method: str, params: dict, code: int, fragment: str
+) -> None:
+    with pytest.raises(JsonRpcException) as info:
+        await rpc(stdio_client, method, params)
+    assert info.value.code == code
+    assert fragment in str(info.value.message)
+    # the daemon is still serving
+    assert (await rpc(stdio_client, "bonsai/daemon/status"))["clients"] == 1
+
+
+async def test_config_get_reports_effective_settings(stdio_client: LanguageClient) -> None:
+    config = await rpc(stdio_client, "bonsai/config/get")
+    assert config["effective"]["context"]["gc_trigger"] == 0.75
+    assert "api_key" not in config["effective"]["providers"]
