@@ -1,0 +1,107 @@
+"""Reading text and JSON with precise error locations.
+
+Every helper raises :class:`ImportFormatError` naming the file and the line and
+column (for syntax) or the JSON path (for structure) of the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from bonsai.services.importers.errors import ImportFormatError
+
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class Loc:
+    """Where a JSON value came from: the file and, for JSONL, its 1-based line."""
+
+    source: str
+    line: int | None = None
+
+    def error(self, path: str, message: str) -> ImportFormatError:
+        return ImportFormatError(self.source, message, line=self.line, json_path=path or None)
+
+
+def decode(data: bytes, source: str) -> str:
+    """UTF-8 text of ``data`` with a leading byte-order mark removed; nothing else
+    is touched (line endings and trailing spaces stay as they are)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ImportFormatError(
+            source, f"not valid UTF-8 ({exc.reason})", line=line, column=column
+        ) from None
+    return text.removeprefix(BOM)
+
+
+def load_json(text: str, source: str) -> Any:
+    """Parse one JSON document, reporting syntax errors by line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(
+            source, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
+        ) from None
+
+
+def load_jsonl(text: str, source: str) -> list[tuple[int, Any]]:
+    """Parse JSON Lines: ``(line_number, value)`` for every non-blank line."""
+    rows: list[tuple[int, Any]] = []
+    for index, raw in enumerate(text.split("\n")):
+        line = raw.removesuffix("\r")
+        if not line.strip():
+            continue
+        try:
+            rows.append((index + 1, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(
+                source, f"invalid JSON: {exc.msg}", line=index + 1, column=exc.colno
+            ) from None
+    return rows
+
+
+def as_dict(value: Any, loc: Loc, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise loc.error(path, f"expected a JSON object, found {_kind(value)}")
+    return value
+
+
+def as_list(value: Any, loc: Loc, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise loc.error(path, f"expected a JSON array, found {_kind(value)}")
+    return value
+
+
+def opt_str(obj: dict[str, Any], key: str, loc: Loc, path: str) -> str | None:
+    """``obj[key]`` when it is a string, ``None`` when absent or null."""
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise loc.error(f"{path}.{key}", f"expected a string, found {_kind(value)}")
+
+
+def req_str(obj: dict[str, Any], key: str, loc: Loc, path: str) -> str:
+    value = opt_str(obj, key, loc, path)
+    if value is None:
+        raise loc.error(f"{path}.{key}", "missing required string")
+    return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

@@ -1,0 +1,30 @@
+"""The result of importing one recorded session."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bonsai.domain import Message
+
+FormatName = Literal["openai", "swe-agent", "openhands", "aider"]
+FORMATS: tuple[FormatName, ...] = ("openai", "swe-agent", "openhands", "aider")
+
+
+class ImportedSession(BaseModel):
+    """One run of a recorded session, as provider-neutral messages.
+
+    ``runs`` is how many runs the file holds (OpenHands JSONL lines, aider chat
+    sessions); ``run`` is the 0-based one these messages come from. ``warnings``
+    lists everything the importer had to guess, rename or leave out."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: FormatName
+    title: str
+    messages: list[Message]
+    runs: int = Field(ge=1)
+    run: int = Field(default=0, ge=0)
+    source: str
+    warnings: list[str] = Field(default_factory=list)

@@ -1,0 +1,71 @@
+"""OpenHands output JSONL: one run a line, each with a ``history[]`` of events.
+
+Actions become assistant messages with a tool call; when an action carries
+``tool_call_metadata`` the assistant text and the call (id, name, arguments)
+come byte for byte from the recorded model response, and several calls of one
+response share one assistant message. Otherwise the call is synthesised as
+``oh-<event id>`` (``oh-<index>`` when events have no ids) named after the
+action, its arguments the action's ``args`` minus bookkeeping keys.
+Observations answer the action their ``cause`` names (or, in the old flat
+format without ids, the oldest unanswered action); an observation that answers
+no action (an ``error`` for an invalid tool call) becomes a user message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bonsai.domain import Message
+from bonsai.services.importers.common import check_run, title_from
+from bonsai.services.importers.jsonread import Loc, as_dict, as_list, load_jsonl
+from bonsai.services.importers.linking import link_tool_results
+from bonsai.services.importers.model import ImportedSession
+from bonsai.services.importers.openhands_events import EventState, convert_event
+
+
+def parse(text: str, source: str, run: int = 0) -> ImportedSession:
+    rows = load_jsonl(text, source)
+    for line, value in rows:
+        as_dict(value, Loc(source, line), "$")
+    check_run(run, len(rows), source)
+    line, value = rows[run]
+    loc = Loc(source, line)
+    record = as_dict(value, loc, "$")
+    warnings: list[str] = []
+    state = EventState(loc, warnings)
+    for path, event in _events(as_list(record.get("history"), loc, "history"), loc):
+        convert_event(event, path, state)
+    messages = link_tool_results(state.messages, f"{source}:{line}", warnings)
+    return ImportedSession(
+        format="openhands",
+        title=_title(record, messages, source),
+        messages=messages,
+        runs=len(rows),
+        run=run,
+        source=source,
+        warnings=warnings,
+    )
+
+
+def _events(history: list[Any], loc: Loc) -> list[tuple[str, dict[str, Any]]]:
+    """Events in order; very old files store ``[action, observation]`` pairs."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    for index, item in enumerate(history):
+        path = f"history[{index}]"
+        if isinstance(item, list):
+            events.extend(
+                (f"{path}[{j}]", as_dict(e, loc, f"{path}[{j}]")) for j, e in enumerate(item)
+            )
+        else:
+            events.append((path, as_dict(item, loc, path)))
+    return events
+
+
+def _title(record: dict[str, Any], messages: list[Message], source: str) -> str:
+    instance = record.get("instance_id")
+    if isinstance(instance, str) and instance:
+        return instance
+    issue = record.get("issue")
+    if isinstance(issue, dict) and isinstance(issue.get("title"), str) and issue["title"]:
+        return str(issue["title"])
+    return title_from(messages, source)
