@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import BONSAI, bonsai_env
+from bonsai_testing import BONSAI, bonsai_env
 
 
 def frame(body: bytes) -> bytes:

@@ -9,7 +9,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from conftest import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
+from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
 
 
 async def _connect(home: Path):

@@ -6,7 +6,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from conftest import rpc
+from bonsai_testing import rpc
 
 
 async def test_status_reports_the_daemon(stdio_client: LanguageClient, home) -> None:
@@ -55,7 +55,7 @@ async def test_session_lifecycle(stdio_client: LanguageClient, tmp_path) -> None
 
 
 async def test_attached_client_receives_its_own_events(stdio_client: LanguageClient) -> None:
-    from conftest import events_of
+    from bonsai_testing import events_of
 
     sid = (await rpc(stdio_client, "bonsai/session/create", {"workspace": "/w"}))["sessionId"]
     await rpc(stdio_client, "bonsai/session/attach", {"sessionId": sid})

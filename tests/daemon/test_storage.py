@@ -12,7 +12,7 @@ from bonsai.domain import Evidence, Message, ToolCall
 from bonsai.services.store.db import DatabaseCorrupt, current_version, open_database
 from bonsai.services.store.migrations import SCHEMA_VERSION, V1
 from bonsai.services.store.sessions import SessionStore
-from conftest import BONSAI, bonsai_env, close_client, rpc, start_client
+from bonsai_testing import BONSAI, bonsai_env, close_client, rpc, start_client
 
 
 async def test_sessions_survive_a_daemon_restart(home: Path) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from bonsai.services.config import load_settings, write_override
-from conftest import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
+from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
 
 
 def test_project_beats_user_and_environment_beats_both(tmp_path: Path) -> None:

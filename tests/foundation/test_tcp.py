@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import BONSAI, bonsai_env
+from bonsai_testing import BONSAI, bonsai_env
 
 
 def _send(sock: socket.socket, payload: dict) -> dict:

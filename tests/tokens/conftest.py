@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tokenizers import Tokenizer, models, pre_tokenizers
+from token_helpers import write_wordlevel
 
 from bonsai.services.tokens.offline_tiktoken import load_encoding
 
@@ -21,20 +20,6 @@ def rank_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         load_encoding("o200k_base", directory)
         load_encoding("cl100k_base", directory)
         yield directory
-
-
-WORDS = ["hello", "world", "def", "return", "[UNK]"]
-
-
-def write_wordlevel(path: Path) -> Path:
-    """A whitespace WordLevel tokenizer.json: one token per word, unknown words → [UNK]."""
-    vocab = {word: i for i, word in enumerate(WORDS)}
-    tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(str(path))
-    json.loads(path.read_text())  # a real tokenizer.json
-    return path
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from conftest import write_wordlevel
+from token_helpers import write_wordlevel
 
 from bonsai.domain import Message
 from bonsai.services.tokens import estimator_for

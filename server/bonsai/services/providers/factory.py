@@ -1,0 +1,106 @@
+"""Build a ``Provider`` from settings: pick the wire, the base URL and the key.
+
+Keys come from ``providers.api_key`` or, failing that, the provider's
+environment variable. Keys never appear in messages or reprs.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+import httpx
+
+from bonsai.services.providers.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
+from bonsai.services.providers.anthropic import AnthropicProvider
+from bonsai.services.providers.openai_body import Flavour
+from bonsai.services.providers.openai_chat import DEFAULT_BASE_URLS, OpenAIChatProvider
+from bonsai.services.providers.registry import lookup_model
+from bonsai.services.providers.retry import RetryPolicy, Sleep
+from bonsai.services.providers.transport import TransportOptions, real_sleep
+from bonsai.services.providers.types import Provider, ProviderError
+from bonsai.settings import ProviderSettings
+
+KEY_ENV: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
+}
+KEY_REQUIRED = frozenset({"openai", "anthropic", "deepseek"})
+SIM_BASE_URL = "http://127.0.0.1:8787/v1"
+FLAVOURS: dict[str, Flavour] = {
+    "openai": "openai",
+    "deepseek": "deepseek",
+    "openai-compatible": "openai-compatible",
+    "sim": "openai-compatible",
+}
+
+
+def resolve_api_key(settings: ProviderSettings, env: Mapping[str, str]) -> str | None:
+    """The key to send, or None when the provider needs none (sim, local servers)."""
+    if settings.api_key is not None and settings.api_key.get_secret_value():
+        return settings.api_key.get_secret_value()
+    var = KEY_ENV.get(settings.provider)
+    key = env.get(var, "").strip() if var else ""
+    if key:
+        return key
+    if settings.provider in KEY_REQUIRED:
+        raise ProviderError(
+            "auth",
+            f"no API key for provider {settings.provider!r}: set the environment variable "
+            f"{var} or providers.api_key in the config",
+        )
+    return None
+
+
+def base_url_for(settings: ProviderSettings) -> str:
+    if settings.base_url:
+        return settings.base_url
+    if settings.provider == "anthropic":
+        return ANTHROPIC_BASE_URL
+    if settings.provider == "sim":
+        return SIM_BASE_URL
+    return DEFAULT_BASE_URLS[settings.provider]
+
+
+def make_provider(
+    settings: ProviderSettings,
+    *,
+    env: Mapping[str, str],
+    model: str | None = None,
+    sleep: Sleep | None = None,
+    rng: random.Random | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> Provider:
+    """``sleep``/``rng``/``transport`` are test seams; production passes none."""
+    name = model or settings.model
+    key = resolve_api_key(settings, env)
+    base_url = base_url_for(settings)
+    options = TransportOptions(
+        label=f"{settings.provider} at {urlsplit(base_url).netloc or base_url}",
+        connect_timeout_s=settings.connect_timeout_s,
+        read_timeout_s=settings.read_timeout_s,
+        policy=RetryPolicy(
+            max_retries=settings.max_retries,
+            base_delay_s=settings.retry_base_delay_s,
+            max_delay_s=settings.retry_max_delay_s,
+            retry_after_cap_s=settings.retry_after_cap_s,
+        ),
+        secrets=(key,) if key else (),
+        sleep=sleep or real_sleep,
+        rng=rng or random.Random(),
+        transport=transport,
+    )
+    if settings.provider == "anthropic":
+        return AnthropicProvider(model=name, base_url=base_url, api_key=key, options=options)
+    return OpenAIChatProvider(
+        model=name,
+        family=lookup_model(name, settings.models).info.family,
+        flavour=FLAVOURS[settings.provider],
+        base_url=base_url,
+        api_key=key,
+        options=options,
+        require_done=settings.provider != "openai-compatible",
+    )

@@ -1,0 +1,78 @@
+"""Server-sent events: a line decoder shared by both clients.
+
+Follows the WHATWG event-stream rules that matter for LLM APIs: ``data:``
+lines accumulate (joined by newlines), ``event:`` names the event, a blank line
+dispatches, lines starting with ``:`` are comments, and an event that never
+saw its blank line is dropped at end of stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, AsyncIterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bonsai.services.providers.types import ProviderError
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    event: str
+    data: str
+
+
+@dataclass
+class SseDecoder:
+    """Feed it lines without their line terminators; it returns complete events."""
+
+    _event: str = ""
+    _data: list[str] = field(default_factory=list)
+
+    def feed(self, line: str) -> SseEvent | None:
+        if line == "":
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        return None  # "id", "retry" and unknown fields are ignored
+
+    def _dispatch(self) -> SseEvent | None:
+        if not self._data:
+            self._event = ""
+            return None
+        event = SseEvent(event=self._event or "message", data="\n".join(self._data))
+        self._event, self._data = "", []
+        return event
+
+
+async def iter_sse(lines: AsyncIterable[str]) -> AsyncGenerator[SseEvent, None]:
+    decoder = SseDecoder()
+    async for raw in lines:
+        for line in raw.splitlines() or [""]:
+            event = decoder.feed(line)
+            if event is not None:
+                yield event
+
+
+def json_data(event: SseEvent, provider: str) -> dict[str, Any]:
+    """Parse an event's data as a JSON object or raise ``malformed`` saying why."""
+    try:
+        value = json.loads(event.data)
+    except json.JSONDecodeError as exc:
+        raise ProviderError(
+            "malformed",
+            f"{provider} sent an SSE data line that is not JSON ({exc.msg} at column "
+            f"{exc.colno}): {event.data[:80]!r}",
+        ) from None
+    if not isinstance(value, dict):
+        raise ProviderError(
+            "malformed",
+            f"{provider} sent SSE data that is JSON but not an object: {event.data[:80]!r}",
+        )
+    return value

@@ -1,0 +1,129 @@
+"""Shared fixtures: a private BONSAI_HOME per test and real JSON-RPC clients.
+
+Clients are pytest-lsp ``LanguageClient`` instances talking to a real
+``bonsai serve --stdio`` or ``bonsai connect`` subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+BONSAI = [sys.executable, "-m", "bonsai"]
+
+
+def plain(value: Any) -> Any:
+    """pygls hands custom results back as namedtuples; turn them into dicts."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "home"
+    path.mkdir()
+    yield path
+    stop_daemon(path)
+
+
+def bonsai_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BONSAI_")}
+    env.update({"BONSAI_HOME": str(home), "PYTHONUNBUFFERED": "1", **extra})
+    return env
+
+
+def stop_daemon(home: Path) -> None:
+    """Stop a socket daemon left by a test (no-op when none runs)."""
+    subprocess.run(
+        [*BONSAI, "stop"], env=bonsai_env(home), capture_output=True, timeout=30, check=False
+    )
+
+
+class Events:
+    """Collects every bonsai/* notification a client receives, in order."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, dict[str, Any]]] = []
+        self._changed = asyncio.Event()
+
+    def add(self, method: str, params: Any) -> None:
+        self.items.append((method, plain(params)))
+        self._changed.set()
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        return [p for m, p in self.items if m == method]
+
+    async def wait_for(self, method: str, predicate: Any = None, timeout: float = 20.0) -> Any:
+        async def poll() -> Any:
+            while True:
+                for params in self.of(method):
+                    if predicate is None or predicate(params):
+                        return params
+                self._changed.clear()
+                await self._changed.wait()
+
+        return await asyncio.wait_for(poll(), timeout)
+
+
+NOTIFICATIONS = (
+    "bonsai/session/event",
+    "bonsai/chat/event",
+    "bonsai/ctx/changed",
+    "bonsai/config/changed",
+    "bonsai/memory/suggestion",
+    "bonsai/handoff/suggested",
+)
+
+
+async def start_client(command: list[str], env: dict[str, str]) -> LanguageClient:
+    config = ClientServerConfig(server_command=command, server_env=env)
+    client = await config.start()
+    assert isinstance(client, LanguageClient)
+    events = Events()
+    client.bonsai_events = events  # type: ignore[attr-defined]
+    for method in NOTIFICATIONS:
+        client.feature(method)(lambda params, _m=method: events.add(_m, params))
+    await client.initialize_session(
+        lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), process_id=os.getpid())
+    )
+    return client
+
+
+def events_of(client: LanguageClient) -> Events:
+    return client.bonsai_events  # type: ignore[attr-defined,no-any-return]
+
+
+async def rpc(client: LanguageClient, method: str, params: dict[str, Any] | None = None) -> Any:
+    result = await asyncio.wait_for(
+        client.protocol.send_request_async(method, params if params is not None else {}), 30
+    )
+    return plain(result)
+
+
+async def close_client(client: LanguageClient) -> None:
+    try:
+        await asyncio.wait_for(client.shutdown_session(), 10)
+    except Exception:
+        pass
+    await client.stop()
+
+
+@pytest.fixture
+async def stdio_client(home: Path) -> AsyncIterator[LanguageClient]:
+    client = await start_client([*BONSAI, "serve", "--stdio"], bonsai_env(home))
+    yield client
+    await close_client(client)
