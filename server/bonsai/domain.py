@@ -67,6 +67,7 @@ class Message(_Frozen):
     name: str | None = None
     evidence: Evidence | None = None
     status: MessageStatus = "complete"
+    is_error: bool = False  # a tool result reporting a failure (still sent to the model)
     images: int = Field(default=0, ge=0, description="image payloads removed before storage")
 
 

@@ -1,1 +1,1 @@
-"""bonsai.agent"""
+"""The agent: the turn loop and its tools (uses services and the pure core)."""

@@ -1,0 +1,81 @@
+"""Per-session runtime: a queue of turns, cancellation, and the event stream.
+
+**Invariant:** turns of one session never interleave: ``send`` queues them
+behind a per-session lock, in arrival order. Events get a per-session
+sequence number; the events of the running turn are kept so a client that
+attaches mid-stream can catch up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("bonsai.agent")
+
+RunTurn = Callable[[str, str], Awaitable[str]]  # (turn_id, text) -> status
+Publish = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class SessionRuntime:
+    session_id: str
+    publish: Publish
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    tasks: dict[str, asyncio.Task[str]] = field(default_factory=dict)
+    running: str | None = None
+    backlog: list[dict[str, Any]] = field(default_factory=list)
+    _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def emit(self, turn_id: str, event: dict[str, Any]) -> None:
+        full = {"sessionId": self.session_id, "turnId": turn_id, "seq": next(self._seq), **event}
+        if turn_id == self.running:
+            self.backlog.append(full)
+        self.publish(full)
+
+    def send(self, text: str, run_turn: RunTurn) -> str:
+        turn_id = f"t_{uuid.uuid4().hex[:12]}"
+        task = asyncio.ensure_future(self._queued(turn_id, text, run_turn))
+        self.tasks[turn_id] = task
+        task.add_done_callback(lambda _: self.tasks.pop(turn_id, None))
+        return turn_id
+
+    async def _queued(self, turn_id: str, text: str, run_turn: RunTurn) -> str:
+        async with self.lock:
+            self.running, self.backlog = turn_id, []
+            try:
+                return await run_turn(turn_id, text)
+            except asyncio.CancelledError:
+                return "cancelled"
+            except Exception as error:  # a bug must end the turn, not the daemon
+                log.exception("turn %s failed", turn_id)
+                self.emit(turn_id, {"kind": "error", "message": f"internal error: {error}"})
+                return "error"
+            finally:
+                self.running = None
+
+    def cancel(self, turn_id: str | None) -> bool:
+        targets = [turn_id] if turn_id else list(self.tasks)
+        cancelled = False
+        for tid in targets:
+            task = self.tasks.get(tid or "")
+            if task is not None and not task.done():
+                task.cancel()
+                cancelled = True
+        return cancelled
+
+    def catch_up(self) -> list[dict[str, Any]]:
+        """Events already streamed in the running turn (for a client attaching now)."""
+        return list(self.backlog) if self.running else []
+
+    async def idle(self) -> None:
+        for task in list(self.tasks.values()):
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass

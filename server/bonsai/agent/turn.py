@@ -1,0 +1,298 @@
+"""One agent turn: model → tool calls → results → model … until the model stops.
+
+**Invariants**
+- Nothing half-written reaches the model's context: streamed text lives in the
+  ``partials`` table until the step commits; a cancelled or failed step is
+  recorded as ``interrupted`` (visible to users, excluded from requests).
+- Tool-call/result pairing is never broken: every committed call gets a
+  result, a synthetic one ("cancelled", "denied", "failed") when needed.
+- Every event carries a per-session sequence number; all attached clients
+  receive the same events in the same order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bonsai.agent.tools.base import Tool, ToolContext, ToolFailure, ToolResult, parse_args
+from bonsai.core.tool_output import redact, truncate
+from bonsai.domain import Message, StoredMessage, ToolCall
+from bonsai.services.providers.types import (
+    ChatRequest,
+    ProviderError,
+    TextDelta,
+    ToolCallDone,
+    UsageReport,
+)
+from bonsai.services.store.sessions import SessionStore
+from bonsai.services.store.turns import ToolOutputStore, TurnStore
+
+log = logging.getLogger("bonsai.agent")
+
+Emit = Callable[[dict[str, Any]], None]
+Approve = Callable[[str, dict[str, Any], str | None], Awaitable[bool]]
+BuildRequest = Callable[[list[StoredMessage], int], Awaitable[ChatRequest]]
+Guard = Callable[[ToolCall, list[StoredMessage]], tuple[str, str]]
+AfterTool = Callable[[ToolCall, ToolResult, list[StoredMessage]], ToolResult]
+
+MAX_STEPS = 60
+PARTIAL_EVERY_S = 0.25
+
+
+class TurnStopped(Exception):
+    """A loop guard ended the turn; the message is shown to the user."""
+
+
+@dataclass
+class TurnDeps:
+    store: SessionStore
+    turns: TurnStore
+    outputs: ToolOutputStore
+    session_id: str
+    turn_id: str
+    tools: list[Tool]
+    tool_ctx: ToolContext
+    emit: Emit
+    approve: Approve
+    build_request: BuildRequest
+    stream: Callable[[ChatRequest], Any]  # provider.stream
+    policy: dict[str, str] = field(default_factory=dict)
+    guard: Guard | None = None
+    after_tool: AfterTool | None = None
+    on_usage: Callable[[UsageReport, ChatRequest], None] | None = None
+    on_appended: Callable[[list[StoredMessage]], None] | None = None
+
+
+@dataclass
+class StepOutput:
+    text: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    usage: UsageReport | None = None
+
+
+class Turn:
+    def __init__(self, deps: TurnDeps) -> None:
+        self.deps = deps
+        self.usage_total: dict[str, int] = {"input": 0, "output": 0, "cached": 0}
+        self.events: list[dict[str, Any]] = []
+        self.n = 0
+
+    # ------------------------------------------------------------ public
+    async def run(self, user_text: str) -> str:
+        deps = self.deps
+        self.n = deps.turns.start(deps.session_id, deps.turn_id)
+        self._append([Message(role="user", content=user_text)])
+        status = "done"
+        try:
+            await self._loop()
+            deps.emit({"kind": "done"})
+        except asyncio.CancelledError:
+            status = "cancelled"
+            self._close_open_calls("cancelled by the user before it ran")
+            deps.emit({"kind": "error", "message": "turn cancelled"})
+            raise
+        except TurnStopped as stop:
+            status = "stopped"
+            deps.emit({"kind": "error", "message": str(stop)})
+        except ProviderError as error:
+            status = "error"
+            self._close_open_calls("not run: the model call failed")
+            deps.emit({"kind": "error", "message": str(error)})
+        finally:
+            deps.turns.clear_partial(deps.session_id, deps.turn_id)
+            deps.turns.finish(deps.session_id, deps.turn_id, status, self.usage_total, self.events)
+        return status
+
+    # ------------------------------------------------------------ the loop
+    async def _loop(self) -> None:
+        for _ in range(MAX_STEPS):
+            history = self.deps.store.messages(self.deps.session_id)
+            request = await self.deps.build_request(history, self.n)
+            step = await self._stream_step(request)
+            assistant = Message(role="assistant", content=step.text, tool_calls=tuple(step.calls))
+            self._append([assistant])
+            if not step.calls:
+                return
+            await self._run_calls(step.calls)
+        raise TurnStopped(f"stopped after {MAX_STEPS} model steps in one turn")
+
+    async def _stream_step(self, request: ChatRequest) -> StepOutput:
+        out = StepOutput()
+        last_save = time.monotonic()
+        deps = self.deps
+        try:
+            async with contextlib.aclosing(deps.stream(request)) as events:
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        out.text += event.text
+                        deps.emit({"kind": "delta", "text": event.text})
+                        if time.monotonic() - last_save > PARTIAL_EVERY_S:
+                            deps.turns.save_partial(deps.session_id, deps.turn_id, out.text)
+                            last_save = time.monotonic()
+                    elif isinstance(event, ToolCallDone):
+                        out.calls.append(event.call)
+                    elif isinstance(event, UsageReport):
+                        out.usage = event
+        except (asyncio.CancelledError, ProviderError):
+            self._interrupt(out.text)
+            raise
+        if out.usage is not None:
+            self._account(out.usage, request)
+        return out
+
+    def _interrupt(self, text: str) -> None:
+        if text:
+            self._append([Message(role="assistant", content=text, status="interrupted")])
+
+    def _account(self, usage: UsageReport, request: ChatRequest) -> None:
+        self.usage_total["input"] += usage.input_tokens
+        self.usage_total["output"] += usage.output_tokens
+        self.usage_total["cached"] += usage.cached_input_tokens
+        self.deps.emit(
+            {
+                "kind": "usage",
+                "usage": {
+                    "inputTokens": usage.input_tokens,
+                    "outputTokens": usage.output_tokens,
+                    "cachedInputTokens": usage.cached_input_tokens,
+                    "cacheCreationTokens": usage.cache_creation_tokens,
+                },
+            }
+        )
+        if self.deps.on_usage is not None:
+            self.deps.on_usage(usage, request)
+
+    # ------------------------------------------------------------ tools
+    async def _run_calls(self, calls: list[ToolCall]) -> None:
+        results: list[Message] = []
+        try:
+            for call in calls:
+                results.append(await self._run_call(call))
+        finally:
+            done = {m.tool_call_id for m in results}
+            for call in calls:
+                if call.id not in done:
+                    results.append(_synthetic(call, "cancelled by the user before it ran"))
+            self._append(results)
+
+    async def _run_call(self, call: ToolCall) -> Message:
+        deps = self.deps
+        tool = next((t for t in deps.tools if t.name == call.name), None)
+        args_preview: Any = _loads(call.arguments)
+        deps.emit(
+            {"kind": "toolCall", "toolCallId": call.id, "name": call.name, "args": args_preview}
+        )
+        if tool is None:
+            result = ToolResult(f"unknown tool {call.name!r}", is_error=True)
+        else:
+            result = await self._guarded(tool, call)
+        message = self._finish_result(call, result)
+        deps.emit(
+            {
+                "kind": "toolResult",
+                "toolCallId": call.id,
+                "name": call.name,
+                "result": message.content[:4000],
+                "isError": message.is_error,
+            }
+        )
+        return message
+
+    async def _guarded(self, tool: Tool, call: ToolCall) -> ToolResult:
+        deps = self.deps
+        history = deps.store.messages(deps.session_id)
+        nudge = ""
+        if deps.guard is not None:
+            level, nudge = deps.guard(call, history)
+            if level == "stop":
+                raise TurnStopped(nudge)
+        try:
+            result = await self._execute(tool, call)
+        except ToolFailure as failure:
+            result = ToolResult(str(failure), is_error=True)
+        if deps.after_tool is not None:
+            result = deps.after_tool(call, result, history)
+        if nudge:
+            result = ToolResult(
+                f"{result.content}\n\n[bonsai] {nudge}", result.evidence, result.is_error
+            )
+        return result
+
+    async def _execute(self, tool: Tool, call: ToolCall) -> ToolResult:
+        deps = self.deps
+        args = parse_args(call.arguments)
+        policy = deps.policy.get(tool.name, "ask" if tool.needs_approval else "allow")
+        if policy == "deny":
+            return ToolResult(f"{tool.name} is denied by the user's tool policy", is_error=True)
+        if policy == "ask":
+            preview = tool.preview(deps.tool_ctx, args) if tool.preview else None
+            if not await deps.approve(tool.name, args, preview):
+                return ToolResult("the user did not approve this call", is_error=True)
+        try:
+            return await tool.run(deps.tool_ctx, args)
+        except (OSError, UnicodeError) as error:
+            raise ToolFailure(f"{tool.name} failed: {error}") from None
+
+    def _finish_result(self, call: ToolCall, result: ToolResult) -> Message:
+        """Redact secrets, spill the full text, truncate what the model sees."""
+        settings = self.deps.tool_ctx.settings.tool_output
+        redacted = redact(result.content)
+        handle = None
+        if not redacted.count and settings.persist_raw and len(redacted.text) > settings.max_chars:
+            self.deps.outputs.save(
+                self.deps.session_id, call.id, redacted.text[: settings.raw_cap_bytes]
+            )
+            handle = call.id
+        cut = truncate(redacted.text, settings.max_chars, settings.head_fraction, handle)
+        return Message(
+            role="tool",
+            content=cut.text,
+            tool_call_id=call.id,
+            name=call.name,
+            evidence=result.evidence,
+            is_error=result.is_error,
+        )
+
+    # ------------------------------------------------------------ log
+    def _append(self, messages: list[Message]) -> None:
+        deps = self.deps
+        stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
+        deps.turns.clear_partial(deps.session_id, deps.turn_id)
+        if deps.on_appended is not None:
+            deps.on_appended(stored)
+
+    def _close_open_calls(self, why: str) -> None:
+        """Give every committed call of this session a result (pairing invariant)."""
+        messages = self.deps.store.messages(self.deps.session_id)
+        missing = open_calls(messages)
+        if missing:
+            self._append([_synthetic(call, why) for call in missing])
+
+
+def open_calls(messages: list[StoredMessage]) -> list[ToolCall]:
+    answered = {s.message.tool_call_id for s in messages if s.message.role == "tool"}
+    return [
+        call
+        for s in messages
+        if s.message.role == "assistant" and s.message.status == "complete"
+        for call in s.message.tool_calls
+        if call.id not in answered
+    ]
+
+
+def _synthetic(call: ToolCall, why: str) -> Message:
+    return Message(role="tool", content=why, tool_call_id=call.id, name=call.name, is_error=True)
+
+
+def _loads(raw: str) -> Any:
+    try:
+        return json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return raw
