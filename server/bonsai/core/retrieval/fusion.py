@@ -1,0 +1,121 @@
+"""Score-aware fusion of the BM25 and embedding lanes.
+
+Equal-weight reciprocal-rank fusion lets a weak static-embedding lane push
+its (often generic) neighbours above good keyword matches, and an absolute
+cosine floor such as 0.35 removes almost nothing. bonsai instead fuses
+*normalised scores* with the keyword lane in charge:
+
+``score = bm25 / best_bm25 + embedding_weight · confidence(z) + rank_bonus / (1 + r) + prior``
+
+* ``bm25 / best_bm25`` is 1.0 for the best keyword match of the query and
+  falls off with BM25, 0 for documents without a keyword match.
+* ``z = (cosine − mean) / max(spread, min_spread)`` measures how far a
+  document's cosine stands above the query's background level (mean and
+  standard deviation over the whole collection). A document joins the
+  embedding lane only when ``z ≥ z_member`` (the relative floor) and its
+  cosine clears ``cosine_floor`` (the absolute floor).
+* ``confidence(z)`` ramps linearly from 0 at ``z_member`` to 1 at ``z_full``.
+* ``r`` is the document's rank among the embedding lane's members (0 for the
+  best); the small ``rank_bonus`` lets the lane's own ordering count, which a
+  static model gets right more often than its raw cosine gaps suggest.
+* Together the embedding terms add at most 0.4: enough to break ties among
+  comparable keyword matches and to rescue a paraphrase with no shared word,
+  not enough to outvote a clearly better keyword match.
+* Membership is the gate: a document in neither lane is never returned.
+
+Ties are broken by document id so identical inputs give identical output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bonsai.core.retrieval.models import FusedHit, Lane, LaneScores
+
+
+class FusionParams(BaseModel):
+    """Knobs of :func:`fuse`; the defaults were chosen on the labelled set in
+    ``bench/data`` (see docs/memory.md for the figures)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    candidate_depth: int = Field(50, ge=1, description="candidates taken from each lane")
+    bm25_weight: float = Field(1.0, ge=0.0)
+    embedding_weight: float = Field(0.3, ge=0.0)
+    rank_bonus: float = Field(0.1, ge=0.0, description="bonus / (1 + rank) for lane members")
+    z_member: float = Field(2.0, description="relative floor, in standard deviations")
+    z_full: float = Field(5.0, description="z at which the embedding lane counts fully")
+    min_spread: float = Field(0.05, gt=0.0, description="smallest spread used for z")
+    cosine_floor: float = Field(0.35, ge=-1.0, le=1.0, description="absolute cosine floor")
+
+
+def embedding_confidence(cosine: float, lane: Lane, params: FusionParams) -> float | None:
+    """Confidence in [0, 1] of an embedding candidate, ``None`` when it falls
+    below either floor (and so is not a member of the lane)."""
+    spread = max(lane.spread, params.min_spread)
+    z = (cosine - lane.background) / spread
+    if z < params.z_member or cosine < params.cosine_floor:
+        return None
+    span = max(params.z_full - params.z_member, 1e-9)
+    return min(1.0, (z - params.z_member) / span)
+
+
+def lane_members(lane: Lane | None, params: FusionParams) -> dict[str, tuple[float, float]]:
+    """Embedding candidates that pass the floors: id -> (cosine, confidence)."""
+    if lane is None:
+        return {}
+    members: dict[str, tuple[float, float]] = {}
+    for doc_id, cosine in lane.hits[: params.candidate_depth]:
+        confidence = embedding_confidence(cosine, lane, params)
+        if confidence is not None:
+            members[doc_id] = (cosine, confidence)
+    return members
+
+
+def fuse(
+    lexical: Lane,
+    semantic: Lane | None,
+    params: FusionParams,
+    priors: Mapping[str, float] | None = None,
+) -> list[FusedHit]:
+    """Fuse the two lanes into one ranking (best first); see the module notes."""
+    priors = priors or {}
+    keyword = dict(lexical.hits[: params.candidate_depth])
+    best = max(keyword.values(), default=0.0)
+    members = lane_members(semantic, params)
+    ranks = {d: r for r, d in enumerate(sorted(members, key=lambda d: (-members[d][0], d)))}
+    hits: list[FusedHit] = []
+    for doc_id in keyword.keys() | members.keys():
+        raw_bm25 = keyword.get(doc_id)
+        cosine, confidence = members.get(doc_id, (None, 0.0))
+        lexical_part = raw_bm25 / best if raw_bm25 is not None and best > 0 else 0.0
+        rank_part = params.rank_bonus / (1 + ranks[doc_id]) if doc_id in ranks else 0.0
+        score = (
+            params.bm25_weight * lexical_part
+            + params.embedding_weight * confidence
+            + rank_part
+            + priors.get(doc_id, 0.0)
+        )
+        lanes = LaneScores(bm25=raw_bm25, embedding=cosine)
+        hits.append(FusedHit(id=doc_id, score=round(score, 6), lanes=lanes))
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits
+
+
+def lane_only(lane: Lane | None, params: FusionParams, *, embedding: bool) -> list[FusedHit]:
+    """One lane on its own, ranked by its raw score and without floors: the
+    strongest form of each single-lane baseline (benchmarks, diagnostics)."""
+    if lane is None:
+        return []
+    hits = [
+        FusedHit(
+            id=doc_id,
+            score=round(score, 6),
+            lanes=LaneScores(embedding=score) if embedding else LaneScores(bm25=score),
+        )
+        for doc_id, score in lane.hits[: params.candidate_depth]
+    ]
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits

@@ -1,0 +1,47 @@
+"""Small score priors for memory entries: project tier and recency.
+
+They are tie-breakers (at most 0.02 together, against a fused score whose
+keyword part alone spans 0..1), so a fresher or project-level entry wins only
+between otherwise comparable matches. ``today`` is passed in: core reads no
+clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class PriorParams(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    project_tier: float = Field(0.01, ge=0.0)
+    recency: float = Field(0.01, ge=0.0, description="bonus for an entry updated today")
+    half_life_days: float = Field(90.0, gt=0.0)
+
+
+def recency_bonus(updated: date | None, today: date, params: PriorParams) -> float:
+    """``params.recency`` halved every ``half_life_days`` of age (0 when unknown)."""
+    if updated is None:
+        return 0.0
+    age = max((today - updated).days, 0)
+    return params.recency * 0.5 ** (age / params.half_life_days)
+
+
+def memory_prior(meta: Mapping[str, Any], today: date, params: PriorParams) -> float:
+    """Prior for a memory document whose metadata has ``tier`` and ``updated``
+    (an ISO date string); unknown or malformed values contribute nothing."""
+    bonus = params.project_tier if meta.get("tier") == "project" else 0.0
+    return bonus + recency_bonus(_parse_date(meta.get("updated")), today, params)
+
+
+def _parse_date(value: object) -> date | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None

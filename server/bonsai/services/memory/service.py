@@ -1,0 +1,380 @@
+"""``MemoryService``: the facade the daemon, the agent and the CLI use.
+
+The markdown stores are the source of truth; the SQLite shadow in
+``$BONSAI_HOME/index/memory.db`` is derived and synced lazily (fingerprint
+skipped when nothing changed). One index namespace per workspace, because the
+merged view (user tier + that workspace's project tier) differs per workspace.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import logging
+from collections.abc import Callable, Mapping
+from datetime import date
+from pathlib import Path
+
+import apsw
+
+from bonsai.core.retrieval.fusion import FusionParams
+from bonsai.core.retrieval.models import Doc, Hit
+from bonsai.core.retrieval.priors import PriorParams, memory_prior
+from bonsai.services.memory.embedding import EmbeddingLoad, Fetch, load_embedder
+from bonsai.services.memory.entry import (
+    DESCRIPTION_MAX,
+    EntryType,
+    MemoryEntry,
+    MemoryIssue,
+    Tier,
+)
+from bonsai.services.memory.gitignore import PROJECT_MEMORY_DIR, gitignore_advisory
+from bonsai.services.memory.inject import (
+    CountTokens,
+    Injection,
+    InjectionState,
+    build_injection,
+    index_line,
+)
+from bonsai.services.memory.models import MemoryStatus, SearchHitView, SearchResult
+from bonsai.services.memory.naming import derive_name
+from bonsai.services.memory.recall import relevant_for_injection
+from bonsai.services.memory.store import MemoryStore, MemoryStoreError, MergedView, merge
+from bonsai.services.memory.watch import MemoryWatcher
+from bonsai.services.memory.write_tool import (
+    MemoryWriteArgs,
+    MemoryWriteError,
+    WritePlan,
+    apply_plan,
+    plan_write,
+)
+from bonsai.services.retrieval.db import open_index
+from bonsai.services.retrieval.index import HybridIndex, SyncReport
+from bonsai.settings import MemorySettings
+
+log = logging.getLogger("bonsai.memory")
+
+
+class MemoryService:
+    """Two-tier persistent memory with hybrid recall."""
+
+    def __init__(
+        self,
+        home: Path,
+        workspace: Path | None,
+        settings: MemorySettings,
+        *,
+        env: Mapping[str, str] | None = None,
+        today: Callable[[], date] = date.today,
+        fetch: Fetch | None = None,
+    ) -> None:
+        self.home = home
+        self.workspace = workspace
+        self.settings = settings
+        self.user_store = MemoryStore(home / "memory", "user", base=home)
+        self.project_store = (
+            MemoryStore(workspace / PROJECT_MEMORY_DIR, "project", base=workspace)
+            if workspace is not None
+            else None
+        )
+        self.index_path = home / "index" / "memory.db"
+        self.fusion = FusionParams(cosine_floor=settings.cosine_floor)
+        self.priors = PriorParams()
+        self._env = env
+        self._today = today
+        self._fetch = fetch
+        self._embedding: EmbeddingLoad | None = None
+        self._conn: apsw.Connection | None = None
+        self._index: HybridIndex | None = None
+        self._view: tuple[tuple[tuple[str, int, int, int], ...], MergedView] | None = None
+
+    # -- reading the stores -------------------------------------------------
+    def view(self) -> MergedView:
+        """Both stores merged; re-parsed only when a file's size, mtime or inode
+        changed (bonsai's own atomic writes always give a new inode)."""
+        stamp = self._stamp()
+        if self._view is None or self._view[0] != stamp:
+            project = self.project_store.scan() if self.project_store else None
+            self._view = (stamp, merge(self.user_store.scan(), project))
+        return self._view[1]
+
+    def _stamp(self) -> tuple[tuple[str, int, int, int], ...]:
+        stores = [self.user_store, *([self.project_store] if self.project_store else [])]
+        stamp: list[tuple[str, int, int, int]] = []
+        for store in stores:
+            if not store.root.is_dir():
+                continue
+            stamp.append((str(store.root.resolve()), 0, 0, 0))
+            for path in sorted(store.root.glob("*.md")):
+                try:
+                    info = path.stat()
+                except OSError:
+                    continue
+                stamp.append((path.name, info.st_size, info.st_mtime_ns, info.st_ino))
+        return tuple(stamp)
+
+    def list(self) -> builtins.list[MemoryEntry]:
+        """All valid entries (project wins a name clash), sorted by name."""
+        return [entry for _, entry in self.view().entries.values()]
+
+    def get(self, name: str) -> MemoryEntry:
+        pair = self.view().entries.get(name)
+        if pair is None:
+            raise MemoryStoreError(f"no memory entry named {name!r}")
+        return pair[1]
+
+    def issues(self) -> builtins.list[MemoryIssue]:
+        return self.view().issues
+
+    def gitignore_advisory(self) -> str | None:
+        return gitignore_advisory(self.workspace) if self.workspace else None
+
+    # -- writing ------------------------------------------------------------
+    def store(self, tier: Tier) -> MemoryStore:
+        if tier == "user":
+            return self.user_store
+        if self.project_store is None:
+            raise MemoryStoreError("project memory needs a workspace; none is open")
+        return self.project_store
+
+    def label(self, tier: Tier, name: str) -> str:
+        if tier == "project":
+            return f"{PROJECT_MEMORY_DIR.as_posix()}/{name}.md"
+        return str(self.user_store.root / f"{name}.md")
+
+    def plan_write(self, args: MemoryWriteArgs) -> WritePlan:
+        """Validate a ``memory_write`` call and prepare its diff (nothing written)."""
+        store = self.store(args.tier)
+        everything = self._all_entries()
+        return plan_write(
+            args, store, store.scan(), everything, self._today(), self.label(args.tier, args.name)
+        )
+
+    def apply_write(self, plan: WritePlan) -> None:
+        apply_plan(plan, self.store(plan.tier))
+
+    def write(self, args: MemoryWriteArgs) -> WritePlan:
+        """The ``memory_write`` tool: plan, then write. Returns the diff and note."""
+        plan = self.plan_write(args)
+        self.apply_write(plan)
+        return plan
+
+    def add(
+        self,
+        fact: str,
+        tier: Tier = "user",
+        name: str | None = None,
+        type: EntryType | None = None,
+        description: str | None = None,
+    ) -> WritePlan:
+        """``/remember``: like ``write`` but refuses to replace an existing name
+        and derives a name when none is given."""
+        taken = {entry.name for entry in self._all_entries()}
+        if name is not None and name in self.store(tier).scan().entries:
+            raise MemoryStoreError(f"a {tier} entry named {name!r} exists; edit it instead")
+        chosen = name or derive_name(fact, taken)
+        args = MemoryWriteArgs(
+            name=chosen, fact=fact, description=description, type=type, tier=tier
+        )
+        return self.write(args)
+
+    def edit(
+        self,
+        name: str,
+        *,
+        fact: str | None = None,
+        description: str | None = None,
+        type: EntryType | None = None,
+    ) -> MemoryEntry:
+        """Change parts of an entry in place (minimal edit, ``updated`` bumped)."""
+        entry = self.get(name)
+        store = self.store(entry.tier)
+        parsed, _ = store.scan().entries[name]
+        changes: dict[str, object] = {}
+        if description is not None:
+            text = " ".join(description.split())
+            if len(text) > DESCRIPTION_MAX:
+                raise MemoryWriteError(f"description is longer than {DESCRIPTION_MAX} characters")
+            changes["description"] = text
+        if type is not None:
+            changes["type"] = type
+        if fact is not None:
+            args = MemoryWriteArgs(
+                name=name,
+                fact=fact,
+                description=description or entry.description,
+                type=type or entry.type,
+                tier=entry.tier,
+            )
+            self.write(args)
+            return self.get(name)
+        store.edit(parsed, entry.path, today=self._today(), set_keys=changes)
+        return self.get(name)
+
+    def forget(self, name: str) -> Path:
+        """Delete the entry that ``name`` resolves to (project tier first)."""
+        return self.store(self.get(name).tier).delete(name)
+
+    def set_enabled(self, name: str, enabled: bool) -> MemoryEntry:
+        """Toggle recall of an entry; persisted as ``enabled: false`` in its file."""
+        entry = self.get(name)
+        store = self.store(entry.tier)
+        parsed, _ = store.scan().entries[name]
+        if enabled:
+            store.edit(
+                parsed, entry.path, today=self._today(), remove_keys=("enabled",), touch=False
+            )
+        else:
+            store.edit(
+                parsed, entry.path, today=self._today(), set_keys={"enabled": False}, touch=False
+            )
+        return self.get(name)
+
+    def _all_entries(self) -> builtins.list[MemoryEntry]:
+        view = self.view()
+        return [pair[1] for pair in view.entries.values()] + view.shadowed
+
+    # -- retrieval ----------------------------------------------------------
+    def embeddings(self) -> EmbeddingLoad:
+        """The model, loaded once; retried when a model folder appeared since
+        (e.g. after ``bonsai memory model build`` while the daemon runs)."""
+        appeared = (
+            self._embedding is not None
+            and self._embedding.embedder is None
+            and self._embedding.status.startswith("off: no embedding model")
+            and self._embedding.model_dir.is_dir()
+        )
+        if self._embedding is None or appeared:
+            self._embedding = load_embedder(
+                self.home, self.settings, env=self._env, fetch=self._fetch
+            )
+            if self._embedding.embedder is None:
+                log.info("memory embeddings %s", self._embedding.status)
+        return self._embedding
+
+    def sync(self) -> SyncReport:
+        """Bring the index in line with the stores (skipped when unchanged)."""
+        entries = [e for e in self.list() if e.enabled]
+        index = self._open_index(needs_embeddings=bool(entries))
+        docs = [
+            Doc(
+                id=e.name,
+                text=e.search_text(),
+                meta={"tier": e.tier, "updated": e.updated.isoformat() if e.updated else None},
+            )
+            for e in entries
+        ]
+        fingerprint = hashlib.sha256(
+            "\n".join(f"{e.tier}:{e.name}:{e.digest}" for e in entries).encode()
+        ).hexdigest()
+        return index.sync(docs, fingerprint)
+
+    def _open_index(self, *, needs_embeddings: bool) -> HybridIndex:
+        if self._index is None:
+            self._conn = open_index(self.index_path)
+            self._index = HybridIndex(self._conn, self._namespace())
+        if needs_embeddings and self._index.embedder is None:
+            self._index.embedder = self.embeddings().embedder
+        return self._index
+
+    def _namespace(self) -> str:
+        where = str(self.workspace.resolve()) if self.workspace else "<no workspace>"
+        return "memory:" + hashlib.sha256(where.encode()).hexdigest()[:16]
+
+    def _search_hits(self, query: str, limit: int) -> builtins.list[Hit]:
+        self.sync()
+        assert self._index is not None
+        today = self._today()
+        return self._index.search(
+            query,
+            limit,
+            params=self.fusion,
+            prior=lambda meta: memory_prior(meta, today, self.priors),
+        )
+
+    def embeddings_status(self) -> str:
+        """``"on"`` or ``"off: <reason>"`` for the last sync (the model is only
+        loaded once a store has entries)."""
+        if self._index is not None and self._index.embedder is not None:
+            return "on"
+        if self._embedding is not None:
+            return self._embedding.status
+        return "off: no entries"
+
+    def search(self, query: str, limit: int = 5) -> SearchResult:
+        hits = self._search_hits(query, limit)
+        tiers = {e.name: e.tier for e in self.list()}
+        results = [
+            SearchHitView(name=h.id, tier=tiers[h.id], score=round(h.score, 4), lanes=h.lanes)
+            for h in hits
+            if h.id in tiers
+        ]
+        return SearchResult(results=results, embeddings=self.embeddings_status())
+
+    def recall_for_turn(
+        self, user_text: str, injected_state: InjectionState, count_tokens: CountTokens
+    ) -> Injection:
+        """The background-data note for this user turn (or none), with new state."""
+        if not self.settings.enabled:
+            return Injection(
+                text=None,
+                state=injected_state,
+                embeddings="off: memory disabled",
+                reason="memory disabled in settings",
+            )
+        entries = {e.name: e for e in self.list() if e.enabled}
+        if not entries:
+            return Injection(
+                text=None,
+                state=injected_state,
+                embeddings="off: no entries",
+                reason="no memory entries",
+            )
+        hits = self._search_hits(user_text, self.fusion.candidate_depth)
+        ranked = relevant_for_injection(user_text, hits, entries)
+        return build_injection(
+            ranked,
+            injected_state,
+            count_tokens,
+            max_entries=self.settings.max_entries_per_turn,
+            max_tokens=self.settings.max_tokens_per_turn,
+            embeddings=self.embeddings_status(),
+        )
+
+    # -- status, watching, lifetime -----------------------------------------
+    def status(self) -> MemoryStatus:
+        view = self.view()
+        entries = [pair[1] for pair in view.entries.values()]
+        return MemoryStatus(
+            enabled=self.settings.enabled,
+            user_dir=self.user_store.root,
+            project_dir=self.project_store.root if self.project_store else None,
+            entries=len(entries),
+            project_entries=sum(1 for e in entries if e.tier == "project"),
+            user_entries=sum(1 for e in entries if e.tier == "user"),
+            disabled=sorted(e.name for e in entries if not e.enabled),
+            shadowed=sorted(e.name for e in view.shadowed),
+            issues=view.issues,
+            embeddings=self.embeddings().status if entries else "off: no entries",
+            model_dir=self.embeddings().model_dir,
+            index_path=self.index_path,
+            index_line=index_line(entries),
+            gitignore_advisory=self.gitignore_advisory(),
+        )
+
+    def watch(self, callback: Callable[[Path], None]) -> MemoryWatcher:
+        """Start watching both stores; ``callback(path)`` runs on the watcher's
+        thread for each changed ``.md`` file (call :meth:`sync` from there or
+        hand it to your loop). Stop it with ``.stop()``."""
+        roots = [self.user_store.root]
+        if self.project_store is not None:
+            roots.append(self.project_store.root)
+        watcher = MemoryWatcher(roots, callback)
+        watcher.start()
+        return watcher
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = None
+        self._index = None

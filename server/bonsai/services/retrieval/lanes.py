@@ -1,0 +1,83 @@
+"""Read side of the index: the BM25 lane (FTS5) and the embedding lane (numpy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+
+from bonsai.core.retrieval.models import Lane
+from bonsai.core.retrieval.query import fts_match_expression
+from bonsai.services.retrieval.db import as_bytes, as_float, as_int
+from bonsai.services.retrieval.embedder import Vectors
+
+_BM25_SQL = (
+    "SELECT d.doc_id, bm25(docs_fts) AS s FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid "
+    "WHERE docs_fts MATCH ? AND d.namespace = ? ORDER BY s, d.doc_id LIMIT ?"
+)
+
+
+def bm25_lane(conn: apsw.Connection, namespace: str, query: str, depth: int) -> Lane:
+    """Best ``depth`` full-text matches, scores made positive (higher is better)."""
+    expression = fts_match_expression(query)
+    if expression is None or depth <= 0:
+        return Lane()
+    rows = conn.execute(_BM25_SQL, (expression, namespace, depth)).fetchall()
+    return Lane(hits=tuple((str(doc_id), -as_float(score)) for doc_id, score in rows))
+
+
+@dataclass(frozen=True)
+class VectorMatrix:
+    """All vectors of one namespace for one model, rows aligned with ``ids``."""
+
+    generation: int
+    model: str
+    ids: tuple[str, ...]
+    matrix: Vectors
+
+
+def load_matrix(conn: apsw.Connection, namespace: str, model: str, generation: int) -> VectorMatrix:
+    rows = conn.execute(
+        "SELECT d.doc_id, v.dim, v.vec FROM vectors v JOIN docs d ON d.rowid = v.rowid "
+        "WHERE d.namespace = ? AND v.model = ? ORDER BY d.rowid",
+        (namespace, model),
+    ).fetchall()
+    if not rows:
+        return VectorMatrix(generation, model, (), np.zeros((0, 0), dtype=np.float32))
+    dim = as_int(rows[0][1])
+    matrix = np.empty((len(rows), dim), dtype=np.float32)
+    for i, (_, row_dim, blob) in enumerate(rows):
+        if as_int(row_dim) != dim:
+            raise ValueError(f"mixed vector sizes in namespace {namespace!r} for model {model!r}")
+        matrix[i] = np.frombuffer(as_bytes(blob), dtype=np.float32)
+    return VectorMatrix(generation, model, tuple(str(r[0]) for r in rows), matrix)
+
+
+def _dot_rows(matrix: Vectors, query: Vectors) -> Vectors:
+    """Row-wise dot products without BLAS threads: a matrix-vector product this
+    small gains nothing from threading, and on a busy machine BLAS threads that
+    compete for cores make it several times slower (and less predictable)."""
+    return np.einsum("ij,j->i", matrix, query)
+
+
+def embedding_lane(
+    vectors: VectorMatrix, query_vector: Vectors, depth: int, background: Vectors | None = None
+) -> Lane:
+    """Brute-force cosine (rows are unit length): the best ``depth`` documents,
+    plus the mean and spread of the cosines of all documents and of the
+    ``background`` reference vectors as the query's background level."""
+    n = len(vectors.ids)
+    if n == 0 or depth <= 0:
+        return Lane()
+    query = query_vector.reshape(-1)
+    cosines = _dot_rows(vectors.matrix, query)
+    reference = cosines if background is None else np.concatenate([cosines, background @ query])
+    take = min(depth, n)
+    top = np.argpartition(-cosines, take - 1)[:take] if take < n else np.arange(n)
+    ordered = sorted(top.tolist(), key=lambda i: (-float(cosines[i]), vectors.ids[i]))
+    return Lane(
+        hits=tuple((vectors.ids[i], float(cosines[i])) for i in ordered),
+        background=float(reference.mean()),
+        spread=float(reference.std()),
+    )
