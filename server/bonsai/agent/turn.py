@@ -32,7 +32,12 @@ from bonsai.services.providers.types import (
     UsageReport,
 )
 from bonsai.services.store.sessions import SessionStore
-from bonsai.services.store.turns import ToolOutputStore, TurnStore
+from bonsai.services.store.turns import (
+    ToolOutputStore,
+    TurnStore,
+    open_calls,
+    synthetic_result,
+)
 
 log = logging.getLogger("bonsai.agent")
 
@@ -66,8 +71,9 @@ class TurnDeps:
     policy: dict[str, str] = field(default_factory=dict)
     guard: Guard | None = None
     after_tool: AfterTool | None = None
-    on_usage: Callable[[UsageReport, ChatRequest], None] | None = None
+    on_usage: Callable[[UsageReport, ChatRequest, dict[str, int]], None] | None = None
     on_appended: Callable[[list[StoredMessage]], None] | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -81,7 +87,6 @@ class Turn:
     def __init__(self, deps: TurnDeps) -> None:
         self.deps = deps
         self.usage_total: dict[str, int] = {"input": 0, "output": 0, "cached": 0}
-        self.events: list[dict[str, Any]] = []
         self.n = 0
 
     # ------------------------------------------------------------ public
@@ -107,7 +112,7 @@ class Turn:
             deps.emit({"kind": "error", "message": str(error)})
         finally:
             deps.turns.clear_partial(deps.session_id, deps.turn_id)
-            deps.turns.finish(deps.session_id, deps.turn_id, status, self.usage_total, self.events)
+            deps.turns.finish(deps.session_id, deps.turn_id, status, self.usage_total, deps.events)
         return status
 
     # ------------------------------------------------------------ the loop
@@ -167,7 +172,7 @@ class Turn:
             }
         )
         if self.deps.on_usage is not None:
-            self.deps.on_usage(usage, request)
+            self.deps.on_usage(usage, request, self.usage_total)
 
     # ------------------------------------------------------------ tools
     async def _run_calls(self, calls: list[ToolCall]) -> None:
@@ -179,7 +184,7 @@ class Turn:
             done = {m.tool_call_id for m in results}
             for call in calls:
                 if call.id not in done:
-                    results.append(_synthetic(call, "cancelled by the user before it ran"))
+                    results.append(synthetic_result(call, "cancelled by the user before it ran"))
             self._append(results)
 
     async def _run_call(self, call: ToolCall) -> Message:
@@ -273,22 +278,7 @@ class Turn:
         messages = self.deps.store.messages(self.deps.session_id)
         missing = open_calls(messages)
         if missing:
-            self._append([_synthetic(call, why) for call in missing])
-
-
-def open_calls(messages: list[StoredMessage]) -> list[ToolCall]:
-    answered = {s.message.tool_call_id for s in messages if s.message.role == "tool"}
-    return [
-        call
-        for s in messages
-        if s.message.role == "assistant" and s.message.status == "complete"
-        for call in s.message.tool_calls
-        if call.id not in answered
-    ]
-
-
-def _synthetic(call: ToolCall, why: str) -> Message:
-    return Message(role="tool", content=why, tool_call_id=call.id, name=call.name, is_error=True)
+            self._append([synthetic_result(call, why) for call in missing])
 
 
 def _loads(raw: str) -> Any:

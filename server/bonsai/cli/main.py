@@ -84,6 +84,18 @@ def _gen_protocol(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from bonsai.cli.demo import run_demo
+
+    return run_demo(keep=args.keep)
+
+
+def _sim(args: argparse.Namespace) -> int:
+    from bonsai.sim.__main__ import main as sim_main
+
+    return sim_main(args.sim_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bonsai",
@@ -108,6 +120,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     stop = sub.add_parser("stop", help="stop the daemon")
     stop.set_defaults(func=_stop)
+
+    demo = sub.add_parser("demo", help="a whole coding session offline (no API key)")
+    demo.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
+    demo.set_defaults(func=_demo)
+
+    from bonsai.cli.chat import add_chat_commands
+
+    add_chat_commands(sub)
+
+    from bonsai.services.memory.cli import add_memory_commands
+
+    add_memory_commands(sub)
+
+    sim = sub.add_parser("sim", help="run the provider simulator (see `bonsai sim -- --help`)")
+    sim.add_argument("sim_args", nargs=argparse.REMAINDER)
+    sim.set_defaults(func=_sim)
 
     dev = sub.add_parser("dev", help="developer tasks")
     dev_sub = dev.add_subparsers(dest="dev_command", metavar="TASK", required=True)

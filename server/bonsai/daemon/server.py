@@ -27,6 +27,7 @@ from bonsai.daemon.state import Daemon
 from bonsai.protocol.models import ConfigChangedParams
 from bonsai.services.config import ConfigWatcher, user_config_path
 from bonsai.services.store.db import acquire_lock, open_database
+from bonsai.services.store.turns import recover_after_crash
 
 log = logging.getLogger("bonsai.daemon")
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
@@ -134,6 +135,9 @@ async def run(options: ServeOptions) -> int:
     db_path = home / "bonsai.db"
     lock = acquire_lock(db_path)
     conn = open_database(db_path)
+    repaired = recover_after_crash(conn)
+    if any(repaired.values()):
+        log.warning("recovered after an unclean stop: %s", repaired)
     daemon = Daemon(home, conn, db_path)
     servers: list[asyncio.Server] = []
     info: dict[str, object] = {"pid": daemon.pid, "version": __version__, "db": str(db_path)}

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from bonsai import __version__
+from bonsai import __version__, settings_doc
 from bonsai.protocol.methods import METHODS, Method
 from bonsai.protocol.models import Wire
 
@@ -266,6 +266,7 @@ def generate() -> dict[str, str]:
     files["docs/protocol.md"] = markdown()
     files["extensions/vscode/src/protocol.generated.ts"] = typescript()
     files["extensions/neovim/lua/bonsai/protocol.lua"] = lua()
+    files["docs/configuration.md"] = settings_doc.render()
     return files
 
 

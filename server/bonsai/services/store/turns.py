@@ -15,7 +15,7 @@ from typing import Any
 
 import apsw
 
-from bonsai.domain import Message
+from bonsai.domain import Message, StoredMessage, ToolCall
 from bonsai.services.store.sessions import SessionStore
 
 
@@ -111,6 +111,38 @@ class TurnStore:
             self.conn.execute(
                 "DELETE FROM partials WHERE session_id = ? AND turn_id = ?", (session_id, turn_id)
             )
+
+
+def open_calls(messages: list[StoredMessage]) -> list[ToolCall]:
+    """Committed tool calls that have no result yet."""
+    answered = {s.message.tool_call_id for s in messages if s.message.role == "tool"}
+    return [
+        call
+        for s in messages
+        if s.message.role == "assistant" and s.message.status == "complete"
+        for call in s.message.tool_calls
+        if call.id not in answered
+    ]
+
+
+def synthetic_result(call: ToolCall, why: str) -> Message:
+    return Message(role="tool", content=why, tool_call_id=call.id, name=call.name, is_error=True)
+
+
+def recover_after_crash(conn: apsw.Connection) -> dict[str, int]:
+    """Repair what a killed daemon left: partial replies and unanswered tool calls."""
+    partials = recover_partials(conn)
+    store = SessionStore(conn)
+    closed = 0
+    for (session_id,) in list(
+        conn.execute("SELECT DISTINCT session_id FROM turns WHERE status = 'interrupted'")
+    ):
+        missing = open_calls(store.messages(session_id))
+        if missing:
+            why = "not run: the daemon stopped before this tool call finished"
+            store.append_many(session_id, [synthetic_result(c, why) for c in missing])
+            closed += len(missing)
+    return {"partials": partials, "open_calls": closed}
 
 
 def recover_partials(conn: apsw.Connection) -> int:

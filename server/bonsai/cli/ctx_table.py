@@ -1,0 +1,61 @@
+"""The /ctx ledger as an aligned terminal table with a fill bar."""
+
+from __future__ import annotations
+
+from typing import Any
+
+STATE_MARK = {
+    "full": " ",
+    "pinned": "P",
+    "stubbed": "S",
+    "dropped": "D",
+    "summarized": "Σ",
+    "archived": "A",
+}
+
+
+def fill_bar(percent: float, width: int = 30) -> str:
+    filled = max(0, min(width, round(width * percent / 100)))
+    return "█" * filled + "░" * (width - filled)
+
+
+def _totals(totals: dict[str, Any]) -> list[str]:
+    return [
+        f"context  {fill_bar(totals['percent'])} {totals['percent']:5.1f}%  "
+        f"{totals['used']:,} / {totals['usable']:,} usable tokens "
+        f"(window {totals['window']:,}, reserve {totals['reserve']:,}; "
+        f"estimate {totals.get('confidence', 'low')})",
+        f"last request: billed input {totals['billedInput']:,}, "
+        f"cached {totals['cachedInput']:,}, calibration ×{totals.get('calibrationFactor', 1):.2f}",
+    ]
+
+
+def ledger_lines(result: dict[str, Any], limit: int | None = None) -> list[str]:
+    lines = _totals(result["totals"]) if result.get("totals") else []
+    nodes = result.get("nodes") or []
+    shown = sorted(nodes, key=lambda n: -n["tokens"])[:limit] if limit else nodes
+    if shown:
+        width = max(len(n["label"][:48]) for n in shown)
+        lines.append("")
+        lines.append(f"  {'node':<{width}}  {'tokens':>8}  state  section   reason")
+        for node in shown:
+            mark = STATE_MARK.get(node["state"], "?")
+            label = node["label"][:48]
+            lines.append(
+                f"{mark} {label:<{width}}  {node['tokens']:>8,}  {node['state']:<6} "
+                f"{node['section']:<9} {node.get('reason', '')}"
+            )
+        if limit and len(nodes) > limit:
+            lines.append(f"  … {len(nodes) - limit} more nodes (bonsai ctx shows all)")
+    for turn in result.get("turns") or []:
+        events = ", ".join(e["kind"] for e in turn.get("events", [])) or "-"
+        lines.append(
+            f"turn {turn['turn']:>3}: input {turn['inputTokens']:>7,}  cached "
+            f"{turn['cachedTokens']:>7,}  output {turn['outputTokens']:>6,}  "
+            f"estimated {turn['estimatedTokens']:>7,}  events: {events}"
+        )
+    return lines
+
+
+def print_ledger(result: dict[str, Any], limit: int | None = None) -> None:
+    print("\n".join(ledger_lines(result, limit)))

@@ -1,0 +1,120 @@
+"""bonsai/memory/*: the two-tier memory stores, through the memory service."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bonsai.daemon.rpc import Ctx, handles
+from bonsai.daemon.state import Daemon
+from bonsai.errors import InvalidParams, NotFound
+from bonsai.protocol import models as m
+from bonsai.services.memory.entry import MemoryEntry
+from bonsai.services.memory.service import MemoryService
+from bonsai.services.memory.store import MemoryStoreError
+
+T = TypeVar("T")
+
+
+def memory_service(daemon: Daemon, workspace: str | None) -> MemoryService:
+    services: dict[str | None, MemoryService] = daemon.services.setdefault("memory", {})
+    service = services.get(workspace)
+    if service is None:
+        settings = daemon.settings(workspace).settings.memory
+        ws = Path(workspace) if workspace else None
+        service = services[workspace] = MemoryService(daemon.home, ws, settings)
+    return service
+
+
+def _info(entry: MemoryEntry) -> m.MemoryEntryInfo:
+    return m.MemoryEntryInfo(
+        name=entry.name,
+        tier=entry.tier,
+        type=entry.type,
+        description=entry.description,
+        path=str(entry.path),
+        enabled=entry.enabled,
+    )
+
+
+async def _guard(call: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await call()
+    except MemoryStoreError as error:
+        text = str(error)
+        raise (NotFound(text) if "no memory entry" in text else InvalidParams(text)) from None
+
+
+@handles("bonsai/memory/list")
+async def list_(ctx: Ctx, params: m.MemoryScope) -> m.MemoryListResult:
+    service = memory_service(ctx.daemon, params.workspace)
+    status = service.status()
+    return m.MemoryListResult(
+        entries=[_info(e) for e in service.list()],
+        issues=[f"{i.path}: {i.problem}" for i in status.issues],
+        embeddings=status.embeddings,
+        advisory=service.gitignore_advisory(),
+    )
+
+
+@handles("bonsai/memory/get")
+async def get(ctx: Ctx, params: m.MemoryNameParams) -> m.MemoryGetResult:
+    async def run() -> m.MemoryGetResult:
+        entry = memory_service(ctx.daemon, params.workspace).get(params.name)
+        return m.MemoryGetResult(entry=_info(entry), body=entry.body)
+
+    return await _guard(run)
+
+
+@handles("bonsai/memory/add")
+async def add(ctx: Ctx, params: m.MemoryAddParams) -> m.MemoryEntryResult:
+    async def run() -> m.MemoryEntryResult:
+        service = memory_service(ctx.daemon, params.workspace)
+        plan = service.add(params.fact, tier=params.tier, name=params.name)
+        return m.MemoryEntryResult(entry=_info(service.get(plan.name)))
+
+    return await _guard(run)
+
+
+@handles("bonsai/memory/edit")
+async def edit(ctx: Ctx, params: m.MemoryEditParams) -> m.MemoryEntryResult:
+    async def run() -> m.MemoryEntryResult:
+        service = memory_service(ctx.daemon, params.workspace)
+        service.edit(params.name, fact=params.body, description=params.description)
+        return m.MemoryEntryResult(entry=_info(service.get(params.name)))
+
+    return await _guard(run)
+
+
+@handles("bonsai/memory/forget")
+async def forget(ctx: Ctx, params: m.MemoryNameParams) -> m.Empty:
+    async def run() -> m.Empty:
+        memory_service(ctx.daemon, params.workspace).forget(params.name)
+        return m.Empty()
+
+    return await _guard(run)
+
+
+@handles("bonsai/memory/setEnabled")
+async def set_enabled(ctx: Ctx, params: m.MemorySetEnabledParams) -> m.Empty:
+    async def run() -> m.Empty:
+        memory_service(ctx.daemon, params.workspace).set_enabled(params.name, params.enabled)
+        return m.Empty()
+
+    return await _guard(run)
+
+
+@handles("bonsai/memory/search")
+async def search(ctx: Ctx, params: m.MemorySearchParams) -> m.MemorySearchResult:
+    result = memory_service(ctx.daemon, params.workspace).search(params.query, params.limit)
+    hits: list[Any] = [
+        m.MemorySearchHit(
+            name=hit.name,
+            tier=hit.tier,
+            score=hit.score,
+            lanes=m.MemoryLanes(bm25=hit.lanes.bm25, embedding=hit.lanes.embedding),
+        )
+        for hit in result.results
+    ]
+    return m.MemorySearchResult(results=hits, embeddings=result.embeddings)
