@@ -74,6 +74,7 @@ class ContextSettings(Section):
     min_rewrite_tokens: int = 8_000
     min_rewrite_fraction: float = 0.08
     min_stub_tokens: int = Field(200, ge=0)  # smaller tool outputs are not worth a stub
+    min_rewrite_payback: float = Field(1.0, ge=0)  # tokens saved per token re-sent uncached
     keep_recent_groups: int = 3
     keep_user_messages: int = 2
     steering_cap_bytes: int = 16 * 1024

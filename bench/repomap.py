@@ -1,0 +1,311 @@
+"""Benchmark: bonsai's repository map side by side with aider's RepoMap.
+
+    .venv/bin/python bench/repomap.py [--repos stdlib,pydantic] [--tasks 24] [--aider-runs 2]
+
+Both tools map the same copied source trees (under bench/out/repos, gitignored)
+with the same file list and the same token estimate (chars/4). aider-chat is
+installed into its own virtualenv under bench/out/aider-venv on first use and
+driven through bench/repomap_aider_driver.py in a subprocess; bonsai runs in
+subprocesses of this script too, so every figure comes from a fresh process.
+
+Figures: cold build (empty cache -> first map), warm build (filled cache, new
+process -> first map), incremental update (one file edited -> new map), peak RSS,
+and file-localization recall: tasks written like issues that name identifiers
+(never files); a task is a hit when its defining file appears in the map, at
+1,024 and 4,096 tokens. aider varies between runs, so it runs ``--aider-runs``
+times with different hash seeds and the spread is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+REPOS = OUT / "repos"
+AIDER_VENV = OUT / "aider-venv"
+AIDER_PY = AIDER_VENV / "bin" / "python"
+DRIVER = HERE / "repomap_aider_driver.py"
+BUDGETS = (1024, 4096)
+EDIT_TARGET = {"stdlib": "json/decoder.py", "pydantic": "fields.py"}
+TEMPLATES = (
+    "{q}() raises TypeError when it is given an empty list.",
+    "Calling {q} twice leaks memory; the second call should reuse the first result.",
+    "The result of {q} is wrong for non-ASCII input, please fix it.",
+    "{q} ignores the timeout argument that the caller passes in.",
+)
+
+
+def chars4(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+# -- repositories --------------------------------------------------------------
+
+
+def _source_dir(name: str) -> Path:
+    if name == "stdlib":
+        return Path(sysconfig.get_paths()["stdlib"])
+    import importlib
+
+    module = importlib.import_module(name)
+    return Path(module.__file__ or "").parent
+
+
+def prepare_repo(name: str) -> Path:
+    dest = REPOS / name
+    if not dest.exists():
+        ignore = shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc", ".aider*")
+        shutil.copytree(_source_dir(name), dest, ignore=ignore)
+    shutil.rmtree(dest / ".aider.tags.cache.v4", ignore_errors=True)
+    return dest
+
+
+def ensure_aider() -> str | None:
+    """Install aider-chat into its own venv; None when ready, else why not."""
+    if AIDER_PY.exists():
+        return None
+    print("installing aider-chat into", AIDER_VENV, "(once)", flush=True)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(AIDER_VENV)], check=True)
+        subprocess.run(
+            [str(AIDER_PY), "-m", "pip", "install", "-q", "aider-chat"],
+            check=True,
+            timeout=1200,
+        )
+    except (subprocess.SubprocessError, OSError) as exc:
+        shutil.rmtree(AIDER_VENV, ignore_errors=True)
+        return f"aider-chat could not be installed: {exc}"
+    return None
+
+
+# -- tasks ---------------------------------------------------------------------
+
+
+def _good_target(path: str, kind: str, name: str) -> bool:
+    """Library code (not tests), a class/function/method with a specific name."""
+    from bonsai.services.repomap.graph import is_specific
+
+    library = not any(p in ("test", "tests", "idlelib") for p in path.split("/"))
+    specific = len(name) >= 8 and is_specific(name) and not name.startswith("_")
+    return library and specific and kind in ("class", "function", "method")
+
+
+def make_tasks(root: Path, count: int, seed: int = 7) -> list[dict[str, str]]:
+    """Issue-like texts naming a unique, specific identifier of library code."""
+    from bonsai.services.repomap.discovery import IgnoreRules, discover
+    from bonsai.services.repomap.indexer import index_files
+
+    files = discover(IgnoreRules(root)).files
+    results = index_files(root, files, {}, workers=2)
+    definers: dict[str, set[str]] = {}
+    candidates: list[tuple[str, str]] = []
+    for res in results:
+        if res.tags is None:
+            continue
+        enclosing: dict[int, str] = {}
+        for d in res.tags.definitions:
+            definers.setdefault(d.name, set()).add(res.path)
+            enclosing[d.depth] = d.name
+            if _good_target(res.path, d.kind, d.name):
+                owner = enclosing.get(d.depth - 1) if d.kind == "method" else None
+                candidates.append((res.path, f"{owner}.{d.name}" if owner else d.name))
+    unique = sorted((p, q) for p, q in candidates if len(definers[q.rsplit(".", 1)[-1]]) == 1)
+    picked = random.Random(seed).sample(unique, min(count, len(unique)))
+    return [
+        {"text": TEMPLATES[i % len(TEMPLATES)].format(q=q), "target": path}
+        for i, (path, q) in enumerate(picked)
+    ]
+
+
+# -- bonsai side (runs in a child process: --ours JOB) --------------------------
+
+
+def _shown(text: str, rel: str) -> bool:
+    return any(line.rstrip(":") == rel for line in text.splitlines())
+
+
+def run_ours(job: dict) -> dict:
+    from bonsai.services.repomap import RepoMapService
+    from bonsai.settings import RepoMapSettings
+
+    root, db = Path(job["root"]), Path(job["db"])
+    out: dict = {}
+    t0 = time.perf_counter()
+    service = RepoMapService(root, db, RepoMapSettings(), chars4)
+    stats = service.build()
+    out["build_only_s"] = time.perf_counter() - t0
+    service.get(tokens=1024)
+    out["build_s"] = time.perf_counter() - t0
+    out["parsed"] = stats.parsed
+    if job.get("touch"):
+        target = root / job["touch"]
+        original = target.read_text()
+        target.write_text(original + "\n# an edit that adds no definition\n")
+        t1 = time.perf_counter()
+        service.update_paths([target])
+        service.get(tokens=1024)
+        out["incremental_body_s"] = time.perf_counter() - t1
+        target.write_text(original + "\n\ndef bench_added_function():\n    pass\n")
+        t1 = time.perf_counter()
+        service.update_paths([target])
+        service.get(tokens=1024)
+        out["incremental_s"] = time.perf_counter() - t1
+    hits: dict[str, list[bool]] = {}
+    for tokens in job.get("budgets", []):
+        hits[str(tokens)] = []
+        for task in job["tasks"]:
+            service.forget_previous()
+            result = service.get(tokens=tokens, mentions=task["text"])
+            hits[str(tokens)].append(_shown(result.text, task["target"]))
+    out["hits"] = hits
+    service.stop()
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_child_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return out
+
+
+def _child(cmd: list[str], job: dict, seed: str = "0") -> dict:
+    env = dict(os.environ, PYTHONHASHSEED=seed)
+    proc = subprocess.run(
+        [*cmd, json.dumps(job)], capture_output=True, text=True, env=env, timeout=3600
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# -- orchestration -------------------------------------------------------------
+
+
+def _restore(root: Path, rel: str, original: str) -> None:
+    (root / rel).write_text(original)
+
+
+def _previous_aider(name: str, tasks: list[dict[str, str]], files: int) -> list[dict] | None:
+    """aider runs of an earlier report on the same repo and tasks (--reuse-aider)."""
+    try:
+        reports = json.loads((OUT / "repomap.json").read_text())
+    except (OSError, ValueError):
+        return None
+    for old in reports:
+        if old.get("repo") == name and old.get("task_list") == tasks and old["files"] == files:
+            runs: list[dict] | None = old.get("aider_runs")
+            return runs
+    return None
+
+
+def bench_repo(
+    name: str, n_tasks: int, aider_runs: int, aider_ok: bool, reuse: bool = False
+) -> dict:
+    from bonsai.services.repomap.discovery import IgnoreRules, discover
+
+    root = prepare_repo(name)
+    files = [c.path for c in discover(IgnoreRules(root)).files]
+    tasks = make_tasks(root, n_tasks)
+    edit = EDIT_TARGET[name]
+    original = (root / edit).read_text()
+    ours_cmd = [sys.executable, str(Path(__file__).resolve()), "--ours"]
+    db = OUT / f"{name}-bonsai.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    base = {"root": str(root), "db": str(db), "files": files, "tasks": tasks}
+    report: dict = {"repo": name, "files": len(files), "tasks": len(tasks), "task_list": tasks}
+    previous = _previous_aider(name, tasks, len(files)) if reuse else None
+    report["ours_cold"] = _child(ours_cmd, {**base, "tokens": 1024})
+    report["ours_warm"] = _child(ours_cmd, {**base, "touch": edit, "budgets": list(BUDGETS)})
+    _restore(root, edit, original)
+    if previous:
+        report["aider_runs"] = previous
+    elif aider_ok:
+        aider_cmd = [str(AIDER_PY), str(DRIVER)]
+        runs = []
+        for i in range(aider_runs):
+            job = {**base, "budgets": list(BUDGETS), "touch": edit if i == 0 else None}
+            runs.append(_child(aider_cmd, job, seed=str(i + 1)))
+            _restore(root, edit, original)
+        report["aider_runs"] = runs
+    shutil.rmtree(root / ".aider.tags.cache.v4", ignore_errors=True)
+    return report
+
+
+def _recall(hits: list[bool]) -> float:
+    return sum(hits) / len(hits) if hits else 0.0
+
+
+def print_report(r: dict) -> None:
+    cold, warm = r["ours_cold"], r["ours_warm"]
+    print(f"\n== {r['repo']}: {r['files']} files, {r['tasks']} tasks (chars/4 tokens)")
+    aider = r.get("aider_runs") or []
+    a0 = aider[0] if aider else {}
+
+    def row(label: str, ours: float, theirs: float | None, unit: str = "s") -> None:
+        if theirs is None:
+            print(f"{label:<34}{ours:>10.3f}{unit}")
+        else:
+            ratio = theirs / ours if ours else float("inf")
+            print(
+                f"{label:<34}{ours:>10.3f}{unit}{theirs:>12.3f}{unit}  aider/bonsai {ratio:5.1f}x"
+            )
+
+    print(f"{'metric':<34}{'bonsai':>11}{'aider':>13}")
+    row("cold build -> first map", cold["build_s"], a0.get("build_s"))
+    row("warm build -> first map", warm["build_s"], aider[1]["build_s"] if len(aider) > 1 else None)
+    print(f"{'  (warm build() alone)':<34}{warm['build_only_s']:>10.3f}s")
+    row("edit adding a function -> new map", warm["incremental_s"], a0.get("incremental_s"))
+    if "incremental_body_s" in warm:
+        row(
+            "edit, same definitions -> new map", warm["incremental_body_s"], a0.get("incremental_s")
+        )
+    peak = max(cold["peak_rss_mb"], warm["peak_rss_mb"])
+    row("peak RSS main process", peak, a0.get("peak_rss_mb"), "MB")
+    print(f"{'  peak RSS of a parse worker':<34}{cold['peak_child_rss_mb']:>10.1f}MB")
+    for tokens in BUDGETS:
+        ours = _recall(warm["hits"][str(tokens)])
+        theirs = [_recall(run["hits"][str(tokens)]) for run in aider]
+        spread = f"{min(theirs):.2f}..{max(theirs):.2f}" if theirs else "n/a"
+        ratio = f"{ours / max(theirs):.1f}x" if theirs and max(theirs) > 0 else "inf"
+        print(
+            f"recall @ {tokens:<5} tokens          {ours:>10.2f} {spread:>12}  bonsai/aider {ratio}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repos", default="stdlib,pydantic")
+    parser.add_argument("--tasks", type=int, default=24)
+    parser.add_argument("--aider-runs", type=int, default=2)
+    parser.add_argument("--no-aider", action="store_true")
+    parser.add_argument(
+        "--reuse-aider", action="store_true", help="reuse aider figures of the last report"
+    )
+    parser.add_argument("--ours", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.ours:
+        print(json.dumps(run_ours(json.loads(args.ours))))
+        return
+    OUT.mkdir(parents=True, exist_ok=True)
+    problem = "skipped (--no-aider)" if args.no_aider else ensure_aider()
+    if problem:
+        print("aider:", problem)
+    reports = [
+        bench_repo(name, args.tasks, args.aider_runs, problem is None, args.reuse_aider)
+        for name in args.repos.split(",")
+    ]
+    (OUT / "repomap.json").write_text(json.dumps(reports, indent=2))
+    for report in reports:
+        print_report(report)
+
+
+if __name__ == "__main__":
+    main()

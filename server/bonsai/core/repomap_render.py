@@ -1,0 +1,108 @@
+"""Render ranked repository-map entries as text fitted to a token budget.
+
+Pure: the caller passes the ranked entries and a ``count_tokens(text) -> int``
+callable; no I/O. The output depends only on the *set* of included entries, so
+identical inputs give byte-identical text and a re-ranking that keeps the same
+entries keeps the same bytes (the map sits in the cacheable prompt prefix).
+
+Format, one block per file in path order::
+
+    pkg/module.py:
+    │class Parser:
+    │  def parse(self, text: str) -> Tree:
+    docs/notes.txt
+
+Definitions are ordered by line and indented two spaces per nesting level; a
+file included without definitions is a bare path line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+MAX_LINE_CHARS = 100
+GUTTER = "│"
+
+
+class MapTag(NamedTuple):
+    """One definition as shown in the map."""
+
+    line: int
+    signature: str
+    depth: int = 0
+
+
+class MapEntry(NamedTuple):
+    """One ranked item: a definition in a file, or a file on its own (tag None)."""
+
+    path: str
+    tag: MapTag | None = None
+
+
+class FittedMap(NamedTuple):
+    text: str
+    tokens: int
+    entries: int  # how many of the ranked entries (a prefix) were included
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
+
+
+def render_entries(entries: Sequence[MapEntry]) -> str:
+    """Render entries grouped by file (paths sorted, tags by line, deduplicated)."""
+    by_path: dict[str, set[MapTag]] = {}
+    for entry in entries:
+        tags = by_path.setdefault(entry.path, set())
+        if entry.tag is not None:
+            tags.add(entry.tag)
+    lines: list[str] = []
+    for path in sorted(by_path):
+        tags = by_path[path]
+        if not tags:
+            lines.append(_clip(path))
+            continue
+        lines.append(_clip(path + ":"))
+        for tag in sorted(tags):
+            lines.append(_clip(GUTTER + "  " * tag.depth + tag.signature))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def fit_entries(
+    entries: Sequence[MapEntry],
+    budget: int,
+    count_tokens: Callable[[str], int],
+) -> FittedMap:
+    """Largest prefix of ``entries`` whose rendering costs at most ``budget`` tokens.
+
+    Galloping then binary search, so every probe renders text near the budget
+    size instead of the whole repository. Assumes cost grows with the prefix
+    (it does: a longer prefix renders a superset of lines).
+    """
+    if budget <= 0 or not entries:
+        return FittedMap("", 0, 0)
+    cache: dict[int, tuple[str, int]] = {0: ("", 0)}
+
+    def cost(k: int) -> int:
+        if k not in cache:
+            text = render_entries(entries[:k])
+            cache[k] = (text, count_tokens(text))
+        return cache[k][1]
+
+    n = len(entries)
+    lo, hi = 0, min(n, max(1, budget // 16))
+    while cost(hi) <= budget:
+        if hi == n:
+            text, tokens = cache[n]
+            return FittedMap(text, tokens, n)
+        lo, hi = hi, min(n, hi * 2)
+    # invariant: cost(lo) <= budget < cost(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if cost(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    text, tokens = cache[lo]
+    return FittedMap(text, tokens, lo)

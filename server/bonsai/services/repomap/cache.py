@@ -1,0 +1,115 @@
+"""SQLite (apsw) cache of extracted tags, one row per workspace file.
+
+A row is keyed by (workspace, path) and remembers the file's size, mtime and
+sha256 when it was parsed, so the indexer can trust a file whose stat is
+unchanged, and re-hash (but not re-parse) a file that was only touched. The
+cache is tagged with a fingerprint of the tag queries: changing a query empties
+it instead of serving stale tags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import apsw
+
+from bonsai.services.repomap.queries import QUERIES
+
+SCHEMA_VERSION = 1
+RowStatus = Literal["tags", "binary"]
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    workspace TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    status TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (workspace, path)
+) WITHOUT ROWID;
+"""
+
+
+class CachedFile(NamedTuple):
+    size: int
+    mtime_ns: int
+    sha256: str
+    status: RowStatus
+    data: str  # encoded FileTags for status "tags", "" for "binary"
+
+
+class CacheRow(NamedTuple):
+    path: str
+    file: CachedFile
+
+
+def cache_fingerprint() -> str:
+    """Changes whenever the schema or any tag query changes."""
+    digest = hashlib.sha256(str(SCHEMA_VERSION).encode())
+    for name in sorted(QUERIES):
+        digest.update(name.encode())
+        digest.update(QUERIES[name].definitions.encode())
+        digest.update(QUERIES[name].references.encode())
+    return digest.hexdigest()[:16]
+
+
+class TagCache:
+    """Thread-safe wrapper around one apsw connection."""
+
+    def __init__(self, db_path: Path) -> None:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = db_path
+        self._lock = threading.Lock()
+        self._db = apsw.Connection(str(db_path))
+        self._db.set_busy_timeout(5_000)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        with self._db:
+            self._db.execute(_DDL)
+            self._check_fingerprint()
+
+    def _check_fingerprint(self) -> None:
+        want = cache_fingerprint()
+        row = self._db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+        if row is None or row[0] != want:
+            self._db.execute("DELETE FROM files")
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (want,))
+
+    def load(self, workspace: str) -> dict[str, CachedFile]:
+        """Every cached row of a workspace, by path."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, size, mtime_ns, sha256, status, data FROM files WHERE workspace=?",
+                (workspace,),
+            ).fetchall()
+        out: dict[str, CachedFile] = {}
+        for path, size, mtime_ns, sha, status, data in rows:
+            out[str(path)] = CachedFile(int(size), int(mtime_ns), str(sha), status, str(data))  # type: ignore[arg-type]
+        return out
+
+    def put_many(self, workspace: str, rows: Iterable[CacheRow]) -> None:
+        params = [(workspace, r.path, *r.file) for r in rows]
+        if not params:
+            return
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", params
+            )
+
+    def delete_many(self, workspace: str, paths: Iterable[str]) -> None:
+        params = [(workspace, p) for p in paths]
+        if not params:
+            return
+        with self._lock, self._db:
+            self._db.executemany("DELETE FROM files WHERE workspace=? AND path=?", params)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

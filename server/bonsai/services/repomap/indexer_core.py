@@ -1,0 +1,76 @@
+"""Index one file against its cached row, parsing only when its content changed.
+
+Rule: size and mtime equal to the cached row's -> trust the row without reading
+the file; otherwise read and hash it, and only a changed hash means a parse (a
+``touch`` costs a hash, not a parse). Binary files (NUL byte in the first
+8 KiB) are remembered as such and left out of the map.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+from bonsai.services.repomap.cache import CachedFile, CacheRow
+from bonsai.services.repomap.discovery import Candidate
+from bonsai.services.repomap.languages import language_for_path
+from bonsai.services.repomap.models import FileTags, decode_tags, encode_tags
+from bonsai.services.repomap.tags import GrammarUnavailable, extract_tags
+
+log = logging.getLogger(__name__)
+
+Outcome = Literal["trusted", "hashed", "parsed", "skipped"]
+SNIFF_BYTES = 8192
+
+
+class FileResult(NamedTuple):
+    path: str
+    outcome: Outcome
+    row: CacheRow | None  # row to write (None: nothing to write)
+    tags: FileTags | None  # None: not part of the map (binary, unreadable)
+
+
+def _read(root: Path, rel: str) -> tuple[bytes, int, int]:
+    with open(root / rel, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        return fh.read(), st.st_size, st.st_mtime_ns
+
+
+def analyse(rel: str, data: bytes, size: int, mtime_ns: int, sha: str) -> CacheRow:
+    """Tags of freshly read bytes, as the cache row to store."""
+    if b"\0" in data[:SNIFF_BYTES]:
+        return CacheRow(rel, CachedFile(size, mtime_ns, sha, "binary", ""))
+    language = language_for_path(rel)
+    tags = FileTags(rel, None)
+    if language is not None:
+        try:
+            tags = extract_tags(rel, data, language)
+        except GrammarUnavailable:
+            tags = FileTags(rel, None)  # listed by path; languages.py logged why
+    return CacheRow(rel, CachedFile(size, mtime_ns, sha, "tags", encode_tags(tags)))
+
+
+def tags_of(row: CacheRow) -> FileTags | None:
+    if row.file.status != "tags":
+        return None
+    return decode_tags(row.path, row.file.data)
+
+
+def index_file(root: Path, cand: Candidate, cached: CachedFile | None) -> FileResult:
+    """Update one file against its cached row (see module doc for the rule)."""
+    if cached is not None and (cached.size, cached.mtime_ns) == (cand.size, cand.mtime_ns):
+        return FileResult(cand.path, "trusted", None, tags_of(CacheRow(cand.path, cached)))
+    try:
+        data, size, mtime_ns = _read(root, cand.path)
+    except OSError as exc:
+        log.warning("repomap: cannot read %s: %s", cand.path, exc)
+        return FileResult(cand.path, "skipped", None, None)
+    sha = hashlib.sha256(data).hexdigest()
+    if cached is not None and cached.sha256 == sha:
+        row = CacheRow(cand.path, cached._replace(size=size, mtime_ns=mtime_ns))
+        return FileResult(cand.path, "hashed", row, tags_of(row))
+    row = analyse(cand.path, data, size, mtime_ns, sha)
+    return FileResult(cand.path, "parsed", row, tags_of(row))

@@ -1,0 +1,138 @@
+"""Read a user's text for the files and identifiers it names.
+
+Files: a path (``src/http/client.py``), a path suffix (``http/client.py``), a
+basename with extension (``client.py``, when at most three files share it), a
+dotted module (``http.client``) or a bare module/file stem (``shlex``, when at
+most two files have it). Identifiers: any word the repository defines, weighted
+by how specific it is (``parse_header`` or ``HTTPConnection`` say more than
+``open``) and 3× when written as code (in backticks, called, or dotted).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+from typing import NamedTuple
+
+from bonsai.services.repomap.graph import is_specific
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATHISH = re.compile(r"[A-Za-z0-9_./\\-]+")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_INDEX_STEMS = frozenset({"__init__", "index", "mod", "main", "lib"})
+
+FILE_WEIGHT = 1.0
+STEM_WEIGHT = 0.5
+
+
+class Mentions(NamedTuple):
+    files: dict[str, float]  # path -> weight
+    idents: dict[str, float]  # identifier -> weight
+
+    @property
+    def empty(self) -> bool:
+        return not self.files and not self.idents
+
+
+class PathIndex(NamedTuple):
+    paths: frozenset[str]
+    by_basename: dict[str, list[str]]
+    by_stem: dict[str, list[str]]
+
+
+def build_path_index(paths: Iterable[str]) -> PathIndex:
+    by_basename: dict[str, list[str]] = {}
+    by_stem: dict[str, list[str]] = {}
+    all_paths = sorted(paths)
+    for path in all_paths:
+        pure = PurePosixPath(path)
+        by_basename.setdefault(pure.name, []).append(path)
+        stem = pure.stem
+        if stem in _INDEX_STEMS and pure.parent.name:
+            stem = pure.parent.name  # pkg/__init__.py answers to "pkg"
+        by_stem.setdefault(stem, []).append(path)
+    return PathIndex(frozenset(all_paths), by_basename, by_stem)
+
+
+def _path_candidates(token: str, index: PathIndex) -> list[str]:
+    token = token.replace("\\", "/").strip("./")
+    if not token:
+        return []
+    if token in index.paths:
+        return [token]
+    name = PurePosixPath(token).name
+    if "/" in token:
+        suffix = "/" + token
+        return [p for p in index.by_basename.get(name, ()) if p.endswith(suffix)]
+    matches = index.by_basename.get(name, [])
+    return matches if 0 < len(matches) <= 3 else []
+
+
+def _module_candidates(dotted: str, index: PathIndex) -> list[str]:
+    """``a.b.c`` names module ``a/b/c`` or, failing that, ``a/b`` (``a.b`` + attr)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 1, -1):
+        rel = "/".join(parts[:end])
+        out: set[str] = set()
+        for candidate in (rel + ".py", rel + "/__init__.py", rel + ".rs", rel + "/mod.rs"):
+            out.update(_path_candidates(candidate, index))
+        if out:
+            return sorted(out)
+    return []
+
+
+def mentioned_files(text: str, index: PathIndex) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for token in _PATHISH.findall(text):
+        if "." in token.strip(".") or "/" in token:
+            for path in _path_candidates(token, index):
+                found[path] = FILE_WEIGHT
+    for dotted in _DOTTED.findall(text):
+        for path in _module_candidates(dotted, index):
+            found.setdefault(path, FILE_WEIGHT)
+    for word in set(_WORD.findall(text)):
+        stems = index.by_stem.get(word, [])
+        if len(word) >= 4 and 0 < len(stems) <= 2:
+            for path in stems:
+                found.setdefault(path, STEM_WEIGHT)
+    return found
+
+
+def _code_words(text: str) -> set[str]:
+    words: set[str] = set()
+    for span in _CODE_SPAN.findall(text):
+        words.update(_WORD.findall(span))
+    words.update(_CALLED.findall(text))
+    for dotted in _DOTTED.findall(text):
+        words.update(dotted.split("."))
+    return words
+
+
+def specificity(name: str) -> float:
+    """How much naming ``name`` tells about where to look."""
+    if name.startswith("__") and name.endswith("__"):
+        return 0.05
+    if is_specific(name):
+        return 1.0
+    if name[:1].isupper():
+        return 0.4  # a class-like word: Request, Session
+    return 0.1 if len(name) >= 4 else 0.03
+
+
+def mentioned_idents(text: str, defined: Mapping[str, object]) -> dict[str, float]:
+    code = _code_words(text)
+    found: dict[str, float] = {}
+    for word in sorted(set(_WORD.findall(text))):
+        if word in defined:
+            weight = specificity(word) * (3.0 if word in code else 1.0)
+            found[word] = min(1.0, weight)
+    return found
+
+
+def parse_mentions(text: str, index: PathIndex, defined: Mapping[str, object]) -> Mentions:
+    if not text.strip():
+        return Mentions({}, {})
+    return Mentions(mentioned_files(text, index), mentioned_idents(text, defined))

@@ -1,0 +1,252 @@
+"""``RepoMapService``: the repository map of one workspace, kept current.
+
+Owns the tag cache, the in-memory tags, the reference graph (rebuilt lazily
+after a change) and the last rendered map (for the cache-stability rule in
+``stability.py``). Thread-safe: the watcher thread, the daemon's request
+handlers and ``update_paths`` callers serialise on one re-entrant lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from bonsai.core.repomap_render import fit_entries
+from bonsai.services.repomap.cache import CacheRow, TagCache
+from bonsai.services.repomap.discovery import (
+    DEFAULT_EXCLUDED_DIRS,
+    Candidate,
+    IgnoreRules,
+    discover,
+    stat_candidate,
+)
+from bonsai.services.repomap.indexer import Progress, index_files
+from bonsai.services.repomap.indexer_core import FileResult, index_file
+from bonsai.services.repomap.mentions import parse_mentions
+from bonsai.services.repomap.models import BuildStats, FileTags, RepoMap
+from bonsai.services.repomap.ranking import Ranked, rank
+from bonsai.services.repomap.state import MapState
+from bonsai.services.repomap.watcher import RepoWatcher
+from bonsai.settings import RepoMapSettings
+
+log = logging.getLogger(__name__)
+
+CountTokens = Callable[[str], int]
+
+
+class RepoMapService:
+    """Facade over discovery, tags, cache, ranking, rendering and watching."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        cache_db: Path,
+        settings: RepoMapSettings,
+        count_tokens: CountTokens,
+    ) -> None:
+        self.workspace = workspace.resolve()
+        if not self.workspace.is_dir():
+            raise NotADirectoryError(f"repository map: {workspace} is not a directory")
+        self.settings = settings
+        self.count_tokens = count_tokens
+        self.rules = IgnoreRules(
+            self.workspace,
+            DEFAULT_EXCLUDED_DIRS | set(settings.extra_exclude_dirs),
+            settings.max_file_bytes,
+        )
+        self._key = str(self.workspace)
+        self._cache = TagCache(cache_db)
+        self._state = MapState()
+        self._watcher: RepoWatcher | None = None
+        self._closed = False
+        self._listeners: list[Callable[[BuildStats], None]] = []
+        self.last_stats = BuildStats()
+
+    # -- building -----------------------------------------------------------
+
+    def _workers(self) -> int:
+        return self.settings.workers or min(4, os.cpu_count() or 1)
+
+    def build(self, progress: Progress | None = None) -> BuildStats:
+        """Discover and index the whole workspace (warm: only changed files parse)."""
+        started = time.perf_counter()
+        with self._state.lock:
+            found = discover(self.rules)
+            cached = self._state.rows if self._state.built else self._cache.load(self._key)
+            results = index_files(
+                self.workspace, found.files, cached, progress, workers=self._workers()
+            )
+            gone = sorted(set(cached) - {c.path for c in found.files})
+            stats = self._apply(results, gone, replace=True)
+            stats = stats.model_copy(
+                update={
+                    "files": len(found.files),
+                    "skipped": stats.skipped + len(found.too_large),
+                    "elapsed_ms": (time.perf_counter() - started) * 1000,
+                }
+            )
+            self.last_stats = stats
+            return stats
+
+    def _apply(self, results: list[FileResult], gone: list[str], replace: bool) -> BuildStats:
+        """Store results in memory and in the cache; count what happened."""
+        st = self._state
+        counts = {"trusted": 0, "hashed": 0, "parsed": 0, "skipped": 0}
+        rows: list[CacheRow] = []
+        if replace:
+            st.rows, st.tags = {}, {}
+            st.invalidate()
+        for res in results:
+            counts[res.outcome] += 1
+            if res.row is not None:
+                rows.append(res.row)
+                st.rows[res.path] = res.row.file
+            if res.outcome == "parsed":
+                st.note_edit(res.path, res.tags)
+            if res.tags is not None:
+                st.tags[res.path] = res.tags
+            else:
+                st.tags.pop(res.path, None)
+        for path in gone:
+            st.rows.pop(path, None)
+            st.tags.pop(path, None)
+        self._cache.put_many(self._key, rows)
+        self._cache.delete_many(self._key, gone)
+        if gone:
+            st.invalidate()
+        st.built = True
+        return BuildStats(removed=len(gone), **counts)
+
+    def update_paths(self, paths: Iterable[str | os.PathLike[str]]) -> BuildStats:
+        """Re-index just these paths (created, changed, deleted or moved)."""
+        started = time.perf_counter()
+        rels = sorted({r for r in (self._relative(p) for p in paths) if r is not None})
+        with self._state.lock:
+            if not self._state.built:
+                return self.build()
+            if any(r == ".gitignore" or r.endswith("/.gitignore") for r in rels):
+                self.rules.reset()
+                return self.build()
+            to_index, gone = self._plan_update(rels)
+            results = [
+                index_file(self.workspace, c, self._state.rows.get(c.path)) for c in to_index
+            ]
+            stats = self._apply(results, gone, replace=False)
+            stats = stats.model_copy(
+                update={"files": len(results), "elapsed_ms": (time.perf_counter() - started) * 1000}
+            )
+            self.last_stats = stats
+        return stats
+
+    def _plan_update(self, rels: list[str]) -> tuple[list[Candidate], list[str]]:
+        to_index: dict[str, Candidate] = {}
+        gone: set[str] = set()
+        known = self._state.rows
+        for rel in rels:
+            if (self.workspace / rel).is_dir():
+                for cand in discover(self.rules, rel).files:
+                    to_index[cand.path] = cand
+                continue
+            single = stat_candidate(self.rules, rel)
+            if single is not None:
+                to_index[rel] = single
+                continue
+            prefix = rel + "/"
+            gone.update(p for p in known if p == rel or p.startswith(prefix))
+        return [to_index[p] for p in sorted(to_index)], sorted(gone - set(to_index))
+
+    def _relative(self, path: str | os.PathLike[str]) -> str | None:
+        p = Path(path)
+        absolute = p if p.is_absolute() else self.workspace / p
+        try:
+            rel = absolute.relative_to(self.workspace).as_posix()
+        except ValueError:
+            return None
+        return None if rel in ("", ".") else rel
+
+    # -- ranking and rendering ---------------------------------------------
+
+    def rank(
+        self,
+        chat_files: Iterable[str] = (),
+        mentions: str = "",
+        recent_files: Iterable[str] = (),
+    ) -> Ranked:
+        """The full ranking for these inputs (what ``get`` renders from)."""
+        with self._state.lock:
+            if not self._state.built:
+                self.build()
+            graph, table, index = self._state.current_graph()
+            found = parse_mentions(mentions, index, graph.definers)
+            chat = self._relative_set(chat_files)
+            return rank(graph, table, chat, self._relative_set(recent_files), found)
+
+    def _relative_set(self, paths: Iterable[str]) -> frozenset[str]:
+        return frozenset(r for r in (self._relative(p) for p in paths) if r is not None)
+
+    def get(
+        self,
+        tokens: int | None = None,
+        chat_files: Iterable[str] = (),
+        mentions: str = "",
+        recent_files: Iterable[str] = (),
+    ) -> RepoMap:
+        """The map for this turn; the previous text unless the stability rule says
+        the inputs changed enough (``changed``/``reason`` tell the ledger)."""
+        started = time.perf_counter()
+        chat = self._relative_set(chat_files)
+        budget = tokens if tokens is not None else self._default_budget(chat)
+        if budget < 0:
+            raise ValueError(f"repository map: token budget must be >= 0, got {budget}")
+        with self._state.lock:
+            ranked = self.rank(chat, mentions, recent_files)
+            return self._state.render(
+                ranked, budget, chat, self.settings, self.count_tokens, fit_entries, started
+            )
+
+    def forget_previous(self) -> None:
+        """Drop the last rendered map: the next ``get`` renders from scratch (a new
+        session, whose prompt prefix is not cached yet)."""
+        with self._state.lock:
+            self._state.previous = None
+
+    def _default_budget(self, chat: frozenset[str]) -> int:
+        return self.settings.tokens if chat else self.settings.tokens_no_files
+
+    # -- watching -----------------------------------------------------------
+
+    def start_watching(self, on_update: Callable[[BuildStats], None] | None = None) -> None:
+        """Follow file changes with watchdog (debounced); builds first if needed."""
+        if on_update is not None:
+            self._listeners.append(on_update)
+        with self._state.lock:
+            if not self._state.built:
+                self.build()
+            if self._watcher is not None:
+                return
+            self._watcher = RepoWatcher(self.workspace, self._on_changes, self.settings.debounce_s)
+        self._watcher.start()
+
+    def _on_changes(self, paths: list[str]) -> None:
+        stats = self.update_paths(paths)
+        for listener in list(self._listeners):
+            listener(stats)
+
+    def stop(self) -> None:
+        """Stop watching and close the cache. The service is unusable afterwards."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        with self._state.lock:
+            if not self._closed:
+                self._cache.close()
+                self._closed = True
+
+    @property
+    def tags(self) -> dict[str, FileTags]:
+        """Current tags by path (a copy)."""
+        with self._state.lock:
+            return dict(self._state.tags)

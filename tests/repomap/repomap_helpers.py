@@ -1,0 +1,67 @@
+"""Helpers for the repository-map tests (a uniquely named module, not conftest):
+a deterministic synthetic Python repository and a chars/4 token counter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from bonsai.services.repomap import RepoMapService
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def chars4(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def module_source(k: int, n: int) -> str:
+    """Module k: a class and three functions, calling into two other modules and
+    into the shared ``core`` module."""
+    a, b = (k * 7 + 1) % n, (k * 3 + 2) % n
+    return (
+        "from pkg.core import core_helper, CoreConfig\n"
+        f"from pkg.mod_{a:03d} import function_{a:03d}_one\n"
+        f"from pkg.mod_{b:03d} import Widget{b:03d}\n\n\n"
+        f"class Widget{k:03d}:\n"
+        f"    def render_{k:03d}(self, config: CoreConfig) -> str:\n"
+        f"        return core_helper(function_{a:03d}_one(config))\n\n\n"
+        f"def function_{k:03d}_one(value):\n"
+        f"    return Widget{b:03d}().render_{b:03d}(value)\n\n\n"
+        f"def function_{k:03d}_two(value, other):\n"
+        "    return core_helper(value) + core_helper(other)\n\n\n"
+        f"def function_{k:03d}_three():\n"
+        "    return CoreConfig()\n"
+    )
+
+
+CORE = (
+    "class CoreConfig:\n"
+    "    def load_settings(self, path: str) -> dict:\n"
+    "        return {}\n\n\n"
+    "def core_helper(value):\n"
+    "    return value\n"
+)
+
+LEAF = (
+    "def obscure_checksum_routine(data: bytes) -> int:\n"
+    "    return sum(data) % 251\n\n\n"
+    "class LeafOnlyThing:\n"
+    "    pass\n"
+)
+
+
+def write_repo(root: Path, modules: int = 60) -> Path:
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core.py").write_text(CORE)
+    for k in range(modules):
+        (pkg / f"mod_{k:03d}.py").write_text(module_source(k, modules))
+    (root / "tools").mkdir(exist_ok=True)
+    (root / "tools" / "leaf_utility.py").write_text(LEAF)
+    (root / "README.md").write_text("# demo\n")
+    return root
+
+
+ServiceFactory = Callable[..., RepoMapService]

@@ -1,0 +1,151 @@
+"""Tag extraction per language on small fixture files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bonsai.services.repomap.languages import language_for_path
+from bonsai.services.repomap.tags import extract_tags
+
+LANGS = Path(__file__).parent / "fixtures" / "langs"
+
+# file -> (definitions that must be found as (name, kind), references that must be found)
+CASES = {
+    "sample.py": (
+        {
+            ("Polygon", "class"),
+            ("area", "method"),
+            ("compute_area", "function"),
+            ("MAX_SIDES", "constant"),
+        },
+        {"Shape", "compute_area", "shoelace"},
+    ),
+    "sample.js": (
+        {
+            ("Polygon", "class"),
+            ("area", "method"),
+            ("computeArea", "function"),
+            ("perimeter", "function"),
+        },
+        {"Shape", "computeArea", "shoelace"},
+    ),
+    "sample.ts": (
+        {
+            ("Measured", "interface"),
+            ("Point", "type"),
+            ("Polygon", "class"),
+            ("area", "method"),
+            ("computeArea", "function"),
+        },
+        {"Shape", "Measured", "Point", "computeArea", "shoelace"},
+    ),
+    "sample.tsx": (
+        {("Toolbar", "function"), ("ToolbarProps", "interface")},
+        {"Button", "formatLabel", "ToolbarProps"},
+    ),
+    "sample.go": (
+        {
+            ("Polygon", "type"),
+            ("Measured", "type"),
+            ("Area", "method"),
+            ("ComputeArea", "function"),
+        },
+        {"ComputeArea", "Point", "shoelace"},
+    ),
+    "sample.rs": (
+        {
+            ("Polygon", "struct"),
+            ("Measured", "trait"),
+            ("area", "method"),
+            ("compute_area", "function"),
+        },
+        {"Point", "Shape", "compute_area", "shoelace"},
+    ),
+    "Sample.java": (
+        {("Polygon", "class"), ("Measured", "interface"), ("area", "method")},
+        {"Shape", "Measured", "Point", "computeArea"},
+    ),
+    "sample.c": (
+        {("polygon", "struct"), ("compute_area", "function"), ("MAX_SIDES", "macro")},
+        {"shoelace", "point"},
+    ),
+    "sample.cpp": (
+        {
+            ("shapes", "module"),
+            ("Polygon", "class"),
+            ("area", "method"),
+            ("compute_area", "function"),
+        },
+        {"Shape", "Point", "compute_area", "shoelace"},
+    ),
+    "Sample.cs": (
+        {
+            ("Polygon", "class"),
+            ("IMeasured", "interface"),
+            ("Area", "method"),
+            ("Sides", "property"),
+        },
+        {"Shape", "IMeasured", "ComputeArea"},
+    ),
+    "sample.rb": (
+        {("Shapes", "module"), ("Polygon", "class"), ("area", "method"), ("from_points", "method")},
+        {"Shape", "compute_area", "normalize", "Geometry"},
+    ),
+    "sample.php": (
+        {("Polygon", "class"), ("area", "method"), ("computeArea", "function")},
+        {"Shape", "Measured", "computeArea", "shoelace"},
+    ),
+}
+
+
+def _tags(name: str):
+    path = LANGS / name
+    language = language_for_path(name)
+    assert language is not None, f"no language for {name}"
+    return extract_tags(name, path.read_bytes(), language)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_definitions_and_references_found(name: str) -> None:
+    want_defs, want_refs = CASES[name]
+    tags = _tags(name)
+    assert want_defs <= {(d.name, d.kind) for d in tags.definitions}
+    assert want_refs <= set(tags.references)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_output_is_sorted_and_unique(name: str) -> None:
+    tags = _tags(name)
+    lines = [(d.line, d.name) for d in tags.definitions]
+    assert lines == sorted(lines)
+    assert len(set(tags.definitions)) == len(tags.definitions)
+    assert list(tags.references) == sorted(tags.references)
+    assert tags == _tags(name)  # identical on a second run
+
+
+def test_signature_is_the_trimmed_header() -> None:
+    by_name = {d.name: d for d in _tags("sample.py").definitions}
+    assert by_name["area"].signature == "def area(self, scale: float = 1.0) -> float:"
+    assert by_name["area"].depth == 1
+    assert by_name["area"].line == 7
+    go = {(d.name, d.line): d for d in _tags("sample.go").definitions}
+    assert go[("Area", 11)].signature == "func (p *Polygon) Area(scale float64) float64"
+
+
+def test_multiline_signature_is_joined() -> None:
+    source = b"def long_one(\n    alpha: int,\n    beta: str,\n) -> None:\n    pass\n"
+    (d,) = extract_tags("m.py", source, "python").definitions
+    assert d.signature == "def long_one(alpha: int, beta: str) -> None:"
+
+
+def test_definition_name_is_not_a_reference_to_itself() -> None:
+    tags = _tags("sample.ts")
+    assert "Polygon" not in tags.references  # only its declaration mentions it
+
+
+def test_unknown_extension_has_no_language() -> None:
+    assert language_for_path("README.md") is None
+    assert language_for_path("Makefile") is None
+    assert language_for_path("src/App.TSX") == "tsx"
