@@ -24,6 +24,14 @@ def test_every_method_is_bonsai_area_verb_and_unique() -> None:
         assert parts[0] == "bonsai" and len(parts) == 3, name
 
 
+def test_every_request_has_a_handler() -> None:
+    import bonsai.daemon.handlers  # noqa: F401
+    from bonsai.daemon.rpc import HANDLERS
+
+    missing = [m.name for m in METHODS if m.direction == "request" and m.name not in HANDLERS]
+    assert missing == []
+
+
 def test_wire_models_are_camel_case_and_strict() -> None:
     from bonsai.protocol.models import SessionCreateParams
 

@@ -360,6 +360,21 @@ export interface SessionEventParams {
   title?: string | null;
 }
 
+export interface SessionImportParams {
+  path: string;
+  format?: "auto" | "openai" | "swe-agent" | "openhands" | "aider";
+  run?: number;
+  workspace: string;
+}
+
+export interface SessionImportResult {
+  sessionId: string;
+  format: string;
+  messages: number;
+  runs: number;
+  warnings?: string[];
+}
+
 export interface SessionInfo {
   sessionId: string;
   title: string;
@@ -453,6 +468,7 @@ export interface RequestMap {
   "bonsai/session/rename": { params: SessionRenameParams; result: Empty };
   "bonsai/session/delete": { params: SessionRef; result: Empty };
   "bonsai/session/append": { params: SessionAppendParams; result: SessionAppendResult };
+  "bonsai/session/import": { params: SessionImportParams; result: SessionImportResult };
   "bonsai/config/get": { params: ConfigGetParams; result: ConfigGetResult };
   "bonsai/config/set": { params: ConfigSetParams; result: ConfigGetResult };
   "bonsai/config/preset": { params: ConfigPresetParams; result: ConfigGetResult };
@@ -500,6 +516,7 @@ export const METHODS = {
   sessionRename: "bonsai/session/rename",
   sessionDelete: "bonsai/session/delete",
   sessionAppend: "bonsai/session/append",
+  sessionImport: "bonsai/session/import",
   configGet: "bonsai/config/get",
   configSet: "bonsai/config/set",
   configPreset: "bonsai/config/preset",

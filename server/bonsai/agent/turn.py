@@ -213,6 +213,7 @@ class Turn:
     async def _guarded(self, tool: Tool, call: ToolCall) -> ToolResult:
         deps = self.deps
         history = deps.store.messages(deps.session_id)
+        deps.tool_ctx.history = history
         nudge = ""
         if deps.guard is not None:
             level, nudge = deps.guard(call, history)

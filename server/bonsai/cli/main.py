@@ -133,6 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_memory_commands(sub)
 
+    from bonsai.cli.replay import add_replay_commands
+
+    add_replay_commands(sub)
+
+    from bonsai.services.repomap.cli import add_repomap_command
+
+    add_repomap_command(sub)
+
     sim = sub.add_parser("sim", help="run the provider simulator (see `bonsai sim -- --help`)")
     sim.add_argument("sim_args", nargs=argparse.REMAINDER)
     sim.set_defaults(func=_sim)

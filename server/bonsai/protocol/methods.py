@@ -87,6 +87,12 @@ METHODS: tuple[Method, ...] = (
         m.SessionAppendResult,
         "Append a raw message to a session's log (tests and importers).",
     ),
+    _req(
+        "bonsai/session/import",
+        m.SessionImportParams,
+        m.SessionImportResult,
+        "Import a recorded agent session (OpenAI, SWE-agent, OpenHands, Aider) as a new session.",
+    ),
     _req("bonsai/config/get", m.ConfigGetParams, m.ConfigGetResult, "Effective settings."),
     _req(
         "bonsai/config/set",

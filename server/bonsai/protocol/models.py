@@ -103,6 +103,21 @@ class SessionAppendResult(Wire):
     message: WireMessage
 
 
+class SessionImportParams(Wire):
+    path: str = Field(min_length=1, max_length=4096)
+    format: Literal["auto", "openai", "swe-agent", "openhands", "aider"] = "auto"
+    run: int = Field(default=0, ge=0)
+    workspace: str = Field(min_length=1, max_length=4096)
+
+
+class SessionImportResult(Wire):
+    session_id: str
+    format: str
+    messages: int
+    runs: int
+    warnings: list[str] = Field(default_factory=list)
+
+
 class SessionEventParams(Wire):
     session_id: str
     kind: Literal["messageAppended", "titleChanged", "deleted"]

@@ -302,6 +302,19 @@
 ---@field message? bonsai.WireMessage|nil
 ---@field title? string|nil
 
+---@class bonsai.SessionImportParams
+---@field path string
+---@field format? "auto"|"openai"|"swe-agent"|"openhands"|"aider"
+---@field run? integer
+---@field workspace string
+
+---@class bonsai.SessionImportResult
+---@field sessionId string
+---@field format string
+---@field messages integer
+---@field runs integer
+---@field warnings? string[]
+
 ---@class bonsai.SessionInfo
 ---@field sessionId string
 ---@field title string
@@ -358,6 +371,7 @@ M.methods = {
   session_rename = "bonsai/session/rename",
   session_delete = "bonsai/session/delete",
   session_append = "bonsai/session/append",
+  session_import = "bonsai/session/import",
   config_get = "bonsai/config/get",
   config_set = "bonsai/config/set",
   config_preset = "bonsai/config/preset",

@@ -1,5 +1,14 @@
 """Request handlers: one small module per area. Importing this package registers them."""
 
-from bonsai.daemon.handlers import config, daemon, memory, session
+from bonsai.daemon.handlers import (
+    chat,
+    config,
+    ctx,
+    daemon,
+    episodes,
+    memory,
+    repomap,
+    session,
+)
 
-__all__ = ["config", "daemon", "memory", "session"]
+__all__ = ["chat", "config", "ctx", "daemon", "episodes", "memory", "repomap", "session"]

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 from bonsai.daemon.convert import session_info, wire_message
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.domain import Message
+from bonsai.errors import InvalidParams
 from bonsai.protocol import models as m
+from bonsai.services.importers import ImportFormatError, import_file
+from bonsai.services.replay.store_import import store_imported
 
 
 @handles("bonsai/session/create")
@@ -64,3 +70,23 @@ async def append(ctx: Ctx, params: m.SessionAppendParams) -> m.SessionAppendResu
     event = m.SessionEventParams(session_id=params.session_id, kind="messageAppended", message=wire)
     ctx.daemon.broadcast(params.session_id, "bonsai/session/event", event)
     return m.SessionAppendResult(message=wire)
+
+
+@handles("bonsai/session/import")
+async def import_(ctx: Ctx, params: m.SessionImportParams) -> m.SessionImportResult:
+    try:
+        imported = await asyncio.to_thread(
+            import_file, Path(params.path), params.format, params.run
+        )
+    except ImportFormatError as error:
+        raise InvalidParams(str(error)) from None
+    except OSError as error:
+        raise InvalidParams(f"cannot read {params.path}: {error.strerror}") from None
+    session_id = store_imported(ctx.daemon.store, params.workspace, imported)
+    return m.SessionImportResult(
+        session_id=session_id,
+        format=imported.format,
+        messages=len(imported.messages),
+        runs=imported.runs,
+        warnings=list(imported.warnings),
+    )

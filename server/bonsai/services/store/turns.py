@@ -70,6 +70,21 @@ class TurnStore:
                 ),
             )
 
+    def add_events(self, session_id: str, events: list[dict[str, Any]]) -> None:
+        """Attach events made outside a turn (a manual compaction) to the latest turn."""
+        row = self.conn.execute(
+            "SELECT turn_id, events FROM turns WHERE session_id = ? ORDER BY n DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        if row is None:
+            return
+        merged = json.loads(row[1] or "[]") + events
+        with self.conn:
+            self.conn.execute(
+                "UPDATE turns SET events = ? WHERE session_id = ? AND turn_id = ?",
+                (json.dumps(merged), session_id, row[0]),
+            )
+
     def list(self, session_id: str) -> list[TurnRow]:
         rows = self.conn.execute(
             "SELECT session_id, turn_id, n, status, usage, events, started_at, ended_at"

@@ -1,0 +1,194 @@
+"""Assembly + accounting time per turn for 10k, 50k and 200k-token sessions.
+
+Builds a synthetic coding session (user request, then assistant steps with a
+tool call and a tool result of realistic size), grows it one step per turn
+the way a daemon does, and times ``assemble`` for each of the last turns with
+the real o200k tokenizer and its per-hash count cache. Below the pressure
+thresholds (no stage fires) the time should grow with the *new* content of a
+turn, not with the session's length; a baseline in the same run times a full
+re-count of the session without the cache (what a naive assembler pays).
+
+    .venv/bin/python bench/assembly.py [--turns 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from bonsai.core.context import (
+    AssembleInput,
+    AssemblyMemo,
+    Budget,
+    ContextState,
+    Item,
+    SystemPart,
+    assemble,
+)
+from bonsai.core.replay_report import percentile
+from bonsai.domain import Evidence, Message, ToolCall, content_hash
+from bonsai.services.tokens import default_cache_dir, estimator_for
+from bonsai.settings import ContextSettings, ModelInfo
+
+SIZES = (10_000, 50_000, 200_000)
+WORDS = [
+    "def",
+    "parse(self,",
+    "tokens):",
+    "return",
+    "[t",
+    "for",
+    "t",
+    "in",
+    "tokens",
+    "if",
+    "t.kind",
+    "!=",
+    "'space']",
+    "#",
+    "noqa",
+]
+
+
+def _text(n_words: int, salt: int) -> str:
+    return " ".join(
+        f"{WORDS[(i + salt) % len(WORDS)]}{(i * 7 + salt) % 97}" for i in range(n_words)
+    )
+
+
+def _step(n: int) -> list[Message]:
+    call = ToolCall(id=f"c{n}", name="read_file", arguments=f'{{"path": "src/m{n % 40}.py"}}')
+    output = _text(300 + (n * 37) % 500, n)
+    evidence = Evidence(kind="read", path=f"src/m{n % 40}.py", content_hash=content_hash(output))
+    return [
+        Message(role="assistant", content=f"Looking at module {n}.", tool_calls=(call,)),
+        Message(
+            role="tool", content=output, tool_call_id=call.id, name="read_file", evidence=evidence
+        ),
+    ]
+
+
+def session(tokens: int, counter: object) -> list[Item]:
+    messages = [Message(role="user", content="Fix the parser bug. " + _text(60, 1))]
+    total = 0
+    n = 0
+    while total < tokens:
+        for m in _step(n):
+            messages.append(m)
+            total += counter.count_message(m).tokens  # type: ignore[attr-defined]
+        n += 1
+    return [Item(id=f"m{i + 1}", seq=i + 1, turn=1, message=m) for i, m in enumerate(messages)]
+
+
+def time_turns(items: list[Item], counter: object, turns: int, window: int) -> list[float]:
+    """Assembly time (ms) for each of the last ``turns`` turns of ``items``."""
+    parts = [
+        SystemPart(id="sys:persona", label="persona", text="You are bonsai. " + _text(200, 3)),
+        SystemPart(
+            id="sys:volatile",
+            label="volatile",
+            text="## Volatile state\nGit: clean.",
+            cacheable=False,
+        ),
+    ]
+    tools = [{"name": "read_file", "description": "Read a file", "parameters": {"type": "object"}}]
+    state = ContextState()
+    memo = AssemblyMemo()
+    base = len(items) - 2 * turns
+    for k in range(base - 2 * 3, base, 2):  # warm the counter cache with earlier turns
+        _assemble(items[:k], parts, tools, state, counter, window, memo)
+    times = []
+    for k in range(base, len(items) + 1, 2):
+        started = time.perf_counter()
+        result = _assemble(items[:k], parts, tools, state, counter, window, memo)
+        times.append((time.perf_counter() - started) * 1000)
+        state = result.state
+    return times
+
+
+def _assemble(items, parts, tools, state, counter, window, memo):  # type: ignore[no-untyped-def]
+    return assemble(
+        AssembleInput(
+            parts=parts,
+            tools=tools,
+            items=items,
+            state=state,
+            budget=Budget(window=window, reserve=16_000),
+            settings=ContextSettings(),
+            family="openai",
+            counter=counter,
+            turn=1,
+            memo=memo,
+        )
+    )
+
+
+def recount_ms(items: list[Item], cache_dir: Path) -> float:
+    """Baseline: count the whole session with a fresh counter (no cache)."""
+    fresh = estimator_for(
+        ModelInfo(family="openai", tokenizer="o200k_base"), cache_dir=cache_dir, tokenizer_path=None
+    )
+    started = time.perf_counter()
+    for item in items:
+        fresh.count_message(item.message)
+    return (time.perf_counter() - started) * 1000
+
+
+def new_content_ms(
+    items: list[Item], counter: object, window: int, sizes: tuple[int, ...]
+) -> list[tuple[int, float]]:
+    """At a fixed session length: the time of one turn that adds ``n`` words of new output."""
+    parts = [SystemPart(id="sys:persona", label="persona", text="You are bonsai.")]
+    memo = AssemblyMemo()
+    _assemble(items, parts, [], ContextState(), counter, window, memo)  # warm
+    out = []
+    for n in sizes:
+        call = ToolCall(id=f"new{n}", name="bash", arguments='{"command": "cat big.log"}')
+        new = [
+            Message(role="assistant", content="Reading the log.", tool_calls=(call,)),
+            Message(role="tool", content=_text(n, n), tool_call_id=call.id),
+        ]
+        grown = items + [
+            Item(id=f"x{n}_{k}", seq=len(items) + k + 1, turn=1, message=m)
+            for k, m in enumerate(new)
+        ]
+        started = time.perf_counter()
+        _assemble(grown, parts, [], ContextState(), counter, window, memo)
+        out.append((n, (time.perf_counter() - started) * 1000))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--turns", type=int, default=60, help="timed turns per size")
+    args = parser.parse_args()
+    cache_dir = default_cache_dir()
+    print(
+        f"{'session':>10} {'items':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'full recount ms':>16} {'p95/recount':>12}"
+    )
+    for size in SIZES:
+        counter = estimator_for(
+            ModelInfo(family="openai", tokenizer="o200k_base"),
+            cache_dir=cache_dir,
+            tokenizer_path=None,
+        )
+        items = session(size, counter)
+        times = time_turns(items, counter, args.turns, window=4 * size + 16_000)
+        baseline = recount_ms(items, cache_dir)
+        p95 = percentile(times, 95)
+        print(
+            f"{size:>10,} {len(items):>6} {statistics.median(times):>8.2f} {p95:>8.2f} "
+            f"{max(times):>8.2f} {baseline:>16.2f} {p95 / baseline:>12.3f}"
+        )
+    print("\none turn at 200,000 tokens, by the size of its new tool output:")
+    print(f"{'new words':>10} {'ms':>8}")
+    for words, ms in new_content_ms(
+        items, counter, 4 * SIZES[-1] + 16_000, (100, 1_000, 10_000, 50_000)
+    ):
+        print(f"{words:>10,} {ms:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

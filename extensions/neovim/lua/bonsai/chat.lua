@@ -1,0 +1,313 @@
+---@mod bonsai.chat The chat buffer
+---
+--- One scratch buffer per session (`bonsai://chat/<id>`). Replies stream in
+--- as `bonsai/chat/event` deltas arrive; tool calls are folded; `<CR>` asks
+--- for a message, `<C-c>` cancels the running turn. Every Neovim attached to
+--- the session sees the same conversation.
+
+local client = require("bonsai.client")
+local config = require("bonsai.config")
+local events = require("bonsai.events")
+local model_ops = require("bonsai.chat_model")
+local protocol = require("bonsai.protocol")
+local state = require("bonsai.state")
+local ui = require("bonsai.ui")
+local window = require("bonsai.chat_window")
+
+local methods = protocol.methods
+
+local M = {}
+
+---@class bonsai.ChatView
+---@field buf integer
+---@field session_id string
+---@field model bonsai.ChatModel
+---@field tail_is_text boolean
+---@field running string? id of the turn in progress
+---@field finished table<string, true> ids of turns that ended (events may beat replies)
+
+---@type table<string, bonsai.ChatView>
+local views = {}
+
+--- The chat view of a session, if one is open.
+---@param session_id string
+---@return bonsai.ChatView?
+function M.view(session_id)
+  return views[session_id]
+end
+
+--- Ask for a message and send it (to a new session when there is none).
+---@param session_id string?
+function M.prompt(session_id)
+  session_id = session_id or state.session_for_buffer()
+  vim.ui.input({ prompt = "bonsai> " }, function(text)
+    if text and vim.trim(text) ~= "" then
+      M.send(text, session_id)
+    end
+  end)
+end
+
+--- Send a message to a session (the current one by default), opening its
+--- chat first when it is not open, so the reply is seen.
+---@param text string
+---@param session_id string?
+function M.send(text, session_id)
+  session_id = session_id or state.session_for_buffer()
+  if not session_id or not views[session_id] then
+    M.open({ session_id = session_id, text = text })
+    return
+  end
+  state.set_current(session_id)
+  client.call(methods.chat_send, { sessionId = session_id, text = text }, function(result)
+    local view = views[session_id]
+    if view and not view.finished[result.turnId] then
+      view.running = result.turnId
+      window.update_winbar(view)
+    end
+  end)
+end
+
+--- The message for a question about lines of a file: the question, then the
+--- lines in a fenced block headed by the path and range.
+---@param question string
+---@param path string
+---@param first integer
+---@param lines string[]
+---@param filetype string
+---@return string
+function M.quote(question, path, first, lines, filetype)
+  local where = ("%s:%d-%d"):format(path, first, first + #lines - 1)
+  local fence = "```"
+  return table.concat(
+    { question, "", where, fence .. filetype, table.concat(lines, "\n"), fence },
+    "\n"
+  )
+end
+
+--- Ask a question about the lines of the last visual selection and send both.
+function M.send_selection()
+  local buf = vim.api.nvim_get_current_buf()
+  local first, last = vim.fn.line("'<"), vim.fn.line("'>")
+  local lines = vim.api.nvim_buf_get_lines(buf, first - 1, last, false)
+  local path = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":.")
+  local filetype = vim.bo[buf].filetype
+  vim.ui.input({ prompt = "bonsai (about the selection)> " }, function(question)
+    if question and vim.trim(question) ~= "" then
+      M.send(M.quote(question, path, first, lines, filetype))
+    end
+  end)
+end
+
+--- Cancel the running turn of a session (the current one by default).
+---@param session_id string?
+function M.cancel(session_id)
+  session_id = session_id or state.session_for_buffer()
+  if not session_id then
+    return
+  end
+  local view = views[session_id]
+  local params = { sessionId = session_id, turnId = view and view.running or nil }
+  client.call(methods.chat_cancel, params, function(result)
+    if not result.cancelled then
+      vim.notify("bonsai: no turn was running", vim.log.levels.INFO)
+    end
+  end)
+end
+
+---@param view bonsai.ChatView
+local function setup_buffer(view)
+  local buf, keys = view.buf, config.get().chat.keys
+  vim.b[buf].bonsai_session = view.session_id
+  local sid = view.session_id
+  ui.map_keys(buf, keys, {
+    send = {
+      function()
+        M.prompt(sid)
+      end,
+      "send a message",
+    },
+    cancel = {
+      function()
+        M.cancel(sid)
+      end,
+      "cancel the running turn",
+    },
+    close = {
+      function()
+        ui.close()
+      end,
+      "close the chat window",
+    },
+    ledger = {
+      function()
+        require("bonsai.ledger").open(sid)
+      end,
+      "open the context ledger",
+    },
+  })
+  vim.api.nvim_create_autocmd("BufWinEnter", {
+    buffer = buf,
+    callback = function()
+      window.set_options(vim.api.nvim_get_current_win())
+      window.update_winbar(view)
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    callback = function()
+      views[sid] = nil
+      window.forget(buf)
+      if client.is_ready() then
+        client.request(methods.session_detach, { sessionId = sid }, function() end)
+      end
+    end,
+  })
+end
+
+---@param session_id string
+---@return bonsai.ChatView
+local function ensure_view(session_id)
+  local view = views[session_id]
+  if view and vim.api.nvim_buf_is_valid(view.buf) then
+    return view
+  end
+  local buf = ui.scratch("bonsai://chat/" .. session_id, "bonsai-chat")
+  vim.bo[buf].syntax = "markdown"
+  local max = config.get().chat.tool_output_lines
+  view = { buf = buf, session_id = session_id, model = model_ops.new("", max) }
+  view.tail_is_text, view.finished = false, {}
+  views[session_id] = view
+  setup_buffer(view)
+  return view
+end
+
+--- Attach to a session and (re)load its log into its view.
+---@param session_id string
+---@param cb fun(view: bonsai.ChatView)?
+function M.attach(session_id, cb)
+  client.call(methods.session_attach, { sessionId = session_id }, function(result)
+    local view = ensure_view(session_id)
+    view.model.title = result.session.title or ""
+    model_ops.reset(view.model, result.messages or {})
+    window.redraw(view)
+    state.set_current(session_id)
+    if cb then
+      cb(view)
+    end
+  end)
+end
+
+---@param view bonsai.ChatView
+---@param text string?
+local function show(view, text)
+  local cfg = config.get().chat
+  local win = ui.show(view.buf, cfg.split, cfg.size)
+  window.set_options(win)
+  window.follow(view.buf, { win })
+  if text and text ~= "" then
+    M.send(text, view.session_id)
+  end
+end
+
+---@class bonsai.ChatOpenOpts
+---@field session_id string? attach to this session
+---@field new boolean? always create a new session
+---@field text string? send this message once the chat is open
+
+--- Open the chat: the given session, else the current one, else a new one.
+---@param opts bonsai.ChatOpenOpts?
+function M.open(opts)
+  opts = opts or {}
+  local sid = opts.session_id or (not opts.new and state.current or nil)
+  if sid and views[sid] and not opts.session_id then
+    show(views[sid], opts.text)
+    return
+  end
+  if sid then
+    M.attach(sid, function(view)
+      show(view, opts.text)
+    end)
+    return
+  end
+  local params = { workspace = config.workspace() }
+  client.call(methods.session_create, params, function(result)
+    M.attach(result.sessionId, function(view)
+      show(view, opts.text)
+    end)
+  end)
+end
+
+--- Add a note to a session's chat (if it is open).
+---@param session_id string
+---@param text string
+function M.note(session_id, text)
+  local view = views[session_id]
+  if view then
+    model_ops.note(view.model, text)
+    window.redraw(view)
+  end
+end
+
+events.on("session_event", function(params)
+  local view = views[params.sessionId]
+  if not view then
+    return
+  end
+  if params.kind == "messageAppended" and params.message then
+    if model_ops.add_message(view.model, params.message) then
+      window.redraw(view)
+    end
+  elseif params.kind == "titleChanged" then
+    view.model.title = params.title or ""
+    window.redraw(view)
+  elseif params.kind == "deleted" then
+    view.model.title = (view.model.title or "") .. " (deleted)"
+    window.redraw(view)
+  end
+end)
+
+events.on("chat_event", function(params)
+  local view = views[params.sessionId]
+  if not view then
+    return
+  end
+  local was_tail = view.tail_is_text
+  local change = model_ops.apply_event(view.model, params)
+  if params.kind == "done" or params.kind == "error" then
+    view.finished[params.turnId] = true
+    view.running = nil
+  elseif view.running == nil and not view.finished[params.turnId] then
+    view.running = params.turnId
+  end
+  if change == "append" and was_tail then
+    window.append_text(view, params.text or "")
+    window.update_winbar(view)
+  elseif change ~= "none" then
+    window.redraw(view)
+  end
+end)
+
+events.on("ctx_changed", function(params)
+  local view = views[params.sessionId]
+  if view and vim.api.nvim_buf_is_valid(view.buf) then
+    window.update_winbar(view)
+  end
+end)
+
+events.on("client_started", function()
+  for sid in pairs(views) do
+    M.attach(sid)
+  end
+end)
+
+events.on("client_exited", function(params)
+  for _, view in pairs(views) do
+    if view.running and not params.expected then
+      model_ops.note(view.model, "the daemon connection closed during this turn")
+      view.running = nil
+      window.redraw(view)
+    end
+  end
+end)
+
+return M

@@ -1,0 +1,180 @@
+---@mod bonsai.chat_model Apply daemon events to a chat model
+---
+--- Pure: functions take a |bonsai.ChatModel| and an event and mutate the
+--- model. Finished messages (`bonsai/session/event`) replace the streamed
+--- parts they cover, so a reply is never shown twice whatever the order in
+--- which the daemon's notifications arrive.
+
+local M = {}
+
+---@param title string
+---@param tool_output_lines integer
+---@return bonsai.ChatModel
+function M.new(title, tool_output_lines)
+  return {
+    title = title,
+    items = {},
+    results = {},
+    seen = {},
+    call_ids = {},
+    tool_output_lines = tool_output_lines,
+  }
+end
+
+--- Index of the live turn still receiving parts (the newest live item).
+---@param model bonsai.ChatModel
+---@return integer?
+local function live_index(model)
+  for i = #model.items, 1, -1 do
+    if model.items[i].live then
+      return i
+    end
+  end
+  return nil
+end
+
+---@param model bonsai.ChatModel
+---@param turn_id string
+---@return bonsai.LiveTurn
+function M.live_turn(model, turn_id)
+  for _, item in ipairs(model.items) do
+    if item.live and item.live.turn_id == turn_id then
+      return item.live
+    end
+  end
+  local live = { turn_id = turn_id, parts = {}, done = false }
+  table.insert(model.items, { live = live })
+  return live
+end
+
+--- Drop live items that have nothing left to show.
+---@param model bonsai.ChatModel
+local function prune(model)
+  for i = #model.items, 1, -1 do
+    local live = model.items[i].live
+    if live and live.done and #live.parts == 0 then
+      table.remove(model.items, i)
+    end
+  end
+end
+
+--- Add a finished message. Returns false when it was already shown.
+---@param model bonsai.ChatModel
+---@param msg bonsai.WireMessage
+---@return boolean changed
+function M.add_message(model, msg)
+  if model.seen[msg.messageId] then
+    return false
+  end
+  model.seen[msg.messageId] = true
+  if msg.role == "tool" and msg.toolCallId then
+    local known = model.results[msg.toolCallId]
+    local is_error = msg.status == "error" or (known ~= nil and known.is_error)
+    model.results[msg.toolCallId] = { text = msg.content, is_error = is_error, final = true }
+  end
+  for _, call in ipairs(msg.toolCalls or {}) do
+    model.call_ids[call.id] = true
+  end
+  local idx = live_index(model)
+  if idx and msg.role ~= "user" then
+    local live = model.items[idx].live --[[@as bonsai.LiveTurn]]
+    if msg.role == "assistant" then
+      -- the finished message carries the text and tool calls streamed so far
+      live.parts = vim.tbl_filter(function(part)
+        return part.kind == "error" or part.kind == "notice"
+      end, live.parts)
+    end
+    table.insert(model.items, idx, { message = msg })
+  else
+    table.insert(model.items, { message = msg })
+  end
+  prune(model)
+  return true
+end
+
+--- Replace the whole log (after attaching).
+---@param model bonsai.ChatModel
+---@param messages bonsai.WireMessage[]
+function M.reset(model, messages)
+  model.items, model.results, model.seen, model.call_ids = {}, {}, {}, {}
+  for _, msg in ipairs(messages) do
+    M.add_message(model, msg)
+  end
+end
+
+---@alias bonsai.ChatChange "append"|"render"|"none"
+
+---@alias bonsai.EventApplier fun(model: bonsai.ChatModel, live: bonsai.LiveTurn, ev: bonsai.ChatEventParams): bonsai.ChatChange?
+
+---@type table<string, bonsai.EventApplier>
+local APPLY = {
+  delta = function(_, live, ev)
+    local last = live.parts[#live.parts]
+    if last and last.kind == "text" then
+      last.text = last.text .. (ev.text or "")
+      return "append"
+    end
+    table.insert(live.parts, { kind = "text", text = ev.text or "" })
+  end,
+  toolCall = function(model, live, ev)
+    if not model.call_ids[ev.toolCallId or ""] then -- else shown in its finished message
+      table.insert(
+        live.parts,
+        { kind = "tool", id = ev.toolCallId, name = ev.name, args = ev.args }
+      )
+    end
+  end,
+  toolResult = function(model, _, ev)
+    local id = ev.toolCallId or ""
+    local known = model.results[id]
+    if known and known.final then -- the stored message has the full text
+      known.is_error = known.is_error or ev.isError == true
+    else
+      model.results[id] = { text = ev.result or "", is_error = ev.isError == true }
+    end
+  end,
+  error = function(_, live, ev)
+    table.insert(live.parts, { kind = "error", text = ev.message or ev.text })
+    live.done = true
+  end,
+  notice = function(_, live, ev)
+    table.insert(live.parts, { kind = "notice", text = ev.text or ev.message })
+  end,
+  done = function(_, live)
+    live.done = true
+  end,
+  usage = function(model, _, ev)
+    model.usage = ev.usage
+    return "none"
+  end,
+}
+
+--- Apply one `bonsai/chat/event`. Returns "append" when only text was added
+--- to the newest part (the caller may append instead of redrawing).
+---@param model bonsai.ChatModel
+---@param ev bonsai.ChatEventParams
+---@return bonsai.ChatChange
+function M.apply_event(model, ev)
+  local apply = APPLY[ev.kind]
+  if not apply then
+    return "none" -- a kind this plugin does not know yet
+  end
+  local change = apply(model, M.live_turn(model, ev.turnId), ev) or "render"
+  prune(model)
+  return change
+end
+
+--- Add a note (approval answers, connection loss) where the conversation is
+--- now: before the reply still streaming, if any.
+---@param model bonsai.ChatModel
+---@param text string
+function M.note(model, text)
+  local idx = live_index(model)
+  if idx and not model.items[idx].live.done then
+    table.insert(model.items, idx, { note = text })
+  else
+    table.insert(model.items, { note = text })
+  end
+end
+
+return M

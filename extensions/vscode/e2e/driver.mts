@@ -1,0 +1,145 @@
+/**
+ * End-to-end test of the bonsai extension in a real VS Code (code-server),
+ * driven by headless Chromium through playwright-core, against the real
+ * daemon and the provider simulator. Prints one JSON line per step and a
+ * summary; exits non-zero when a step fails.
+ *
+ * Inputs (environment; tests/editors/test_vscode_e2e.py sets them):
+ *   BONSAI_E2E_CODE_SERVER  code-server executable
+ *   BONSAI_E2E_VSIX         the packaged extension
+ *   BONSAI_E2E_BONSAI       the bonsai executable (bonsai.command)
+ *   BONSAI_E2E_ROOT         a fresh temp dir (workspace, user data, logs)
+ *   BONSAI_E2E_ARTIFACTS    where screenshots go
+ *   BONSAI_E2E_MESSAGE      the chat message to send
+ *   BONSAI_E2E_REPLY        text the streamed reply must contain
+ *   BONSAI_HOME, BONSAI_PROVIDER, BONSAI_BASE_URL  passed to the daemon
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type BrowserContext } from "playwright-core";
+import { installExtension, startCodeServer, type RunningCodeServer } from "./codeServer.mts";
+import { DaemonClient } from "./daemonClient.mts";
+import { STEPS, type StepContext } from "./steps.mts";
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === "") {
+    throw new Error(`environment variable ${name} is required`);
+  }
+  return value;
+}
+
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+interface StepResult {
+  step: string;
+  ok: boolean;
+  ms: number;
+  detail: string;
+}
+
+function report(result: StepResult): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+async function runSteps(context: StepContext): Promise<StepResult[]> {
+  const results: StepResult[] = [];
+  let blocked: string | undefined;
+  for (const [index, step] of STEPS.entries()) {
+    const started = Date.now();
+    if (blocked !== undefined) {
+      results.push({ step: step.name, ok: false, ms: 0, detail: `not run: ${blocked} failed` });
+      report(results.at(-1) as StepResult);
+      continue;
+    }
+    const shot = join(context.artifacts, `${String(index + 1).padStart(2, "0")}-${step.name}.png`);
+    try {
+      const detail = await step.run(context);
+      await context.page.screenshot({ path: shot });
+      results.push({ step: step.name, ok: true, ms: Date.now() - started, detail });
+    } catch (error) {
+      await context.page.screenshot({ path: shot.replace(".png", "-FAILED.png") }).catch(() => undefined);
+      const message = error instanceof Error ? error.message.split("\n").slice(0, 6).join(" ") : String(error);
+      results.push({ step: step.name, ok: false, ms: Date.now() - started, detail: message });
+      blocked = step.name;
+    }
+    report(results.at(-1) as StepResult);
+  }
+  return results;
+}
+
+async function main(): Promise<number> {
+  const root = required("BONSAI_E2E_ROOT");
+  const artifacts = required("BONSAI_E2E_ARTIFACTS");
+  const bonsai = required("BONSAI_E2E_BONSAI");
+  const workspace = join(root, "workspace");
+  mkdirSync(workspace, { recursive: true });
+  mkdirSync(artifacts, { recursive: true });
+  const env = { ...process.env };
+  const options = {
+    bin: required("BONSAI_E2E_CODE_SERVER"),
+    vsix: required("BONSAI_E2E_VSIX"),
+    root,
+    env,
+    settings: {
+      "workbench.startupEditor": "none",
+      "workbench.tips.enabled": false,
+      "workbench.secondarySideBar.defaultVisibility": "hidden",
+      "chat.disableAIFeatures": true,
+      "telemetry.telemetryLevel": "off",
+      "extensions.autoCheckUpdates": false,
+      "extensions.autoUpdate": false,
+      "bonsai.command": bonsai,
+    },
+  };
+  let server: RunningCodeServer | undefined;
+  let browser: BrowserContext | undefined;
+  let daemon: DaemonClient | undefined;
+  try {
+    await installExtension(options);
+    server = await startCodeServer(options, workspace);
+    // A fresh Chromium profile in the run's temp dir; Debian's chromium, never a downloaded one.
+    browser = await chromium.launchPersistentContext(join(root, "chromium-profile"), {
+      executablePath: process.env.BONSAI_E2E_CHROMIUM ?? "/usr/bin/chromium",
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1400, height: 900 },
+    });
+    const page = browser.pages()[0] ?? (await browser.newPage());
+    page.setDefaultTimeout(30_000);
+    daemon = await DaemonClient.connect(bonsai, [], env);
+    const results = await runSteps({
+      page,
+      url: server.url,
+      workspace,
+      artifacts,
+      daemon,
+      message: process.env.BONSAI_E2E_MESSAGE ?? "hello bonsai",
+      reply: process.env.BONSAI_E2E_REPLY ?? "You said: hello bonsai",
+    });
+    const passed = results.filter((result) => result.ok).length;
+    process.stdout.write(`${passed} passed, ${results.length - passed} failed\n`);
+    return passed === results.length ? 0 : 1;
+  } finally {
+    daemon?.close();
+    await browser?.close().catch(() => undefined);
+    await server?.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `e2e driver failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(2);
+  },
+);

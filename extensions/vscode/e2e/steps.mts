@@ -1,0 +1,262 @@
+/** The e2e steps, in order. Each waits on selectors or events, never on fixed sleeps. */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import type { DaemonClient } from "./daemonClient.mts";
+import {
+  STATUS_CHIP,
+  chatFrame,
+  contextMenu,
+  expandPane,
+  expandRow,
+  openBonsai,
+  pane,
+  paneRows,
+} from "./workbench.mts";
+
+export interface StepContext {
+  page: Page;
+  url: string;
+  workspace: string;
+  artifacts: string;
+  daemon: DaemonClient;
+  message: string;
+  reply: string;
+}
+
+export interface Step {
+  name: string;
+  run(context: StepContext): Promise<string>;
+}
+
+interface SessionInfo {
+  sessionId: string;
+  workspace: string;
+  messageCount: number;
+}
+interface CtxNode {
+  id: string;
+  label: string;
+  state: string;
+  section: string;
+}
+interface Ledger {
+  totals?: { percent: number } | null;
+  nodes?: CtxNode[] | null;
+}
+
+async function currentSession(context: StepContext): Promise<SessionInfo> {
+  const { sessions } = await context.daemon.request<{ sessions: SessionInfo[] }>("bonsai/session/list", {
+    workspace: context.workspace,
+  });
+  const [session] = sessions;
+  if (session === undefined) {
+    throw new Error(`the daemon has no session for ${context.workspace}`);
+  }
+  return session;
+}
+
+async function ledger(context: StepContext): Promise<Ledger> {
+  const { sessionId } = await currentSession(context);
+  return context.daemon.request<Ledger>("bonsai/ctx/get", { sessionId, view: "ledger" });
+}
+
+function assert(condition: boolean, message: string): asserts condition {
+  if (!condition) {
+    throw new Error(message);
+  }
+}
+
+const workbench: Step = {
+  name: "workbench",
+  async run({ page, url }) {
+    await page.goto(url);
+    await page.locator(".monaco-workbench").waitFor();
+    await page.locator(STATUS_CHIP).waitFor();
+    return `code-server at ${url} loaded the workbench and the bonsai extension`;
+  },
+};
+
+const connect: Step = {
+  name: "open-view",
+  async run(context) {
+    const { page, daemon } = context;
+    await openBonsai(page);
+    const chat = chatFrame(page);
+    await chat.locator("#input").waitFor();
+    await chat.locator("#status[hidden]").waitFor({ state: "attached" });
+    await page.locator(STATUS_CHIP, { hasText: "▱" }).waitFor();
+    const status = await daemon.request<{ version: string; clients: number }>("bonsai/daemon/status", {});
+    assert(
+      status.clients >= 2,
+      `expected the extension and the e2e client on the daemon, saw ${status.clients} client(s)`,
+    );
+    return `chat view connected to bonsai ${status.version} (${status.clients} clients)`;
+  },
+};
+
+const chatStep: Step = {
+  name: "chat",
+  async run(context) {
+    const chat = chatFrame(context.page);
+    await chat.locator("#input").fill(context.message);
+    await chat.locator("#input").press("Enter");
+    await chat.locator(".entry.user", { hasText: context.message }).waitFor();
+    const reply = chat.locator(".entry.assistant:not(.streaming)", { hasText: context.reply });
+    await reply.first().waitFor({ timeout: 60_000 });
+    const updates = Number(await reply.first().getAttribute("data-updates"));
+    assert(updates > 1, `the reply arrived in one piece (${updates} update), not streamed`);
+    const session = await currentSession(context);
+    assert(session.messageCount >= 2, `the daemon stored ${session.messageCount} message(s) for the session`);
+    return `reply streamed in ${updates} updates; daemon session ${session.sessionId} has ${session.messageCount} messages`;
+  },
+};
+
+/** The simulator answers this with an edit_file call; see tests/editors/test_vscode_e2e.py. */
+export const EDIT_MESSAGE = "please fix the typo in notes.txt";
+
+const approval: Step = {
+  name: "approval",
+  async run(context) {
+    const notes = join(context.workspace, "notes.txt");
+    writeFileSync(notes, "teh cat sat on the mat\n");
+    const chat = chatFrame(context.page);
+    await chat.locator("#input").fill(EDIT_MESSAGE);
+    await chat.locator("#input").press("Enter");
+    const card = chat.locator(".entry.approval.pending");
+    await card.locator(".diff .add", { hasText: "the cat" }).first().waitFor({ timeout: 60_000 });
+    await card.locator("button.approve").click();
+    await chat.locator(".entry.approval.approved").waitFor();
+    await chat.locator(".entry.tool.ok", { hasText: "edit_file" }).first().waitFor({ timeout: 60_000 });
+    await chat.locator("body:not(.busy)").waitFor({ state: "attached", timeout: 60_000 });
+    const text = readFileSync(notes, "utf-8");
+    assert(text === "the cat sat on the mat\n", `notes.txt after the approved edit: ${JSON.stringify(text)}`);
+    return "edit diff shown inline, approved in the chat, the tool card reports done and the file changed";
+  },
+};
+
+const slash: Step = {
+  name: "slash-ctx",
+  async run({ page }) {
+    const chat = chatFrame(page);
+    await chat.locator("#input").fill("/ctx");
+    await chat.locator("#input").press("Enter");
+    const notice = chat.locator(".entry.notice strong", { hasText: "Context" });
+    await notice.first().waitFor();
+    return "/ctx answered with a rendered ledger summary";
+  },
+};
+
+const ledgerStep: Step = {
+  name: "ledger",
+  async run(context) {
+    const { page } = context;
+    const messages = paneRows(page, "Context").filter({ hasText: "Messages" });
+    await messages.first().waitFor();
+    await expandRow(messages.first());
+    const nodes = paneRows(page, "Context").filter({ hasText: /· (full|pinned|stubbed|dropped|summarized|archived)/ });
+    await nodes.first().waitFor();
+    const daemonNodes = (await ledger(context)).nodes ?? [];
+    assert(daemonNodes.length > 0, "the daemon's ledger is empty");
+    return `ledger shows ${await nodes.count()} node rows; daemon reports ${daemonNodes.length} nodes`;
+  },
+};
+
+const pin: Step = {
+  name: "pin",
+  async run(context) {
+    const { page } = context;
+    const candidates =
+      (await ledger(context)).nodes?.filter((node) => node.section === "messages" && node.state === "full") ?? [];
+    const target = candidates[0];
+    assert(target !== undefined, "no message node in state 'full' to pin");
+    const row = paneRows(page, "Context").filter({ hasText: target.label }).filter({ hasText: "· full" }).first();
+    await contextMenu(page, row, target.label, "Pin (never collect)");
+    await paneRows(page, "Context").filter({ hasText: target.label }).filter({ hasText: "· pinned" }).first().waitFor();
+    const after = (await ledger(context)).nodes?.find((node) => node.id === target.id);
+    assert(
+      after?.state === "pinned",
+      `the daemon reports node ${target.id} as ${after?.state ?? "missing"}, not pinned`,
+    );
+    return `pinned "${target.label}" from the context menu; the daemon confirms state=pinned`;
+  },
+};
+
+const chip: Step = {
+  name: "status-chip",
+  async run(context) {
+    const percent = Math.round((await ledger(context)).totals?.percent ?? Number.NaN);
+    assert(Number.isFinite(percent), "the daemon reports no totals");
+    const chipLocator = context.page.locator(STATUS_CHIP, { hasText: `${percent}%` });
+    await chipLocator.waitFor();
+    const text = (await chipLocator.textContent())?.trim() ?? "";
+    assert(/[▰▱]{5} \d+%/.test(text), `unexpected chip text "${text}"`);
+    return `status chip "${text}" matches the daemon's ${percent}%`;
+  },
+};
+
+const views: Step = {
+  name: "ledger-views",
+  async run({ page }) {
+    const header = page.locator('.pane-header[aria-label^="Context"]');
+    const toggle = header.locator('.action-label[aria-label="Toggle Ledger / Wire / Turns"]');
+    for (const view of ["wire", "turns", "ledger"]) {
+      await header.hover();
+      await toggle.click();
+      await pane(page, "Context").locator(".pane-header .description", { hasText: view }).waitFor();
+    }
+    await paneRows(page, "Context").filter({ hasText: "Messages" }).first().waitFor();
+    return "toggled ledger → wire → turns → ledger";
+  },
+};
+
+const episodes: Step = {
+  name: "episodes",
+  async run(context) {
+    const { page } = context;
+    await expandPane(page, "Episodes");
+    const { sessionId } = await currentSession(context);
+    const { episodes: list } = await context.daemon.request<{ episodes: { number: number; title: string }[] }>(
+      "bonsai/episodes/list",
+      { sessionId },
+    );
+    if (list.length === 0) {
+      await pane(page, "Episodes").locator(".message", { hasText: "No episodes yet" }).waitFor();
+      return "episode list open; the daemon reports no episodes yet and the view says so";
+    }
+    const first = list[0];
+    await paneRows(page, "Episodes")
+      .filter({ hasText: `#${first?.number}` })
+      .first()
+      .waitFor();
+    const rows = await paneRows(page, "Episodes").count();
+    assert(rows === list.length, `the view shows ${rows} episodes, the daemon ${list.length}`);
+    return `episode list shows ${rows} episode(s), as the daemon reports`;
+  },
+};
+
+const otherWindow: Step = {
+  name: "other-window",
+  async run(context) {
+    const { sessionId } = await currentSession(context);
+    const text = "a note from another window";
+    await context.daemon.request("bonsai/session/attach", { sessionId });
+    await context.daemon.request("bonsai/session/append", { sessionId, role: "user", content: text });
+    await chatFrame(context.page).locator(".entry.user", { hasText: text }).waitFor();
+    return "a message another client appended to the session appeared in the chat live";
+  },
+};
+
+export const STEPS: readonly Step[] = [
+  workbench,
+  connect,
+  chatStep,
+  approval,
+  slash,
+  ledgerStep,
+  pin,
+  chip,
+  views,
+  episodes,
+  otherWindow,
+];

@@ -1,0 +1,64 @@
+/** Locators and small actions on the code-server workbench and the bonsai views. */
+import type { FrameLocator, Locator, Page } from "playwright-core";
+
+export const STATUS_CHIP = '[id="bonsai.bonsai-vscode.bonsai.context"]';
+
+export function pane(page: Page, title: string): Locator {
+  return page.locator(".pane", { has: page.locator(`.pane-header[aria-label^="${title}"]`) });
+}
+
+export function paneRows(page: Page, title: string): Locator {
+  return pane(page, title).locator(".monaco-list-row");
+}
+
+/** The chat webview's document (code-server nests it in two iframes). */
+export function chatFrame(page: Page): FrameLocator {
+  return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+}
+
+export async function openBonsai(page: Page): Promise<void> {
+  await page.locator('.activitybar .action-label[aria-label^="bonsai"]').click();
+  await pane(page, "Chat").waitFor();
+}
+
+/** Expand a collapsed view pane by clicking its header. */
+export async function expandPane(page: Page, title: string): Promise<void> {
+  const header = page.locator(`.pane-header[aria-label^="${title}"]`);
+  if ((await header.getAttribute("aria-expanded")) !== "true") {
+    await header.click();
+  }
+  await page.locator(`.pane-header[aria-label^="${title}"][aria-expanded="true"]`).waitFor();
+}
+
+/**
+ * Right-click the row labelled `label` and run a context-menu entry (hover focuses it,
+ * Enter runs it). A tree refresh can recycle the row under the pointer, so the menu
+ * is only used once the right-clicked row is the focused one; otherwise it retries.
+ */
+export async function contextMenu(page: Page, row: Locator, label: string, item: string): Promise<void> {
+  const menu = page.locator(".context-view .monaco-menu");
+  for (let attempt = 1; ; attempt++) {
+    await row.click({ button: "right" });
+    await menu.waitFor();
+    const focused = page.locator(".monaco-list-row.focused", { hasText: label });
+    if ((await focused.count()) > 0) {
+      break;
+    }
+    await page.keyboard.press("Escape");
+    await menu.waitFor({ state: "detached" });
+    if (attempt === 3) {
+      throw new Error(`could not open the context menu of "${label}"`);
+    }
+  }
+  await menu.locator(".action-item", { hasText: item }).first().hover();
+  await menu.locator(".action-item.focused", { hasText: item }).waitFor();
+  await page.keyboard.press("Enter");
+  await menu.waitFor({ state: "detached" });
+}
+
+/** Expand a tree row (a section) if it is collapsed. */
+export async function expandRow(row: Locator): Promise<void> {
+  if ((await row.getAttribute("aria-expanded")) === "false") {
+    await row.click();
+  }
+}

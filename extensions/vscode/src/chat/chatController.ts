@@ -1,0 +1,242 @@
+/**
+ * The chat panel's logic: turns webview actions into daemon requests and daemon
+ * events into transcript updates. Knows nothing of vscode; the view provider
+ * plugs in a port to the webview and the UI hooks.
+ */
+import type {
+  ApprovalRequestParams,
+  ApprovalRequestResult,
+  ChatEventParams,
+  SessionEventParams,
+} from "../protocol.generated";
+import type { ConnectionState, Rpc } from "../rpc/rpc";
+import type { Sessions } from "../session/sessions";
+import type { Disposable } from "../util/emitter";
+import { errorText } from "../util/format";
+import type { Entry, NoticeLevel } from "./entries";
+import type { FromWebview, ToWebview } from "./messages";
+import { parseInput } from "./slash";
+import { runSlash, type ViewName } from "./slashCommands";
+import { Transcript } from "./transcript";
+
+export interface ChatPort {
+  post(message: ToWebview): void;
+}
+
+export interface ChatUi {
+  reveal(view: ViewName): void;
+  revealChat(): void;
+}
+
+export class ChatController {
+  private transcript = new Transcript();
+  private port: ChatPort | undefined;
+  private readonly approvals = new Map<string, (approved: boolean) => void>();
+  private approvalCount = 0;
+  private lastTurn: string | undefined;
+
+  constructor(
+    private readonly rpc: Rpc,
+    private readonly sessions: Sessions,
+    private readonly ui: ChatUi,
+  ) {}
+
+  /** Subscribe to the daemon and session events this panel renders. */
+  subscribe(): Disposable[] {
+    return [
+      this.rpc.onNotification("bonsai/chat/event", (event) => this.onChatEvent(event)),
+      this.rpc.onNotification("bonsai/session/event", (event) => void this.onSessionEvent(event)),
+      this.rpc.onDidChangeState((state) => this.onConnection(state)),
+      this.sessions.onDidAttach((result) => {
+        this.transcript = new Transcript();
+        this.transcript.load(result.messages);
+        this.postReset();
+        void this.postSessions();
+      }),
+      this.sessions.onDidChange((sessionId) => {
+        if (sessionId === undefined) {
+          this.transcript = new Transcript();
+          this.postReset();
+          void this.postSessions();
+        }
+      }),
+    ];
+  }
+
+  attachPort(port: ChatPort): void {
+    this.port = port;
+  }
+
+  detachPort(port: ChatPort): void {
+    if (this.port === port) {
+      this.port = undefined;
+    }
+  }
+
+  get entries(): readonly Entry[] {
+    return this.transcript.entries;
+  }
+
+  async handle(message: FromWebview): Promise<void> {
+    try {
+      await this.dispatch(message);
+    } catch (error) {
+      this.notice("error", errorText(error));
+    }
+  }
+
+  /** Show a markdown notice in the transcript (slash replies, recalls, errors). */
+  notice(level: NoticeLevel, markdown: string): void {
+    this.upsert([this.transcript.addNotice(level, markdown)]);
+  }
+
+  /** Ask the user inline; resolves on their answer, or `approved: false` when the daemon withdraws. */
+  requestApproval(params: ApprovalRequestParams, signal: AbortSignal): Promise<ApprovalRequestResult> {
+    this.approvalCount += 1;
+    const id = `${params.turnId}:${this.approvalCount}`;
+    this.upsert([this.transcript.addApproval(id, params.tool, params.args, params.diff ?? undefined)]);
+    this.ui.revealChat();
+    return new Promise((resolve) => {
+      const finish = (approved: boolean, state: "approved" | "rejected" | "expired"): void => {
+        this.approvals.delete(id);
+        const entry = this.transcript.setApprovalState(id, state);
+        if (entry !== undefined) {
+          this.upsert([entry]);
+        }
+        resolve({ approved });
+      };
+      this.approvals.set(id, (approved) => finish(approved, approved ? "approved" : "rejected"));
+      signal.addEventListener("abort", () => finish(false, "expired"), { once: true });
+    });
+  }
+
+  private async dispatch(message: FromWebview): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        this.postReset();
+        this.onConnection(this.rpc.state);
+        await this.postSessions();
+        return;
+      case "send":
+        return this.send(message.text);
+      case "cancel":
+        return this.cancel();
+      case "newSession":
+        await this.sessions.create();
+        return;
+      case "switchSession":
+        await this.sessions.attach(message.sessionId);
+        return;
+      case "approval":
+        this.approvals.get(message.id)?.(message.approved);
+        return;
+    }
+  }
+
+  private async send(text: string): Promise<void> {
+    const input = parseInput(text);
+    if (input.kind === "invalid") {
+      this.notice("error", input.error);
+      return;
+    }
+    if (input.kind !== "message") {
+      const reply = await runSlash(input, {
+        rpc: this.rpc,
+        workspace: this.sessions.workspace,
+        session: () => this.sessions.ensure(),
+        reveal: (view) => this.ui.reveal(view),
+      });
+      this.notice("info", reply);
+      return;
+    }
+    let turnId: string;
+    try {
+      const sessionId = await this.sessions.ensure();
+      ({ turnId } = await this.rpc.request("bonsai/chat/send", { sessionId, text: input.text }));
+    } catch (error) {
+      this.post({ type: "restoreInput", text });
+      throw error;
+    }
+    this.lastTurn = turnId;
+    this.transcript.turnStarted(turnId);
+    this.post({ type: "busy", busy: this.transcript.busy });
+  }
+
+  private async cancel(): Promise<void> {
+    const sessionId = this.sessions.sessionId;
+    if (sessionId === undefined) {
+      return;
+    }
+    const params = this.lastTurn === undefined ? { sessionId } : { sessionId, turnId: this.lastTurn };
+    const { cancelled } = await this.rpc.request("bonsai/chat/cancel", params);
+    if (!cancelled) {
+      this.notice("info", "Nothing to cancel.");
+    }
+  }
+
+  private onChatEvent(event: ChatEventParams): void {
+    if (event.sessionId !== this.sessions.sessionId) {
+      return;
+    }
+    const wasBusy = this.transcript.busy;
+    this.upsert(this.transcript.chatEvent(event));
+    if (wasBusy !== this.transcript.busy) {
+      this.post({ type: "busy", busy: this.transcript.busy });
+    }
+    if (event.kind === "done" || event.kind === "error") {
+      void this.refreshSessions();
+    }
+  }
+
+  private async onSessionEvent(event: SessionEventParams): Promise<void> {
+    if (event.kind === "deleted") {
+      await this.sessions.forget(event.sessionId);
+    }
+    if (event.sessionId === this.sessions.sessionId && event.kind === "messageAppended" && event.message) {
+      this.upsert(this.transcript.messageAppended(event.message));
+    }
+    if (event.kind !== "messageAppended") {
+      await this.postSessions();
+    }
+  }
+
+  private onConnection(state: ConnectionState): void {
+    const connected = state.kind === "running";
+    const detail =
+      state.kind === "starting"
+        ? "Connecting to bonsai…"
+        : state.kind === "running"
+          ? ""
+          : `bonsai is not connected: ${state.reason}. Run "bonsai: Restart".`;
+    this.post({ type: "connection", connected, detail });
+  }
+
+  /** Re-list sessions in the picker (the view became visible; others may have made some). */
+  refreshSessions(): Promise<void> {
+    return this.postSessions().catch((error: unknown) =>
+      this.notice("error", `Could not list sessions: ${errorText(error)}`),
+    );
+  }
+
+  private async postSessions(): Promise<void> {
+    if (this.port === undefined || this.rpc.state.kind !== "running") {
+      return;
+    }
+    const sessions = await this.sessions.list();
+    this.post({ type: "sessions", sessions, currentId: this.sessions.sessionId ?? null });
+  }
+
+  private postReset(): void {
+    this.post({ type: "reset", entries: [...this.transcript.entries], busy: this.transcript.busy });
+  }
+
+  private upsert(entries: Entry[]): void {
+    if (entries.length > 0) {
+      this.post({ type: "upsert", entries });
+    }
+  }
+
+  private post(message: ToWebview): void {
+    this.port?.post(message);
+  }
+}

@@ -1,0 +1,281 @@
+/**
+ * The chat transcript as a reducer over daemon events. Pure: the extension keeps
+ * one per window and posts changed entries to the webview. Stored messages
+ * (history, messageAppended) and live turn events (chat/event) are merged so
+ * that a reply is shown once, however the two streams interleave.
+ */
+import type { ChatEventParams, UsageInfo, WireMessage } from "../protocol.generated";
+import { formatTokens } from "../util/format";
+import type { ApprovalState, AssistantEntry, Entry, NoticeLevel, ToolEntry } from "./entries";
+
+export class Transcript {
+  private list: Entry[] = [];
+  private readonly lastSeq = new Map<string, number>();
+  private readonly runningTurns = new Set<string>();
+  private noticeCount = 0;
+
+  get entries(): readonly Entry[] {
+    return this.list;
+  }
+
+  /** Turns that have started and not yet reported done or error. */
+  get busy(): boolean {
+    return this.runningTurns.size > 0;
+  }
+
+  /** Replace everything with a session's stored log. */
+  load(messages: readonly WireMessage[]): void {
+    this.list = [];
+    this.lastSeq.clear();
+    this.runningTurns.clear();
+    for (const message of messages) {
+      this.appendStored(message);
+    }
+  }
+
+  /** A message stored in the session (by this or another window). Returns changed entries. */
+  messageAppended(message: WireMessage): Entry[] {
+    return this.appendStored(message);
+  }
+
+  turnStarted(turnId: string): void {
+    this.runningTurns.add(turnId);
+  }
+
+  /** One event of a running turn. Returns the entries that changed (empty for duplicates). */
+  chatEvent(event: ChatEventParams): Entry[] {
+    const last = this.lastSeq.get(event.turnId);
+    if (last !== undefined && event.seq <= last) {
+      return [];
+    }
+    this.lastSeq.set(event.turnId, event.seq);
+    switch (event.kind) {
+      case "delta":
+        this.runningTurns.add(event.turnId);
+        return [this.appendDelta(event.turnId, event.text ?? "")];
+      case "toolCall":
+        this.runningTurns.add(event.turnId);
+        return this.startTool(event);
+      case "toolResult":
+        return this.finishTool(event);
+      case "usage":
+        return this.addUsage(event.turnId, event.usage);
+      case "done":
+        return this.endTurn(event.turnId);
+      case "error":
+        return [...this.endTurn(event.turnId), this.addNotice("error", event.message ?? "turn failed")];
+      case "notice":
+        return [this.addNotice("info", event.message ?? event.text ?? "")];
+    }
+  }
+
+  addNotice(level: NoticeLevel, markdown: string): Entry {
+    this.noticeCount += 1;
+    const entry: Entry = { kind: "notice", key: `notice:${this.noticeCount}`, level, markdown };
+    this.list.push(entry);
+    return entry;
+  }
+
+  addApproval(id: string, tool: string, args: unknown, diff: string | undefined): Entry {
+    const entry: Entry = {
+      kind: "approval",
+      key: `approval:${id}`,
+      tool,
+      args: stringifyArgs(args),
+      state: "pending",
+      ...(diff ? { diff } : {}),
+    };
+    this.list.push(entry);
+    return entry;
+  }
+
+  setApprovalState(id: string, state: ApprovalState): Entry | undefined {
+    const entry = this.list.find((item) => item.key === `approval:${id}`);
+    if (entry?.kind !== "approval") {
+      return undefined;
+    }
+    entry.state = state;
+    return entry;
+  }
+
+  private appendStored(message: WireMessage): Entry[] {
+    const key = `msg:${message.messageId}`;
+    if (this.list.some((entry) => entry.key === key)) {
+      return [];
+    }
+    switch (message.role) {
+      case "user":
+        return [this.push({ kind: "user", key, text: message.content })];
+      case "assistant":
+        return this.appendAssistant(message, key);
+      case "tool":
+        return this.appendToolResult(message);
+      case "system":
+        return [];
+    }
+  }
+
+  private appendAssistant(message: WireMessage, key: string): Entry[] {
+    const calls = message.toolCalls ?? [];
+    const live = this.list.find(
+      (entry): entry is AssistantEntry => entry.kind === "assistant" && !entry.bound && entry.turnId !== undefined,
+    );
+    const changed: Entry[] = [];
+    if (live !== undefined && message.content !== "") {
+      live.bound = true;
+      live.text = message.content;
+      changed.push(live);
+    } else if (message.content !== "") {
+      changed.push(this.push({ kind: "assistant", key, text: message.content, streaming: false, bound: true }));
+    }
+    for (const call of calls) {
+      if (this.findTool(call.id) === undefined) {
+        changed.push(
+          this.push({
+            kind: "tool",
+            key: `tool:${call.id}`,
+            toolCallId: call.id,
+            name: call.name,
+            args: call.arguments,
+            isError: false,
+            pending: true,
+          }),
+        );
+      }
+    }
+    return changed;
+  }
+
+  private appendToolResult(message: WireMessage): Entry[] {
+    const id = message.toolCallId ?? message.messageId;
+    const tool = this.findTool(id);
+    if (tool === undefined) {
+      return [
+        this.push({
+          kind: "tool",
+          key: `tool:${id}`,
+          toolCallId: id,
+          name: message.name ?? "tool",
+          args: "",
+          result: message.content,
+          isError: message.status === "error",
+          pending: false,
+        }),
+      ];
+    }
+    if (tool.result !== undefined) {
+      return [];
+    }
+    tool.result = message.content;
+    tool.pending = false;
+    tool.isError = message.status === "error";
+    return [tool];
+  }
+
+  private appendDelta(turnId: string, text: string): Entry {
+    const tail = this.list[this.list.length - 1];
+    if (tail?.kind === "assistant" && tail.turnId === turnId && tail.streaming) {
+      tail.text += text;
+      return tail;
+    }
+    const segment = this.list.filter((entry) => entry.kind === "assistant" && entry.turnId === turnId).length;
+    return this.push({
+      kind: "assistant",
+      key: `turn:${turnId}:${segment}`,
+      text,
+      streaming: true,
+      bound: false,
+      turnId,
+    });
+  }
+
+  /** A tool call ends the reply segment before it; returns both changed entries. */
+  private startTool(event: ChatEventParams): Entry[] {
+    const id = event.toolCallId ?? `${event.turnId}:${event.seq}`;
+    const segment = this.lastSegment(event.turnId);
+    const closed = segment?.streaming ? [segment] : [];
+    if (segment !== undefined) {
+      segment.streaming = false;
+    }
+    const existing = this.findTool(id);
+    if (existing !== undefined) {
+      return [...closed, existing];
+    }
+    const tool = this.push({
+      kind: "tool",
+      key: `tool:${id}`,
+      toolCallId: id,
+      name: event.name ?? "tool",
+      args: stringifyArgs(event.args),
+      isError: false,
+      pending: true,
+    });
+    return [...closed, tool];
+  }
+
+  private finishTool(event: ChatEventParams): Entry[] {
+    const tool = this.findTool(event.toolCallId ?? "");
+    if (tool === undefined) {
+      return [];
+    }
+    tool.result = event.result ?? "";
+    tool.isError = event.isError === true;
+    tool.pending = false;
+    return [tool];
+  }
+
+  private addUsage(turnId: string, usage: UsageInfo | null | undefined): Entry[] {
+    const segment = this.lastSegment(turnId);
+    if (segment === undefined || usage == null) {
+      return [];
+    }
+    segment.usage = formatUsage(usage);
+    return [segment];
+  }
+
+  private endTurn(turnId: string): Entry[] {
+    this.runningTurns.delete(turnId);
+    const changed: Entry[] = [];
+    for (const entry of this.list) {
+      if (entry.kind === "assistant" && entry.turnId === turnId && entry.streaming) {
+        entry.streaming = false;
+        changed.push(entry);
+      }
+    }
+    return changed;
+  }
+
+  private lastSegment(turnId: string): AssistantEntry | undefined {
+    for (let index = this.list.length - 1; index >= 0; index--) {
+      const entry = this.list[index];
+      if (entry?.kind === "assistant" && entry.turnId === turnId) {
+        return entry;
+      }
+    }
+    return undefined;
+  }
+
+  private findTool(toolCallId: string): ToolEntry | undefined {
+    return this.list.find((entry): entry is ToolEntry => entry.kind === "tool" && entry.toolCallId === toolCallId);
+  }
+
+  private push<E extends Entry>(entry: E): E {
+    this.list.push(entry);
+    return entry;
+  }
+}
+
+export function formatUsage(usage: UsageInfo): string {
+  const parts = [`in ${formatTokens(usage.inputTokens)}`, `out ${formatTokens(usage.outputTokens)}`];
+  if (usage.cachedInputTokens) {
+    parts.push(`cached ${formatTokens(usage.cachedInputTokens)}`);
+  }
+  return parts.join(" · ");
+}
+
+function stringifyArgs(args: unknown): string {
+  if (args === undefined || args === null) {
+    return "";
+  }
+  return typeof args === "string" ? args : JSON.stringify(args, null, 2);
+}

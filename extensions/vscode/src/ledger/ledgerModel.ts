@@ -1,0 +1,166 @@
+/** Context ledger results → tree nodes, for the ledger, wire and turns views. Pure. */
+import type { CtxEvent, CtxGetResult, CtxNode, CtxTotals, CtxTurn } from "../protocol.generated";
+import type { NodeIcon, TreeNode } from "../tree/node";
+import { formatTokens, preview } from "../util/format";
+
+export type LedgerView = "ledger" | "wire" | "turns";
+export const LEDGER_VIEWS: readonly LedgerView[] = ["ledger", "wire", "turns"];
+
+type Section = CtxNode["section"];
+type State = CtxNode["state"];
+
+const SECTIONS: readonly { section: Section; title: string; icon: string }[] = [
+  { section: "system", title: "System", icon: "gear" },
+  { section: "tools", title: "Tools", icon: "tools" },
+  { section: "messages", title: "Messages", icon: "comment-discussion" },
+  { section: "stubs", title: "Stubs", icon: "fold" },
+  { section: "summaries", title: "Summaries", icon: "note" },
+  { section: "episodes", title: "Episodes", icon: "archive" },
+];
+
+const STATE_ICONS: Record<State, NodeIcon> = {
+  full: { id: "circle-filled", color: "charts.green" },
+  pinned: { id: "pinned", color: "charts.blue" },
+  stubbed: { id: "fold-up", color: "charts.yellow" },
+  dropped: { id: "circle-slash", color: "disabledForeground" },
+  summarized: { id: "note", color: "charts.purple" },
+  archived: { id: "archive", color: "charts.orange" },
+};
+
+export function nextView(view: LedgerView): LedgerView {
+  return LEDGER_VIEWS[(LEDGER_VIEWS.indexOf(view) + 1) % LEDGER_VIEWS.length] ?? "ledger";
+}
+
+export function stateIcon(state: State): NodeIcon {
+  return STATE_ICONS[state];
+}
+
+/** The ledger view: a totals row, then one section per kind of context with its nodes. */
+export function ledgerNodes(sessionId: string, result: CtxGetResult): TreeNode[] {
+  const nodes = result.nodes ?? [];
+  const roots: TreeNode[] = result.totals ? [totalsNode(result.totals)] : [];
+  for (const { section, title, icon } of SECTIONS) {
+    const members = nodes.filter((node) => node.section === section);
+    if (members.length === 0) {
+      continue;
+    }
+    const tokens = members.reduce((sum, node) => sum + (node.state === "dropped" ? 0 : node.tokens), 0);
+    roots.push({
+      id: `section:${section}`,
+      label: title,
+      description: `${members.length} · ${formatTokens(tokens)} tok`,
+      icon: { id: icon },
+      expanded: section === "messages",
+      children: members.map((node) => ctxNode(sessionId, node)),
+    });
+  }
+  return roots;
+}
+
+export function ctxNode(sessionId: string, node: CtxNode): TreeNode {
+  const approx = node.confidence === "low" ? "~" : "";
+  const lines = [
+    `**${node.label}**`,
+    "",
+    `${node.kind} · ${node.state} · ${approx}${node.tokens} tokens (${node.confidence} confidence)`,
+  ];
+  if (node.turn != null) {
+    lines.push(`turn ${node.turn}`);
+  }
+  if (node.reason) {
+    lines.push(`reason: ${node.reason}`);
+  }
+  return {
+    id: `node:${node.id}`,
+    label: node.label,
+    description: `${approx}${formatTokens(node.tokens)} · ${node.state}`,
+    tooltip: lines.join("\n\n"),
+    icon: stateIcon(node.state),
+    contextValue: `ctxNode.${node.state}`,
+    action: { kind: "ctxText", sessionId, nodeId: node.id, label: node.label },
+    data: { sessionId, nodeId: node.id, state: node.state },
+  };
+}
+
+function totalsNode(totals: CtxTotals): TreeNode {
+  return {
+    id: "totals",
+    label: `${totals.percent}% of ${formatTokens(totals.usable)} usable`,
+    description: `${formatTokens(totals.used)} used · billed ${formatTokens(totals.billedInput)} · cached ${formatTokens(totals.cachedInput)}`,
+    tooltip: `window ${totals.window} · usable ${totals.usable} · reserve ${totals.reserve} · used ${totals.used}`,
+    icon: { id: "pie-chart" },
+    contextValue: "ctxTotals",
+  };
+}
+
+/** The wire view: exactly what the provider is sent (system, tools, messages). */
+export function wireNodes(result: CtxGetResult): TreeNode[] {
+  const groups: [string, string, Record<string, unknown>[] | null | undefined][] = [
+    ["system", "System", result.system],
+    ["tools", "Tools", result.tools],
+    ["messages", "Messages", result.messages],
+  ];
+  return groups
+    .filter(([, , items]) => (items ?? []).length > 0)
+    .map(([key, title, items]) => ({
+      id: `wire:${key}`,
+      label: title,
+      description: `${(items ?? []).length}`,
+      icon: { id: key === "tools" ? "tools" : key === "system" ? "gear" : "comment-discussion" },
+      expanded: key === "messages",
+      children: (items ?? []).map((item, index) => wireItem(key, item, index)),
+    }));
+}
+
+function wireItem(group: string, item: Record<string, unknown>, index: number): TreeNode {
+  const role = typeof item.role === "string" ? item.role : typeof item.name === "string" ? item.name : group;
+  const text = wireText(item);
+  const json = JSON.stringify(item, null, 2);
+  return {
+    id: `wire:${group}:${index}`,
+    label: `${index + 1}. ${role}`,
+    description: preview(text, 60),
+    icon: { id: "symbol-string" },
+    action: { kind: "blob", name: `wire-${group}-${index + 1}.json`, text: json, language: "json" },
+  };
+}
+
+function wireText(item: Record<string, unknown>): string {
+  if (typeof item.content === "string") {
+    return item.content;
+  }
+  if (typeof item.description === "string") {
+    return item.description;
+  }
+  return JSON.stringify(item.content ?? item);
+}
+
+/** The turns view: provider-reported usage per turn, with the context events of each. */
+export function turnNodes(result: CtxGetResult): TreeNode[] {
+  return (result.turns ?? []).map((turn) => turnNode(turn));
+}
+
+function turnNode(turn: CtxTurn): TreeNode {
+  const events = turn.events ?? [];
+  return {
+    id: `turn:${turn.turn}`,
+    label: `Turn ${turn.turn}`,
+    description: `in ${formatTokens(turn.inputTokens)} · out ${formatTokens(turn.outputTokens)} · cached ${formatTokens(turn.cachedTokens)} · est ${formatTokens(turn.estimatedTokens)}`,
+    icon: { id: "history" },
+    children: events.map((event, index) => eventNode(turn.turn, event, index)),
+  };
+}
+
+function eventNode(turn: number, event: CtxEvent, index: number): TreeNode {
+  const delta =
+    event.tokensBefore != null && event.tokensAfter != null
+      ? `${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)}`
+      : "";
+  return {
+    id: `turn:${turn}:event:${index}`,
+    label: event.kind,
+    description: [delta, event.detail ?? ""].filter(Boolean).join(" · "),
+    tooltip: event.prefixHashBefore ? `prefix ${event.prefixHashBefore} → ${event.prefixHashAfter ?? "?"}` : undefined,
+    icon: { id: "zap" },
+  };
+}

@@ -1,0 +1,207 @@
+/**
+ * The daemon connection: a language client that runs `bonsai connect`, so every
+ * window shares the user's one daemon. Owns start, restart and the state shown
+ * in the status bar; the daemon's stderr lands in the "bonsai" output channel.
+ */
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  type CloseHandlerResult,
+  ErrorAction,
+  type ErrorHandlerResult,
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import type { NotificationMap } from "../protocol.generated";
+import { Emitter, type Disposable } from "../util/emitter";
+import { errorText } from "../util/format";
+import { NotificationHub } from "./hub";
+import { launchFromSettings } from "./launch";
+import { RestartPolicy } from "./restartPolicy";
+import type {
+  ConnectionState,
+  NotificationMethod,
+  Params,
+  RequestMethod,
+  Result,
+  Rpc,
+  ServerRequestHandler,
+  ServerRequestMethod,
+} from "./rpc";
+
+export class DaemonConnection implements Rpc {
+  private client: LanguageClient | undefined;
+  private current: ConnectionState = { kind: "stopped", reason: "not started" };
+  private readonly states = new Emitter<ConnectionState>();
+  private readonly policy = new RestartPolicy();
+  private readonly hub = new NotificationHub((method, kind) => this.bind(method, kind));
+  private readonly bindings: Disposable[] = [];
+  private generation = 0;
+
+  constructor(private readonly output: vscode.LogOutputChannel) {}
+
+  get state(): ConnectionState {
+    return this.current;
+  }
+
+  onDidChangeState(listener: (state: ConnectionState) => void): Disposable {
+    return this.states.event(listener);
+  }
+
+  async request<M extends RequestMethod>(method: M, params: Params<M>): Promise<Result<M>> {
+    const client = this.client;
+    if (client === undefined || this.current.kind !== "running") {
+      throw new Error("bonsai is not connected. Run 'bonsai: Restart' (see the bonsai output).");
+    }
+    return client.sendRequest<Result<M>>(method, params);
+  }
+
+  onNotification<N extends NotificationMethod>(method: N, handler: (params: NotificationMap[N]) => void): Disposable {
+    return this.hub.subscribe(method, handler as (params: unknown) => void);
+  }
+
+  onServerRequest<R extends ServerRequestMethod>(method: R, handler: ServerRequestHandler<R>): Disposable {
+    return this.hub.handleRequests(method, handler as never);
+  }
+
+  /** Start (or restart) the bridge with the current settings. */
+  async start(): Promise<void> {
+    await this.stopClient();
+    const generation = ++this.generation;
+    this.setState({ kind: "starting" });
+    let client: LanguageClient;
+    try {
+      client = this.createClient(generation);
+    } catch (error) {
+      this.setState({ kind: "failed", reason: errorText(error) });
+      return;
+    }
+    this.client = client;
+    this.bindAll();
+    try {
+      await client.start();
+    } catch (error) {
+      if (generation === this.generation) {
+        this.output.error(`bonsai: could not start the daemon bridge: ${errorText(error)}`);
+        this.setState({ kind: "failed", reason: startFailure(error) });
+      }
+      return;
+    }
+    if (generation === this.generation) {
+      const version = client.initializeResult?.serverInfo?.version;
+      this.setState({ kind: "running", version });
+    }
+  }
+
+  async restart(): Promise<void> {
+    this.policy.reset();
+    await this.start();
+  }
+
+  async dispose(): Promise<void> {
+    this.generation++;
+    await this.stopClient();
+    this.states.dispose();
+  }
+
+  private createClient(generation: number): LanguageClient {
+    const config = vscode.workspace.getConfiguration("bonsai");
+    const launch = launchFromSettings(config.get("command"), config.get("args"));
+    this.output.info(`starting: ${launch.command} ${launch.args.join(" ")}`);
+    // No `transport`: with TransportKind.stdio the client would append `--stdio`.
+    const serverOptions: ServerOptions = {
+      command: launch.command,
+      args: launch.args,
+      options: { env: { ...process.env } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.output,
+      initializationOptions: { client: "vscode" },
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // Failures surface once, through the state change (status chip + one notification).
+      initializationFailedHandler: (error) => {
+        this.output.error(`bonsai: initialize failed: ${errorText(error)}`);
+        return false;
+      },
+      errorHandler: {
+        error: (): ErrorHandlerResult => ({ action: ErrorAction.Continue, handled: true }),
+        closed: (): CloseHandlerResult => this.onClosed(generation),
+      },
+    };
+    return new LanguageClient("bonsai", "bonsai", serverOptions, clientOptions);
+  }
+
+  private onClosed(generation: number): CloseHandlerResult {
+    if (generation !== this.generation) {
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    if (this.policy.shouldRestart(Date.now())) {
+      this.output.warn("bonsai: the daemon connection closed; reconnecting");
+      this.setState({ kind: "starting" });
+      queueMicrotask(() => void this.start());
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    const reason = "the daemon connection keeps closing (see the bonsai output)";
+    this.setState({ kind: "failed", reason });
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  private bindAll(): void {
+    for (const method of this.hub.notificationMethods()) {
+      this.bind(method, "notification");
+    }
+    for (const method of this.hub.requestMethods()) {
+      this.bind(method, "request");
+    }
+  }
+
+  private bind(method: string, kind: "notification" | "request"): void {
+    const client = this.client;
+    if (client === undefined) {
+      return;
+    }
+    if (kind === "notification") {
+      this.bindings.push(client.onNotification(method, (params: unknown) => this.hub.dispatch(method, params)));
+      return;
+    }
+    this.bindings.push(
+      client.onRequest(method, (params: unknown, token: vscode.CancellationToken) => {
+        const abort = new AbortController();
+        token.onCancellationRequested(() => abort.abort());
+        return this.hub.answer(method, params, abort.signal);
+      }),
+    );
+  }
+
+  private async stopClient(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    for (const binding of this.bindings.splice(0)) {
+      binding.dispose();
+    }
+    if (client === undefined) {
+      return;
+    }
+    try {
+      await client.dispose(2_000);
+    } catch (error) {
+      this.output.warn(`bonsai: stopping the old connection: ${errorText(error)}`);
+    }
+  }
+
+  private setState(state: ConnectionState): void {
+    this.current = state;
+    this.states.fire(state);
+  }
+}
+
+function startFailure(error: unknown): string {
+  const text = errorText(error);
+  if (/ENOENT/.test(text)) {
+    return "the bonsai executable was not found: install bonsai or set bonsai.command";
+  }
+  return text;
+}

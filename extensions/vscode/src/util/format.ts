@@ -1,0 +1,31 @@
+/** Small pure formatters shared by the views. */
+
+/** 1234 → "1.2k", 999 → "999", 1_500_000 → "1.5M". */
+export function formatTokens(tokens: number): string {
+  const abs = Math.abs(tokens);
+  if (abs >= 1_000_000) {
+    return `${trimZero((tokens / 1_000_000).toFixed(1))}M`;
+  }
+  if (abs >= 1_000) {
+    return `${trimZero((tokens / 1_000).toFixed(1))}k`;
+  }
+  return String(Math.round(tokens));
+}
+
+function trimZero(text: string): string {
+  return text.endsWith(".0") ? text.slice(0, -2) : text;
+}
+
+/** Collapse whitespace and cut a one-line preview of at most `max` characters. */
+export function preview(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+/** The error message of anything thrown, for a short user-facing notice. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    return error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,117 @@
+/**
+ * Transcript entries → HTML strings. Markdown is rendered with raw HTML
+ * disabled, so nothing a model or tool writes can inject markup or script.
+ */
+import MarkdownIt from "markdown-it";
+import type { ApprovalEntry, AssistantEntry, Entry, ToolEntry } from "../chat/entries";
+
+const markdown = new MarkdownIt({ html: false, linkify: false, breaks: false, typographer: false });
+
+export function renderMarkdown(text: string): string {
+  return markdown.render(text);
+}
+
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+/** The inner HTML of one entry; the caller owns the wrapper element and its classes. */
+export function renderEntry(entry: Entry): string {
+  switch (entry.kind) {
+    case "user":
+      return `<div class="who">You</div><div class="body plain">${escapeHtml(entry.text)}</div>`;
+    case "assistant":
+      return renderAssistant(entry);
+    case "tool":
+      return renderTool(entry);
+    case "notice":
+      return `<div class="body md">${renderMarkdown(entry.markdown)}</div>`;
+    case "approval":
+      return renderApproval(entry);
+  }
+}
+
+/** Space-separated classes for the wrapper element of an entry. */
+export function entryClasses(entry: Entry): string {
+  const classes = ["entry", entry.kind];
+  if (entry.kind === "assistant" && entry.streaming) {
+    classes.push("streaming");
+  }
+  if (entry.kind === "tool") {
+    classes.push(entry.pending ? "pending" : entry.isError ? "failed" : "ok");
+  }
+  if (entry.kind === "notice") {
+    classes.push(entry.level);
+  }
+  if (entry.kind === "approval") {
+    classes.push(entry.state);
+  }
+  return classes.join(" ");
+}
+
+function renderAssistant(entry: AssistantEntry): string {
+  const usage = entry.usage ? `<div class="usage">${escapeHtml(entry.usage)}</div>` : "";
+  return `<div class="who">bonsai</div><div class="body md">${renderMarkdown(entry.text)}</div>${usage}`;
+}
+
+function renderTool(entry: ToolEntry): string {
+  const state = entry.pending ? "running…" : entry.isError ? "failed" : "done";
+  const args = entry.args === "" ? "" : `<div class="label">arguments</div><pre>${escapeHtml(entry.args)}</pre>`;
+  const result =
+    entry.result === undefined ? "" : `<div class="label">result</div><pre>${escapeHtml(entry.result)}</pre>`;
+  return (
+    `<details class="tool-card"><summary><span class="tool-name">${escapeHtml(entry.name)}</span>` +
+    `<span class="tool-preview">${escapeHtml(oneLine(entry.args))}</span>` +
+    `<span class="tool-state">${state}</span></summary>${args}${result}</details>`
+  );
+}
+
+function renderApproval(entry: ApprovalEntry): string {
+  const detail = entry.diff ? renderDiff(entry.diff) : `<pre>${escapeHtml(entry.args)}</pre>`;
+  const id = escapeHtml(entry.key.slice("approval:".length));
+  const actions =
+    entry.state === "pending"
+      ? `<div class="actions"><button class="approve" data-approval="${id}" data-approved="true">Approve</button>` +
+        `<button class="reject secondary" data-approval="${id}" data-approved="false">Reject</button></div>`
+      : `<div class="verdict">${approvalVerdict(entry.state)}</div>`;
+  return `<div class="title">Approve <code>${escapeHtml(entry.tool)}</code>?</div>${detail}${actions}`;
+}
+
+function approvalVerdict(state: ApprovalEntry["state"]): string {
+  switch (state) {
+    case "approved":
+      return "Approved";
+    case "rejected":
+      return "Rejected";
+    case "expired":
+      return "Answered elsewhere or cancelled";
+    case "pending":
+      return "Waiting";
+  }
+}
+
+/** A unified diff with added and removed lines marked for styling. */
+export function renderDiff(diff: string): string {
+  const lines = diff.split("\n").map((line) => {
+    const cls =
+      line.startsWith("+") && !line.startsWith("+++")
+        ? "add"
+        : line.startsWith("-") && !line.startsWith("---")
+          ? "del"
+          : line.startsWith("@@")
+            ? "hunk"
+            : "ctx";
+    return `<span class="${cls}">${escapeHtml(line)}</span>`;
+  });
+  return `<pre class="diff">${lines.join("\n")}</pre>`;
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
+}

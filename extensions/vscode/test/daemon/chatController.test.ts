@@ -1,0 +1,141 @@
+/** The chat panel's logic against a real daemon (no VS Code): sessions, events, slash commands. */
+import { rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChatController, type ChatPort } from "../../src/chat/chatController";
+import type { ToWebview } from "../../src/chat/messages";
+import { Sessions, type StateStore } from "../../src/session/sessions";
+import { DaemonRpc, tempHome } from "../support/daemonRpc";
+
+class MemoryStore implements StateStore {
+  private readonly values = new Map<string, unknown>();
+  get<T>(key: string): T | undefined {
+    return this.values.get(key) as T | undefined;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    this.values.set(key, value);
+  }
+}
+
+/** Records what the controller posts to the webview and waits for a matching message. */
+class RecordingPort implements ChatPort {
+  readonly messages: ToWebview[] = [];
+  private waiters: { predicate: (message: ToWebview) => boolean; resolve: (message: ToWebview) => void }[] = [];
+
+  post(message: ToWebview): void {
+    this.messages.push(message);
+    this.waiters = this.waiters.filter((waiter) => {
+      if (waiter.predicate(message)) {
+        waiter.resolve(message);
+        return false;
+      }
+      return true;
+    });
+  }
+
+  next(predicate: (message: ToWebview) => boolean): Promise<ToWebview> {
+    const seen = this.messages.find(predicate);
+    return seen ? Promise.resolve(seen) : new Promise((resolve) => this.waiters.push({ predicate, resolve }));
+  }
+}
+
+describe("ChatController with a real daemon", () => {
+  const home = tempHome();
+  let rpc: DaemonRpc;
+  let other: DaemonRpc;
+
+  beforeAll(async () => {
+    rpc = await DaemonRpc.start(home);
+    other = await DaemonRpc.start(home);
+  }, 30_000);
+
+  afterAll(async () => {
+    await other.close();
+    await rpc.close(true);
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  function setup(workspace: string): { controller: ChatController; sessions: Sessions; port: RecordingPort } {
+    const sessions = new Sessions(rpc, new MemoryStore(), workspace);
+    const controller = new ChatController(rpc, sessions, { reveal: () => undefined, revealChat: () => undefined });
+    controller.subscribe();
+    const port = new RecordingPort();
+    controller.attachPort(port);
+    return { controller, sessions, port };
+  }
+
+  it("creates a session for the workspace and lists it as current", async () => {
+    const { controller, sessions, port } = setup("/work/alpha");
+    await controller.handle({ type: "newSession" });
+    expect(sessions.sessionId).toMatch(/.+/);
+    const listed = await port.next(
+      (message) => message.type === "sessions" && message.currentId === sessions.sessionId,
+    );
+    expect(listed.type === "sessions" && listed.sessions.map((session) => session.workspace)).toContain("/work/alpha");
+  });
+
+  it("shows a message another client appends to the session, once", async () => {
+    const { controller, sessions, port } = setup("/work/beta");
+    await controller.handle({ type: "newSession" });
+    const sessionId = sessions.sessionId as string;
+    await other.request("bonsai/session/attach", { sessionId });
+    await other.request("bonsai/session/append", { sessionId, role: "user", content: "hello from the other window" });
+    await port.next((message) => message.type === "upsert" && message.entries.some((entry) => entry.kind === "user"));
+    expect(controller.entries).toEqual([
+      expect.objectContaining({ kind: "user", text: "hello from the other window" }),
+    ]);
+  });
+
+  it("attaches a session of another workspace with its stored log", async () => {
+    const { sessionId } = await other.request("bonsai/session/create", {
+      workspace: "/work/elsewhere",
+      title: "elsewhere",
+    });
+    await other.request("bonsai/session/append", { sessionId, role: "user", content: "stored question" });
+    await other.request("bonsai/session/append", { sessionId, role: "assistant", content: "stored **answer**" });
+    const { controller, port } = setup("/work/gamma");
+    await controller.handle({ type: "switchSession", sessionId });
+    await port.next((message) => message.type === "reset" && message.entries.length === 2);
+    expect(controller.entries.map((entry) => entry.kind)).toEqual(["user", "assistant"]);
+    const sessions = await port.next((message) => message.type === "sessions" && message.currentId === sessionId);
+    expect(
+      sessions.type === "sessions" && sessions.sessions.find((session) => session.sessionId === sessionId)?.foreign,
+    ).toBe(true);
+  });
+
+  it("answers /help and rejects an unknown command without calling the daemon", async () => {
+    const { controller } = setup("/work/delta");
+    await controller.handle({ type: "send", text: "/help" });
+    await controller.handle({ type: "send", text: "/nope" });
+    expect(controller.entries).toEqual([
+      expect.objectContaining({ kind: "notice", level: "info", markdown: expect.stringContaining("/compact") }),
+      expect.objectContaining({
+        kind: "notice",
+        level: "error",
+        markdown: expect.stringContaining("unknown command /nope"),
+      }),
+    ]);
+  });
+
+  it("shows a daemon error as an error notice", async () => {
+    const { controller } = setup("/work/epsilon");
+    await controller.handle({ type: "switchSession", sessionId: "no-such-session" });
+    expect(controller.entries.at(-1)).toMatchObject({ kind: "notice", level: "error" });
+  });
+
+  it("resolves an approval with the user's answer, or expires it when the daemon withdraws", async () => {
+    const { controller, port } = setup("/work/zeta");
+    const params = { sessionId: "s", turnId: "t1", tool: "edit_file", args: { path: "a.py" }, diff: "-a\n+b" };
+    const answer = controller.requestApproval(params, new AbortController().signal);
+    const card = await port.next((message) => message.type === "upsert" && message.entries[0]?.kind === "approval");
+    const key = card.type === "upsert" ? card.entries[0]?.key : undefined;
+    await controller.handle({ type: "approval", id: String(key).replace("approval:", ""), approved: true });
+    await expect(answer).resolves.toEqual({ approved: true });
+    expect(controller.entries.at(-1)).toMatchObject({ kind: "approval", state: "approved" });
+
+    const withdraw = new AbortController();
+    const second = controller.requestApproval({ ...params, turnId: "t2" }, withdraw.signal);
+    withdraw.abort();
+    await expect(second).resolves.toEqual({ approved: false });
+    expect(controller.entries.at(-1)).toMatchObject({ kind: "approval", state: "expired" });
+  });
+});

@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import type { CtxGetResult, CtxNode } from "../../src/protocol.generated";
+import { ledgerNodes, nextView, turnNodes, wireNodes } from "../../src/ledger/ledgerModel";
+
+function node(id: string, section: CtxNode["section"], state: CtxNode["state"], tokens: number): CtxNode {
+  return {
+    id,
+    kind: "message",
+    section,
+    label: `label ${id}`,
+    tokens,
+    confidence: "high",
+    state,
+    reason: state === "stubbed" ? "superseded read" : "",
+    turn: 2,
+  };
+}
+
+const ledger: CtxGetResult = {
+  view: "ledger",
+  totals: {
+    window: 128_000,
+    usable: 112_000,
+    used: 47_040,
+    percent: 42,
+    reserve: 16_000,
+    billedInput: 40_000,
+    cachedInput: 30_000,
+  },
+  nodes: [
+    node("m1", "messages", "full", 1200),
+    node("sys", "system", "pinned", 800),
+    node("m2", "messages", "stubbed", 40),
+    node("m3", "messages", "dropped", 900),
+  ],
+};
+
+describe("ledgerNodes", () => {
+  it("puts totals first and sections in a fixed order", () => {
+    const roots = ledgerNodes("s1", ledger);
+    expect(roots.map((root) => root.label)).toEqual(["42% of 112k usable", "System", "Messages"]);
+  });
+
+  it("counts a section's tokens without dropped nodes", () => {
+    const messages = ledgerNodes("s1", ledger)[2];
+    expect(messages?.description).toBe("3 · 1.2k tok");
+    expect(messages?.children?.map((child) => child.id)).toEqual(["node:m1", "node:m2", "node:m3"]);
+  });
+
+  it("gives each node its state icon, a menu context value and a text action", () => {
+    const [m1, m2] = ledgerNodes("s1", ledger)[2]?.children ?? [];
+    expect(m1).toMatchObject({
+      icon: { id: "circle-filled" },
+      contextValue: "ctxNode.full",
+      description: "1.2k · full",
+    });
+    expect(m2).toMatchObject({ icon: { id: "fold-up" }, contextValue: "ctxNode.stubbed" });
+    expect(m2?.tooltip).toContain("reason: superseded read");
+    expect(m1?.action).toEqual({ kind: "ctxText", sessionId: "s1", nodeId: "m1", label: "label m1" });
+    expect(m1?.data).toEqual({ sessionId: "s1", nodeId: "m1", state: "full" });
+  });
+
+  it("marks low-confidence estimates", () => {
+    const roots = ledgerNodes("s1", {
+      view: "ledger",
+      nodes: [{ ...node("x", "tools", "full", 5000), confidence: "low" }],
+    });
+    expect(roots[0]?.children?.[0]?.description).toBe("~5k · full");
+  });
+});
+
+describe("wire and turns views", () => {
+  it("lists what is sent on the wire with a JSON payload per item", () => {
+    const roots = wireNodes({
+      view: "wire",
+      messages: [{ role: "user", content: "hello   world" }],
+      tools: [{ name: "bash", description: "run" }],
+    });
+    expect(roots.map((root) => root.label)).toEqual(["Tools", "Messages"]);
+    expect(roots[1]?.children?.[0]).toMatchObject({ label: "1. user", description: "hello world" });
+    expect(roots[1]?.children?.[0]?.action).toMatchObject({ kind: "blob", language: "json" });
+  });
+
+  it("shows per-turn usage and its events", () => {
+    const roots = turnNodes({
+      view: "turns",
+      turns: [
+        {
+          turn: 1,
+          inputTokens: 9000,
+          outputTokens: 300,
+          cachedTokens: 8000,
+          estimatedTokens: 9100,
+          events: [{ kind: "gc", detail: "2 stubs", tokensBefore: 9000, tokensAfter: 6000 }],
+        },
+      ],
+    });
+    expect(roots[0]).toMatchObject({ label: "Turn 1", description: "in 9k · out 300 · cached 8k · est 9.1k" });
+    expect(roots[0]?.children?.[0]).toMatchObject({ label: "gc", description: "9k → 6k · 2 stubs" });
+  });
+
+  it("cycles ledger → wire → turns → ledger", () => {
+    expect(nextView("ledger")).toBe("wire");
+    expect(nextView("wire")).toBe("turns");
+    expect(nextView("turns")).toBe("ledger");
+  });
+});

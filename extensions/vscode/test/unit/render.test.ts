@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { entryClasses, renderDiff, renderEntry, renderMarkdown } from "../../src/webview/render";
+
+describe("renderMarkdown", () => {
+  it("renders markdown but never raw HTML", () => {
+    const html = renderMarkdown("**bold** <script>alert(1)</script> <img src=x onerror=alert(1)>");
+    expect(html).toContain("<strong>bold</strong>");
+    expect(html).not.toContain("<script");
+    expect(html).not.toContain("<img");
+    expect(html).toContain("&lt;script&gt;");
+  });
+
+  it("does not turn javascript: URLs into links", () => {
+    const html = renderMarkdown("[click](javascript:alert(1))");
+    expect(html).not.toContain('href="javascript:');
+  });
+
+  it("renders fenced code as escaped code", () => {
+    expect(renderMarkdown("```\n<b>x</b>\n```")).toContain("<code>&lt;b&gt;x&lt;/b&gt;\n</code>");
+  });
+});
+
+describe("renderEntry", () => {
+  it("escapes user text", () => {
+    const html = renderEntry({ kind: "user", key: "u", text: "<b>hi</b>" });
+    expect(html).toContain("&lt;b&gt;hi&lt;/b&gt;");
+  });
+
+  it("renders a tool call as a collapsed details card with its result", () => {
+    const html = renderEntry({
+      kind: "tool",
+      key: "t",
+      toolCallId: "c1",
+      name: "bash",
+      args: '{"command":"ls"}',
+      result: "<a.py>",
+      isError: false,
+      pending: false,
+    });
+    expect(html).toMatch(/^<details class="tool-card">/);
+    expect(html).not.toContain("<details open");
+    expect(html).toContain("&lt;a.py&gt;");
+    expect(html).toContain(">done<");
+  });
+
+  it("offers approve and reject buttons while an approval is pending", () => {
+    const pending = renderEntry({
+      kind: "approval",
+      key: "approval:t1:1",
+      tool: "bash",
+      args: "rm -rf build",
+      state: "pending",
+    });
+    expect(pending).toContain('data-approval="t1:1" data-approved="true"');
+    expect(pending).toContain('data-approved="false"');
+    const answered = renderEntry({ kind: "approval", key: "approval:t1:1", tool: "bash", args: "", state: "rejected" });
+    expect(answered).not.toContain("<button");
+    expect(answered).toContain("Rejected");
+  });
+
+  it("marks streaming replies and failed tools in the wrapper classes", () => {
+    expect(entryClasses({ kind: "assistant", key: "a", text: "", streaming: true, bound: false })).toBe(
+      "entry assistant streaming",
+    );
+    expect(
+      entryClasses({ kind: "tool", key: "t", toolCallId: "c", name: "x", args: "", isError: true, pending: false }),
+    ).toBe("entry tool failed");
+  });
+});
+
+describe("renderDiff", () => {
+  it("classifies added, removed and hunk lines", () => {
+    const html = renderDiff("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new <tag>");
+    expect(html).toContain('<span class="del">-old</span>');
+    expect(html).toContain('<span class="add">+new &lt;tag&gt;</span>');
+    expect(html).toContain('<span class="hunk">@@ -1 +1 @@</span>');
+    expect(html).toContain('<span class="ctx">--- a/x</span>');
+  });
+});

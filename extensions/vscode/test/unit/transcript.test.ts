@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import type { ChatEventParams, WireMessage } from "../../src/protocol.generated";
+import { Transcript } from "../../src/chat/transcript";
+
+function event(seq: number, kind: ChatEventParams["kind"], extra: Partial<ChatEventParams> = {}): ChatEventParams {
+  return { sessionId: "s1", turnId: "t1", seq, kind, ...extra };
+}
+
+function message(
+  id: string,
+  role: WireMessage["role"],
+  content: string,
+  extra: Partial<WireMessage> = {},
+): WireMessage {
+  return { messageId: id, role, content, createdAt: 0, ...extra };
+}
+
+describe("Transcript", () => {
+  it("accumulates streamed deltas into one reply and ends it on done", () => {
+    const transcript = new Transcript();
+    transcript.turnStarted("t1");
+    transcript.chatEvent(event(1, "delta", { text: "Hel" }));
+    transcript.chatEvent(event(2, "delta", { text: "lo" }));
+    expect(transcript.busy).toBe(true);
+    const changed = transcript.chatEvent(event(3, "done"));
+    expect(transcript.entries).toHaveLength(1);
+    expect(transcript.entries[0]).toMatchObject({ kind: "assistant", text: "Hello", streaming: false });
+    expect(changed).toHaveLength(1);
+    expect(transcript.busy).toBe(false);
+  });
+
+  it("ignores a replayed or out-of-order event", () => {
+    const transcript = new Transcript();
+    transcript.chatEvent(event(1, "delta", { text: "a" }));
+    expect(transcript.chatEvent(event(1, "delta", { text: "a" }))).toEqual([]);
+    expect(transcript.entries[0]).toMatchObject({ text: "a" });
+  });
+
+  it("shows a tool call as a card and fills in its result", () => {
+    const transcript = new Transcript();
+    transcript.chatEvent(event(1, "delta", { text: "Reading." }));
+    const changed = transcript.chatEvent(
+      event(2, "toolCall", { toolCallId: "c1", name: "read_file", args: { path: "a.py" } }),
+    );
+    expect(changed.map((entry) => [entry.kind, entry.kind === "assistant" && entry.streaming])).toEqual([
+      ["assistant", false],
+      ["tool", false],
+    ]);
+    transcript.chatEvent(event(3, "toolResult", { toolCallId: "c1", result: "print(1)", isError: false }));
+    transcript.chatEvent(event(4, "delta", { text: "Done." }));
+    const kinds = transcript.entries.map((entry) => entry.kind);
+    expect(kinds).toEqual(["assistant", "tool", "assistant"]);
+    expect(transcript.entries[1]).toMatchObject({
+      name: "read_file",
+      result: "print(1)",
+      pending: false,
+      isError: false,
+    });
+    expect(transcript.entries[1]).toMatchObject({ args: expect.stringContaining('"path": "a.py"') });
+    expect(transcript.entries[0]).toMatchObject({ streaming: false });
+  });
+
+  it("does not show a streamed reply twice when the stored message arrives", () => {
+    const transcript = new Transcript();
+    transcript.messageAppended(message("m1", "user", "hi"));
+    transcript.chatEvent(event(1, "delta", { text: "Hello" }));
+    transcript.chatEvent(event(2, "toolCall", { toolCallId: "c1", name: "bash", args: { command: "ls" } }));
+    transcript.messageAppended(
+      message("m2", "assistant", "Hello", { toolCalls: [{ id: "c1", name: "bash", arguments: "{}" }] }),
+    );
+    transcript.messageAppended(message("m3", "tool", "a.py", { toolCallId: "c1" }));
+    transcript.chatEvent(event(3, "toolResult", { toolCallId: "c1", result: "a.py" }));
+    transcript.chatEvent(event(4, "delta", { text: "Found a.py" }));
+    transcript.messageAppended(message("m4", "assistant", "Found a.py"));
+    transcript.chatEvent(event(5, "done"));
+    expect(transcript.entries.map((entry) => entry.kind)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(transcript.entries[3]).toMatchObject({ text: "Found a.py", bound: true });
+  });
+
+  it("adds a message stored by another window once", () => {
+    const transcript = new Transcript();
+    const stored = message("m9", "assistant", "from elsewhere");
+    expect(transcript.messageAppended(stored)).toHaveLength(1);
+    expect(transcript.messageAppended(stored)).toHaveLength(0);
+    expect(transcript.entries).toHaveLength(1);
+  });
+
+  it("rebuilds tool cards from a stored log", () => {
+    const transcript = new Transcript();
+    transcript.load([
+      message("m0", "system", "persona"),
+      message("m1", "user", "list files"),
+      message("m2", "assistant", "", { toolCalls: [{ id: "c1", name: "bash", arguments: '{"command":"ls"}' }] }),
+      message("m3", "tool", "boom", { toolCallId: "c1", status: "error" }),
+    ]);
+    expect(transcript.entries.map((entry) => entry.kind)).toEqual(["user", "tool"]);
+    expect(transcript.entries[1]).toMatchObject({ name: "bash", result: "boom", isError: true, pending: false });
+  });
+
+  it("turns an error event into an error notice and stops being busy", () => {
+    const transcript = new Transcript();
+    transcript.turnStarted("t1");
+    transcript.chatEvent(event(1, "error", { message: "provider unreachable" }));
+    expect(transcript.busy).toBe(false);
+    expect(transcript.entries.at(-1)).toMatchObject({
+      kind: "notice",
+      level: "error",
+      markdown: "provider unreachable",
+    });
+  });
+
+  it("records usage on the turn's last reply", () => {
+    const transcript = new Transcript();
+    transcript.chatEvent(event(1, "delta", { text: "ok" }));
+    transcript.chatEvent(
+      event(2, "usage", { usage: { inputTokens: 1200, outputTokens: 30, cachedInputTokens: 1000 } }),
+    );
+    expect(transcript.entries[0]).toMatchObject({ usage: "in 1.2k · out 30 · cached 1k" });
+  });
+
+  it("tracks an approval from pending to answered", () => {
+    const transcript = new Transcript();
+    transcript.addApproval("t1:1", "edit_file", { path: "a.py" }, "--- a\n+++ b\n-x\n+y");
+    expect(transcript.entries[0]).toMatchObject({
+      kind: "approval",
+      state: "pending",
+      diff: expect.stringContaining("+y"),
+    });
+    transcript.setApprovalState("t1:1", "approved");
+    expect(transcript.entries[0]).toMatchObject({ state: "approved" });
+    expect(transcript.setApprovalState("nope", "approved")).toBeUndefined();
+  });
+});

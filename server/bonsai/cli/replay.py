@@ -1,0 +1,320 @@
+"""``bonsai import``, ``bonsai replay`` and ``bonsai recall``.
+
+Wire them into the console script with :func:`add_replay_commands`. They
+honour ``BONSAI_HOME`` and work with or without a running daemon: reads use a
+read-only connection; the one write (storing an imported recording) goes
+through the daemon's ``bonsai/session/import`` when a daemon runs, and
+otherwise takes the database lock for the moment it needs (see
+``bonsai.services.replay.database``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bonsai.cli.client import DaemonClient, RpcError
+from bonsai.core.replay_report import ReplayReport, render_html, report_json
+from bonsai.daemon import lifecycle
+from bonsai.services.config import bonsai_home, load_settings
+from bonsai.services.importers import FORMATS, ImportedSession, ImportFormatError, import_file
+from bonsai.services.replay import (
+    DEFAULT_MODEL,
+    DatabaseMissing,
+    build_config,
+    file_source,
+    locked_writer,
+    open_readonly,
+    recall,
+    replay,
+    store_imported,
+    stored_source,
+)
+from bonsai.services.replay.source import ReplaySource
+from bonsai.services.store.db import DatabaseBusy, StoreError
+from bonsai.services.store.sessions import SessionStore, UnknownSession
+
+IMPORT_METHOD = "bonsai/session/import"
+METHOD_NOT_FOUND = -32601
+Command = Callable[[argparse.Namespace], int]
+
+
+class CliError(Exception):
+    """A failure with a message for the user."""
+
+
+def _guarded(name: str, command: Command) -> Command:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except (CliError, ImportFormatError, DatabaseMissing, UnknownSession, StoreError) as exc:
+            print(f"bonsai {name}: {exc}", file=sys.stderr)
+            return 1
+        except ValueError as exc:  # bad input the parser could not catch
+            print(f"bonsai {name}: {exc}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+# ------------------------------------------------------------------ import
+def store_recording(
+    home: Path, path: Path, imported: ImportedSession, fmt: str, run: int, workspace: Path
+) -> tuple[str, str]:
+    """Store ``imported`` as a session; returns (session id, "daemon" or "direct")."""
+    if lifecycle.running_socket(home) is None:
+        try:
+            with locked_writer(home) as conn:
+                return store_imported(SessionStore(conn), str(workspace), imported), "direct"
+        except DatabaseBusy:
+            pass  # a daemon started meanwhile: it is the writer now
+    return _import_via_daemon(home, path, fmt, run, workspace), "daemon"
+
+
+def _import_via_daemon(home: Path, path: Path, fmt: str, run: int, workspace: Path) -> str:
+    client = DaemonClient.connect(home, start=False)
+    params = {"path": str(path.resolve()), "format": fmt, "run": run, "workspace": str(workspace)}
+    try:
+        result = client.request(IMPORT_METHOD, params)
+    except RpcError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            raise CliError(
+                f"the running daemon does not offer {IMPORT_METHOD}; stop it with "
+                "`bonsai stop` and run the command again (it then writes directly)"
+            ) from None
+        raise CliError(f"the daemon refused the import: {exc}") from None
+    finally:
+        client.close()
+    return str(result["sessionId"])
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import a recorded session into the session store."""
+    path = Path(args.file)
+    imported = import_file(path, args.format, args.run)
+    workspace = Path(args.workspace).resolve() if args.workspace else Path.cwd()
+    session_id, via = store_recording(
+        bonsai_home(), path, imported, args.format, args.run, workspace
+    )
+    if args.json:
+        info: dict[str, Any] = {"sessionId": session_id, "format": imported.format}
+        info |= {"title": imported.title, "messages": len(imported.messages)}
+        info |= {"warnings": imported.warnings, "via": via}
+        print(json.dumps(info, indent=2))
+        return 0
+    print(
+        f"imported {len(imported.messages)} messages ({imported.format}, run {imported.run + 1} "
+        f"of {imported.runs}) as session {session_id}: {imported.title}"
+    )
+    for warning in imported.warnings:
+        print(f"  note: {warning}")
+    return 0
+
+
+# ------------------------------------------------------------------ replay
+def _source(args: argparse.Namespace) -> ReplaySource:
+    home = bonsai_home()
+    if args.session:
+        conn = open_readonly(home)
+        try:
+            return stored_source(conn, args.session)
+        finally:
+            conn.close()
+    if not args.file:
+        raise CliError("give a recording FILE or --session ID")
+    path = Path(args.file)
+    source, imported = file_source(path, args.format, args.run)
+    if args.no_store:
+        return source
+    session_id, _ = store_recording(home, path, imported, args.format, args.run, Path.cwd())
+    return ReplaySource(source.persona, source.items, source.title, session_id)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay a recording (or a stored session) through the context pipeline."""
+    if args.file and args.session:
+        raise CliError("give either a FILE or --session, not both")
+    loaded = load_settings(bonsai_home(), Path.cwd())
+    for problem in loaded.problems:
+        print(f"bonsai replay: settings: {problem}", file=sys.stderr)
+    config = build_config(
+        model=args.model,
+        window=args.window,
+        preset=args.preset,
+        settings=loaded.settings.context,
+        policy="none" if args.no_manage else args.policy,
+        cache_read_price=args.cache_read_price,
+        user_models=loaded.settings.providers.models,
+    )
+    source = _source(args)
+    report = replay(source, config)
+    if args.html:
+        Path(args.html).write_text(render_html(report), encoding="utf-8")
+    if args.json:
+        print(report_json(report))
+    else:
+        print_report(report, source, args, config.settings.preset)
+    return 0
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def _header(report: ReplayReport, source: ReplaySource, args: Any, preset: str) -> list[str]:
+    mode = "no management" if args.no_manage else f"{args.policy}, preset {args.preset or preset}"
+    title = source.title or "(untitled)"
+    return [
+        f"bonsai replay: {title} — session {report.session_id or '(not stored)'}",
+        f"  {report.turns} model calls · window {report.window:,} "
+        f"(usable {report.usable_window:,}) · {mode} · summaries: deterministic fallback (offline)",
+    ]
+
+
+def _table(report: ReplayReport, price: float) -> list[str]:
+    turns = report.per_turn
+    raw_fit = sum(t.raw_fits for t in turns) / len(turns) if turns else 1.0
+    raw_peak = max((t.raw_input_tokens for t in turns), default=0)
+    cached = f"{report.cached_input_tokens:,} ({_pct(report.cache_hit_fraction)})"
+    rows = [
+        ("input tokens", f"{report.raw_input_tokens:,}", f"{report.managed_input_tokens:,}"),
+        ("saved", "", _pct(report.saved_fraction)),
+        ("cache-eligible", "", cached),
+        ("cost ratio", "1.000", f"{report.cost_ratio:.3f} (cache reads at {price:g})"),
+        ("calls that fit", _pct(raw_fit), _pct(report.fit_fraction)),
+        ("peak context", f"{raw_peak:,}", f"{report.peak_context_tokens:,}"),
+    ]
+    lines = [f"  {'':<16}{'raw':>14}  managed"]
+    lines += [f"  {label:<16}{raw:>14}  {managed}" for label, raw, managed in rows]
+    return lines
+
+
+def _footer(report: ReplayReport) -> list[str]:
+    events = ", ".join(f"{k} ×{v}" for k, v in report.events.items()) or "none"
+    lines = [
+        f"  rewrites {report.rewrites}; events: {events}",
+        f"  pipeline p50 {report.pipeline_ms_p50:.2f} ms, p95 {report.pipeline_ms_p95:.2f} ms",
+    ]
+    if report.priced is not None:
+        p = report.priced
+        lines.append(
+            f"  priced ({p.model}): raw ${p.raw_cost_usd:.4f}, managed ${p.managed_cost_usd:.4f}"
+        )
+    return lines
+
+
+def _turn_lines(report: ReplayReport) -> list[str]:
+    lines = []
+    for t in report.per_turn:
+        fits = "" if t.fits else "  DOES NOT FIT"
+        raw = "" if t.raw_fits else " (raw overflows)"
+        lines.append(
+            f"  {t.step:>4} raw {t.raw_input_tokens:>8,}{raw} managed "
+            f"{t.managed_input_tokens:>8,} cached {t.cached_input_tokens:>8,}{fits}"
+            f"  {'; '.join(t.events)}"
+        )
+    return lines
+
+
+def print_report(report: ReplayReport, source: ReplaySource, args: Any, preset: str) -> None:
+    lines = _header(report, source, args, preset) + _table(report, args.cache_read_price)
+    lines += _footer(report)
+    if args.turns:
+        lines += _turn_lines(report)
+    print("\n".join(lines))
+
+
+# ------------------------------------------------------------------ recall
+def cmd_recall(args: argparse.Namespace) -> int:
+    """Search a stored session's messages."""
+    conn = open_readonly(bonsai_home())
+    try:
+        hits = recall(conn, args.session, args.query, args.limit)
+    finally:
+        conn.close()
+    if args.json:
+        print(json.dumps({"results": [h.model_dump(by_alias=True) for h in hits]}, indent=2))
+        return 0
+    if not hits:
+        print(f"no match for {args.query!r} in session {args.session}")
+    for n, hit in enumerate(hits, 1):
+        print(f"{n:>3}. {hit.message_id} [{hit.role}] score {hit.score:.2f}: {hit.snippet}")
+    return 0
+
+
+# ------------------------------------------------------------------ wiring
+def add_replay_commands(sub: Any) -> None:
+    """Register ``import``, ``replay`` and ``recall`` on the console script's subparsers."""
+    imp = sub.add_parser("import", help="import a recorded agent session into the session store")
+    imp.add_argument("file", metavar="FILE")
+    _format_args(imp)
+    imp.add_argument("--workspace", metavar="DIR", help="workspace to file it under (default: cwd)")
+    imp.add_argument("--json", action="store_true", help="print the result as JSON")
+    imp.set_defaults(func=_guarded("import", cmd_import))
+
+    rep = sub.add_parser("replay", help="replay a recording through the context pipeline, offline")
+    rep.add_argument("file", metavar="FILE", nargs="?", help="a recording (or use --session)")
+    rep.add_argument("--session", metavar="ID", help="replay a stored session instead of a file")
+    _format_args(rep)
+    rep.add_argument(
+        "--model", default=DEFAULT_MODEL, help=f"model to account for (default {DEFAULT_MODEL})"
+    )
+    rep.add_argument(
+        "--window", type=_positive, metavar="TOKENS", help="replay as if the window were this size"
+    )
+    rep.add_argument("--preset", choices=("keep", "balanced", "save"), help="context preset")
+    rep.add_argument(
+        "--policy", choices=("managed", "naive"), default="managed", help=argparse.SUPPRESS
+    )
+    rep.add_argument(
+        "--no-manage", action="store_true", help="disable every stage (reproduces raw)"
+    )
+    rep.add_argument(
+        "--offline", action="store_true", default=True, help="deterministic summaries (default)"
+    )
+    rep.add_argument(
+        "--cache-read-price",
+        type=_fraction,
+        default=0.1,
+        metavar="P",
+        help="cached input price as a fraction of normal input (default 0.1)",
+    )
+    rep.add_argument(
+        "--no-store", action="store_true", help="do not store the recording as a session"
+    )
+    rep.add_argument("--json", action="store_true", help="print the report as JSON")
+    rep.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML report")
+    rep.add_argument("--turns", action="store_true", help="also print one line per model call")
+    rep.set_defaults(func=_guarded("replay", cmd_replay))
+
+    rec = sub.add_parser("recall", help="search a stored session's messages")
+    rec.add_argument("--session", required=True, metavar="ID")
+    rec.add_argument("query")
+    rec.add_argument("--limit", type=_positive, default=10)
+    rec.add_argument("--json", action="store_true", help="print the hits as JSON")
+    rec.set_defaults(func=_guarded("recall", cmd_recall))
+
+
+def _format_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    parser.add_argument(
+        "--run", type=int, default=0, metavar="K", help="0-based run of a multi-run file"
+    )
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {text}")
+    return value

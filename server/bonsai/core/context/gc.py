@@ -1,0 +1,53 @@
+"""Continuous GC: under pressure, stub superseded reads and old bulky outputs.
+
+Runs when the request being built passes ``gc_trigger`` of the usable window.
+It takes candidates (superseded reads first, then old successful outputs,
+oldest first) until the request is down at ``compact_target``, and keeps the
+batch only when it pays for itself (``pays_for_itself``): a rewrite costs a
+provider cache miss on everything after the first change.
+"""
+
+from __future__ import annotations
+
+from bonsai.core.context.candidates import stub_candidates, superseded_reads
+from bonsai.core.context.models import Record
+from bonsai.core.context.stubbing import (
+    add_stubs,
+    cache_note,
+    choose_stubs,
+    pays_for_itself,
+    stub_records,
+)
+from bonsai.core.context.work import Work, analyse
+
+
+def collect(work: Work) -> tuple[Work, list[Record]]:
+    """The work after a GC pass (unchanged when nothing is worth rewriting) and its records."""
+    settings = work.inp.settings
+    used = work.used
+    if used <= settings.gc_trigger * work.usable:
+        return work, []
+    candidates = stub_candidates(
+        work.nodes,
+        work.protected,
+        superseded_reads(work.inp.items),
+        min_tokens=settings.min_stub_tokens,
+        include_failed=False,
+    )
+    goal = int(settings.compact_target * work.usable)
+    chosen, saved = choose_stubs(work, candidates, goal, "gc")
+    if not chosen:
+        return work, []
+    kept = work.tokens_before(set(chosen))
+    if not pays_for_itself(saved, used, used - saved - kept, settings):
+        return work, []
+    after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools)
+    batch = Record(
+        kind="gc",
+        detail=f"{len(chosen)} stubs saved {saved:,} tokens; {cache_note(kept, after.used)}",
+        tokens_before=used,
+        tokens_after=after.used,
+        prefix_hash_before=work.prefix_hash(),
+        prefix_hash_after=after.prefix_hash(),
+    )
+    return after, [*stub_records(chosen), batch]

@@ -1,0 +1,179 @@
+"""The ledger: one row per node, and totals that equal the count of the wire.
+
+Rows in a sent state (full, pinned, stubbed, summarized) add up exactly to the
+counter's count of the assembled system message, tools and messages: parts of
+one counted unit (the system message, the tool block, the tail message) share
+its count, the first part carrying the framing and boundary tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bonsai.core.context.frame import plan_block, tool_name
+from bonsai.core.context.models import (
+    ON_WIRE_STATES,
+    Confidence,
+    LedgerRow,
+    SystemPart,
+    Totals,
+)
+from bonsai.core.context.text import message_kind, message_label
+from bonsai.core.context.view import Node, first_folded_seq, summary_position
+from bonsai.core.context.work import Work
+
+_RANK: dict[str, int] = {"low": 0, "high": 1, "exact": 2}
+
+
+def weakest(levels: list[str]) -> Confidence:
+    level = min(levels, key=lambda c: _RANK.get(c, 0), default="exact")
+    return "low" if level not in _RANK else level  # type: ignore[return-value]
+
+
+def _part_kind(part: SystemPart) -> str:
+    return part.id.split(":", 2)[1] if part.id.startswith("sys:") else "system"
+
+
+def _share(total: int, counts: list[int]) -> list[int]:
+    """``counts`` with the first adjusted so the list sums to ``total``."""
+    if not counts:
+        return []
+    return [total - sum(counts[1:]), *counts[1:]]
+
+
+def _part_row(part: SystemPart, tokens: int, conf: Confidence, reason: str = "") -> LedgerRow:
+    return LedgerRow(
+        id=part.id,
+        kind=_part_kind(part),
+        section="system",
+        label=part.label,
+        tokens=tokens,
+        confidence=conf,
+        state="full",
+        reason=reason,
+    )
+
+
+def system_rows(work: Work) -> list[LedgerRow]:
+    counter, frame = work.inp.counter, work.frame
+    conf = weakest([frame.confidence])
+    counts = [counter.count_text(p.text).tokens for p in frame.system]
+    rows = [
+        _part_row(p, t, conf)
+        for p, t in zip(frame.system, _share(frame.system_tokens, counts), strict=True)
+    ]
+    plan = plan_block(work.state, work.inp.settings)
+    tail: list[tuple[SystemPart, str]] = []
+    if frame.moved is not None:
+        tail.append((frame.moved, "sent as the newest message (rolling prefix cache)"))
+    if plan is not None:
+        tail.append((SystemPart(id="ctx:plan", label="recitation plan", text=plan), "recitation"))
+    counts = [counter.count_text(p.text).tokens for p, _ in tail]
+    shares = _share(frame.tail_tokens, counts)
+    rows += [_part_row(p, t, conf, why) for (p, why), t in zip(tail, shares, strict=True)]
+    return rows
+
+
+def tool_rows(work: Work, all_tools: list[dict[str, Any]]) -> list[LedgerRow]:
+    counter, sent = work.inp.counter, work.frame.tools
+    rows: list[LedgerRow] = []
+    if sent:
+        singles = [counter.count_tools([t]) for t in sent]
+        block = 2 * singles[0].tokens - counter.count_tools([sent[0], sent[0]]).tokens
+        counts = _share(work.frame.tools_tokens, [s.tokens - block for s in singles])
+        for tool, single, tokens in zip(sent, singles, counts, strict=True):
+            rows.append(_tool_row(tool, tokens, single.confidence, "full", ""))
+    names = {tool_name(t) for t in sent}
+    for tool in all_tools:
+        if tool_name(tool) not in names:
+            count = counter.count_tools([tool])
+            rows.append(_tool_row(tool, count.tokens, count.confidence, "dropped", "hidden tool"))
+    return rows
+
+
+def _tool_row(
+    tool: dict[str, Any], tokens: int, conf: Confidence, state: Any, why: str
+) -> LedgerRow:
+    name = tool_name(tool)
+    return LedgerRow(
+        id=f"tool:{name}",
+        kind="tool",
+        section="tools",
+        label=name,
+        tokens=tokens,
+        confidence=conf,
+        state=state,
+        reason=why,
+    )
+
+
+def _node_row(node: Node, work: Work) -> LedgerRow:
+    """The ledger row of a message node, reused from the memo while it is unchanged."""
+    item, memo = node.item, work.inp.memo
+    tokens = node.full_tokens if node.state == "dropped" else node.tokens
+    reason = node.reason or work.protected.get(item.id, "")
+    key = (node.state, tokens, reason, node.confidence)
+    if memo is not None:
+        hit = memo.rows.get(item.id, item.message)
+        if hit is not None and hit[0] == key:
+            return hit[1]  # type: ignore[no-any-return]
+    message = item.message
+    row = LedgerRow(
+        id=item.id,
+        kind=message_kind(message),
+        section={"stubbed": "stubs", "summarized": "summaries"}.get(node.state, "messages"),  # type: ignore[arg-type]
+        label=message_label(message, work.calls.get(message.tool_call_id or "")),
+        tokens=tokens,
+        confidence=node.confidence,
+        state=node.state,
+        reason=reason,
+        turn=item.turn,
+        images=message.images,
+    )
+    if memo is not None:
+        memo.rows.put(item.id, item.message, (key, row))
+    return row
+
+
+def message_rows(work: Work) -> list[LedgerRow]:
+    pos = summary_position(work.nodes, work.state)
+    rows: list[LedgerRow] = []
+    for i, node in enumerate(work.nodes):
+        if i == pos and work.state.summary is not None:
+            rows.append(_summary_row(work))
+        rows.append(_node_row(node, work))
+    return rows
+
+
+def _summary_row(work: Work) -> LedgerRow:
+    summary = work.state.summary
+    assert summary is not None
+    first = first_folded_seq(work.nodes, work.state)
+    return LedgerRow(
+        id=summary.node_id,
+        kind="summary",
+        section="summaries",
+        label=f"summary of {len(summary.folded)} messages (seq {first}–{summary.through_seq})",
+        tokens=work.summary_tokens,
+        confidence=weakest([work.frame.confidence]),
+        state="summarized",
+        reason=f"{summary.mode} summary, lossy; restore it to re-splice the originals",
+        turn=summary.turn,
+    )
+
+
+def ledger_rows(work: Work, all_tools: list[dict[str, Any]]) -> list[LedgerRow]:
+    return [*system_rows(work), *tool_rows(work, all_tools), *message_rows(work)]
+
+
+def totals(work: Work, rows: list[LedgerRow]) -> Totals:
+    used = sum(r.tokens for r in rows if r.state in ON_WIRE_STATES)
+    usable = work.usable
+    return Totals(
+        window=work.inp.budget.window,
+        usable=usable,
+        used=used,
+        percent=round(100 * used / usable, 1),
+        reserve=work.inp.budget.reserve,
+        confidence=weakest([r.confidence for r in rows if r.state in ON_WIRE_STATES]),
+    )

@@ -1,0 +1,75 @@
+"""Choosing a stub batch and writing it into the state (shared by GC and tier 1).
+
+A batch is taken in candidate order until the request is down at the goal,
+so one rewrite reclaims enough that the next is many steps away.
+"""
+
+from __future__ import annotations
+
+from bonsai.core.context.candidates import Candidate, make_stub
+from bonsai.core.context.models import Record
+from bonsai.core.context.state import ContextState, StubEntry, StubOrigin
+from bonsai.core.context.work import Work
+from bonsai.settings import ContextSettings
+
+
+def pays_for_itself(saved: int, used: int, resent: int, settings: ContextSettings) -> bool:
+    """The rewrite economics. A rewrite makes the provider re-read ``resent``
+    tokens uncached (everything after the first change), so a batch must save
+    at least ``min_rewrite_tokens`` or ``min_rewrite_fraction`` of the request,
+    and at least ``min_rewrite_payback`` tokens per token it re-sends."""
+    big_enough = (
+        saved >= settings.min_rewrite_tokens or saved >= settings.min_rewrite_fraction * used
+    )
+    return big_enough and saved >= settings.min_rewrite_payback * resent
+
+
+def choose_stubs(
+    work: Work, candidates: list[Candidate], goal: int, origin: StubOrigin
+) -> tuple[dict[str, StubEntry], int]:
+    """Stubs for ``candidates`` in order until the request would be at ``goal``,
+    then every further candidate after the first stubbed position: the cache
+    is lost from that position on anyway, so those stubs cost nothing more and
+    push the next rewrite further away. Returns the stubs by item id and the
+    tokens they save."""
+    chosen: dict[str, StubEntry] = {}
+    saved = 0
+    rest = list(candidates)
+    while rest and work.used - saved > goal:
+        saved += _take(work, rest.pop(0), origin, chosen)
+    if chosen:
+        order = {n.item.id: i for i, n in enumerate(work.nodes)}
+        first = min(order[i] for i in chosen)
+        for cand in rest:
+            if order[cand.node.item.id] > first:
+                saved += _take(work, cand, origin, chosen)
+    return chosen, saved
+
+
+def _take(work: Work, cand: Candidate, origin: StubOrigin, chosen: dict[str, StubEntry]) -> int:
+    """Add a stub for ``cand`` when it saves tokens; returns the saving."""
+    node = cand.node
+    entry = make_stub(node.item, node.full_tokens, cand.reason, origin, work.inp.turn, work.calls)
+    stubbed = node.item.message.model_copy(update={"content": entry.text})
+    gain = node.tokens - work.inp.counter.count_message(stubbed).tokens
+    if gain <= 0:
+        return 0
+    chosen[node.item.id] = entry
+    return gain
+
+
+def add_stubs(state: ContextState, stubs: dict[str, StubEntry]) -> ContextState:
+    return state.model_copy(update={"stubs": {**state.stubs, **stubs}})
+
+
+def stub_records(stubs: dict[str, StubEntry]) -> list[Record]:
+    return [
+        Record(kind="stub", node_id=item_id, detail=entry.reason, tokens_before=entry.tokens_before)
+        for item_id, entry in stubs.items()
+    ]
+
+
+def cache_note(kept: int, after: int) -> str:
+    """How much of the rewritten request a provider cache can still serve."""
+    resent = max(0, after - kept)
+    return f"cache: ~{kept:,} leading tokens stay cached, ~{resent:,} are sent uncached once"

@@ -1,0 +1,196 @@
+"""The rolling structured summary: fixed headings, identifiers quoted verbatim.
+
+The deterministic builder needs no model. A previous summary is *updated*:
+its entries are parsed back and merged with what the newly folded span adds;
+the span it already covers is never read again. The same headings are asked
+of the fast model in provider mode (see ``summary_prompt``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bonsai.core.context.candidates import failed
+from bonsai.core.context.models import Item
+from bonsai.core.context.text import call_summary, one_line
+
+HEADINGS = (
+    "Current goal",
+    "Decisions",
+    "Constraints",
+    "Files touched",
+    "Tool findings",
+    "Open tasks",
+    "Risks",
+)
+KEEP = {
+    "Current goal": 2,
+    "Decisions": 8,
+    "Constraints": 6,
+    "Files touched": 20,
+    "Tool findings": 10,
+    "Open tasks": 5,
+    "Risks": 6,
+}
+TRIM_ORDER = ("Tool findings", "Decisions", "Files touched", "Risks", "Constraints", "Open tasks")
+NONE = "(none)"
+Sections = dict[str, list[str]]
+
+_CONSTRAINT = re.compile(
+    r"\b(must|must not|do not|don't|never|always|only|should not|shouldn't|without)\b", re.I
+)
+_TODO = re.compile(
+    r"^\s*(?:[-*]\s*\[ \]|TODO\b|next\b|then\b|i need to\b|i will\b|i'll\b|let me\b|let's\b)", re.I
+)
+_RISK = re.compile(r"(Traceback|\bError\b|\bFAILED\b|\bexception\b)", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s")
+_FILE_ENTRY = re.compile(r"^`(?P<path>[^`]+)` \((?P<acts>[^)]*)\)$")
+_ACTIONS = {
+    "read": "read",
+    "edit": "edited",
+    "write": "written",
+    "list": "listed",
+    "search": "searched",
+}
+
+
+def empty_sections() -> Sections:
+    return {h: [] for h in HEADINGS}
+
+
+def render_sections(sections: Sections) -> str:
+    blocks = []
+    for heading in HEADINGS:
+        entries = sections.get(heading) or [NONE]
+        blocks.append(f"## {heading}\n" + "\n".join(f"- {e}" for e in entries))
+    return "\n\n".join(blocks)
+
+
+def parse_sections(text: str) -> Sections:
+    """Entries per heading of a summary text; lines under no known heading go to Decisions."""
+    sections = empty_sections()
+    current = "Decisions"
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("## "):
+            name = line[3:].strip()
+            current = name if name in sections else "Decisions"
+            continue
+        entry = line[2:].strip() if line.startswith(("- ", "* ")) else line
+        if entry and entry != NONE:
+            sections[current].append(entry)
+    return sections
+
+
+def _first_sentence(text: str, limit: int = 200) -> str:
+    flat = one_line(text, 2_000)
+    return one_line(_SENTENCE.split(flat, maxsplit=1)[0], limit) if flat else ""
+
+
+def _merge(old: list[str], new: Iterable[str], keep: int) -> list[str]:
+    out = [e for e in old]
+    for entry in new:
+        if entry and entry in out:
+            out.remove(entry)
+        if entry:
+            out.append(entry)
+    return out[-keep:]
+
+
+def _files(old: list[str], span: list[Item]) -> list[str]:
+    acts: dict[str, list[str]] = {}
+    for entry in old:
+        match = _FILE_ENTRY.match(entry)
+        if match:
+            acts[match["path"]] = [a.strip() for a in match["acts"].split(",") if a.strip()]
+    for item in span:
+        ev = item.message.evidence
+        if ev is None or not ev.path or not ev.ok:
+            continue
+        done = acts.pop(ev.path, [])
+        action = _ACTIONS.get(ev.kind, ev.kind)
+        acts[ev.path] = [*[a for a in done if a != action], action]
+    entries = [f"`{path}` ({', '.join(a)})" for path, a in acts.items()]
+    return entries[-KEEP["Files touched"] :]
+
+
+def _finding(item: Item, calls: dict[str, tuple[str, str]]) -> str:
+    message = item.message
+    name, args = calls.get(message.tool_call_id or "", (message.name or "tool", ""))
+    what = call_summary(name, args, message.evidence, 100)
+    lines = [ln for ln in message.content.splitlines() if ln.strip()]
+    verdict = "failed: " if failed(message) else ""
+    ev = message.evidence
+    if ev is not None and ev.kind == "read" and ev.ok:
+        return f"{what} → read, {len(lines):,} lines"
+    if not lines:
+        return f"{what} → {verdict}(no output)"
+    first = one_line(lines[0], 120)
+    if len(lines) == 1:
+        return f"{what} → {verdict}{first}"
+    return f"{what} → {verdict}{first} … {one_line(lines[-1], 120)} ({len(lines):,} lines)"
+
+
+def _span_entries(span: list[Item], calls: dict[str, tuple[str, str]]) -> Sections:
+    new = empty_sections()
+    assistants = [i for i in span if i.message.role == "assistant" and i.message.content.strip()]
+    for item in span:
+        message = item.message
+        if message.role == "assistant" and message.content.strip():
+            new["Decisions"].append(_first_sentence(message.content))
+        elif message.role == "user":
+            for sentence in _SENTENCE.split(one_line(message.content, 4_000)):
+                if _CONSTRAINT.search(sentence):
+                    new["Constraints"].append(one_line(sentence, 200))
+        elif message.role == "tool":
+            finding = _finding(item, calls)
+            new["Tool findings"].append(finding)
+            if failed(message) or _RISK.search(message.content[:2_000]):
+                new["Risks"].append(finding)
+    for item in assistants[-3:]:
+        for line in item.message.content.splitlines():
+            if _TODO.match(line):
+                new["Open tasks"].append(one_line(line.strip(" -*"), 200))
+    return new
+
+
+def update_summary(
+    previous: str | None,
+    span: list[Item],
+    calls: dict[str, tuple[str, str]],
+    *,
+    goal: str,
+    max_chars: int,
+    task: str = "",
+) -> str:
+    """The summary after folding ``span``: ``previous`` merged with the span's entries.
+
+    ``goal`` is the latest user request and ``task`` the first one (both quoted
+    under Current goal when set and different)."""
+    old = parse_sections(previous) if previous else empty_sections()
+    new = _span_entries(span, calls)
+    merged: Sections = {}
+    for heading in HEADINGS:
+        merged[heading] = _merge(old[heading], new[heading], KEEP[heading])
+    merged["Files touched"] = _files(old["Files touched"], span)
+    if goal:
+        merged["Current goal"] = [one_line(goal, 300)]
+    if task and one_line(task, 300) not in merged["Current goal"]:
+        merged["Current goal"].insert(0, "task: " + one_line(task, 300))
+    return _fit(merged, max_chars)
+
+
+def _fit(sections: Sections, max_chars: int) -> str:
+    text = render_sections(sections)
+    while len(text) > max_chars:
+        heading = next((h for h in TRIM_ORDER if len(sections[h]) > 1), None)
+        if heading is None:
+            return text[: max(0, max_chars - 1)] + "…"
+        sections[heading] = sections[heading][1:]
+        text = render_sections(sections)
+    return text
+
+
+def open_tasks(summary_text: str) -> list[str]:
+    return parse_sections(summary_text)["Open tasks"]

@@ -1,0 +1,117 @@
+"""One analysis of the request being built: frame, groups, protection, nodes, size.
+
+Occupancy is measured on this request (not on the previous request's billed
+size), so a stage never reacts to a number one step old.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bonsai.core.context.frame import Frame, build_frame
+from bonsai.core.context.groups import Group, call_names, group_items
+from bonsai.core.context.memo import AssemblyMemo, message_digest
+from bonsai.core.context.models import AssembleInput
+from bonsai.core.context.prefix import prefix_hash
+from bonsai.core.context.protect import protected_ids
+from bonsai.core.context.state import ContextState
+from bonsai.core.context.view import (
+    Node,
+    build_nodes,
+    conversation,
+    first_folded_seq,
+    summary_message,
+    summary_position,
+)
+from bonsai.domain import Message
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    inp: AssembleInput
+    state: ContextState
+    frame: Frame
+    groups: list[Group]
+    protected: dict[str, str]
+    nodes: list[Node]
+    calls: dict[str, tuple[str, str]]
+    summary_tokens: int
+
+    @property
+    def used(self) -> int:
+        return self.frame.tokens + self.summary_tokens + sum(n.tokens for n in self.nodes)
+
+    @property
+    def usable(self) -> int:
+        return self.inp.budget.usable
+
+    def messages(self) -> list[Message]:
+        """The conversation without the tail message."""
+        return conversation(self.nodes, self.state)
+
+    def wire(self) -> tuple[list[Message], str]:
+        """The conversation without the tail, and the hash of the cacheable prefix."""
+        memo = self.inp.memo
+        pos = summary_position(self.nodes, self.state)
+        messages: list[Message] = []
+        digests: list[bytes] = []
+        for i, node in enumerate(self.nodes):
+            if i == pos and self.state.summary is not None:
+                summary = summary_message(self.state.summary, node.item.seq)
+                messages.append(summary)
+                digests.append(message_digest(summary))
+            if node.message is None:
+                continue
+            messages.append(node.message)
+            key = node.item.id if node.state != "stubbed" else f"{node.item.id}\x00stub"
+            digests.append(_digest(key, node.message, memo))
+        return messages, prefix_hash(self.frame.system, self.frame.tools, digests)
+
+    def prefix_hash(self) -> str:
+        return self.wire()[1]
+
+    def tokens_before(self, node_ids: set[str], *, summary_changes: bool = False) -> int:
+        """Tokens sent ahead of the first of ``node_ids`` (what a rewrite there keeps
+        cached); with ``summary_changes``, the current summary counts as changed too."""
+        total = self.frame.system_tokens + self.frame.tools_tokens
+        pos = summary_position(self.nodes, self.state)
+        for i, node in enumerate(self.nodes):
+            if i == pos:
+                if summary_changes:
+                    return total
+                total += self.summary_tokens
+            if node.item.id in node_ids:
+                return total
+            total += node.tokens
+        return total
+
+
+def _digest(key: str, message: Message, memo: AssemblyMemo | None) -> bytes:
+    if memo is None:
+        return message_digest(message)
+    hit = memo.digests.get(key, message)
+    if hit is None:
+        hit = message_digest(message)
+        memo.digests.put(key, message, hit)
+    return hit  # type: ignore[no-any-return]
+
+
+def analyse(inp: AssembleInput, state: ContextState, tools: list[dict[str, Any]]) -> Work:
+    frame = build_frame(inp.parts, tools, state, inp.settings, inp.family, inp.counter)
+    groups = group_items(inp.items)
+    nodes = build_nodes(inp.items, state, inp.counter, inp.memo)
+    summary_tokens = 0
+    if state.summary is not None and summary_position(nodes, state) is not None:
+        first = first_folded_seq(nodes, state)
+        summary_tokens = inp.counter.count_message(summary_message(state.summary, first)).tokens
+    return Work(
+        inp=inp,
+        state=state,
+        frame=frame,
+        groups=groups,
+        protected=protected_ids(inp.items, groups, state, inp.settings),
+        nodes=nodes,
+        calls=call_names(inp.items),
+        summary_tokens=summary_tokens,
+    )

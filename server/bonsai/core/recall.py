@@ -1,0 +1,60 @@
+"""What the recall tool returns: pages and hits inside an untrusted-data frame.
+
+Recalled text is old conversation and tool output: data, never instructions.
+The frame's closing marker is neutralised inside the content so recalled
+text cannot end the frame early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bonsai.domain import StoredMessage, content_hash
+
+OPEN = '<untrusted-data source="recall">'
+CLOSE = "</untrusted-data>"
+PAGE_CHARS = 12_000
+REPEAT_PREFIX = "[recall unchanged]"
+
+
+def frame(body: str) -> str:
+    safe = body.replace(CLOSE, "</untrusted-data\u200b>")
+    return f"{OPEN}\n{safe}\n{CLOSE}"
+
+
+def render_message(stored: StoredMessage) -> str:
+    message = stored.message
+    head = f"--- {message.role} {stored.message_id}"
+    if message.name:
+        head += f" ({message.name})"
+    calls = "".join(f"\n[call {c.name} {c.arguments}]" for c in message.tool_calls)
+    return f"{head}\n{message.content}{calls}"
+
+
+def episode_page(
+    messages: Sequence[StoredMessage], number: int, cursor: int
+) -> tuple[str, int | None]:
+    """One page of an episode's messages from ``cursor``; the next cursor or None."""
+    out: list[str] = []
+    size, index = 0, cursor
+    while index < len(messages):
+        text = render_message(messages[index])
+        if out and size + len(text) > PAGE_CHARS:
+            break
+        out.append(text[:PAGE_CHARS])
+        size += len(text)
+        index += 1
+    more = index if index < len(messages) else None
+    footer = f'\n[more: recall({{"episode": {number}, "cursor": {more}}})]' if more else ""
+    header = f"Episode #{number}, messages {cursor + 1}-{index} of {len(messages)}"
+    return frame(f"{header}\n" + "\n".join(out) + footer), more
+
+
+def repeat_pointer(page: str, earlier_results: Sequence[str]) -> str | None:
+    """A short pointer when the very same page was already returned in this context."""
+    digest = content_hash(page)
+    for earlier in earlier_results:
+        if content_hash(earlier) == digest:
+            same = f"this page is unchanged since the earlier recall (sha {digest[:12]})"
+            return f"{REPEAT_PREFIX} {same}."
+    return None

@@ -1,0 +1,252 @@
+"""Wiring a session's agent turns to the daemon: providers, approval, events."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from bonsai.agent.context_bridge import ContextBridge, to_items
+from bonsai.agent.runtime import SessionRuntime
+from bonsai.agent.tools import recall
+from bonsai.agent.tools.base import Tool, ToolContext, ToolResult
+from bonsai.agent.tools.registry import session_tools
+from bonsai.agent.turn import Turn, TurnDeps
+from bonsai.core.context import Assembly, loop_guard, read_reuse
+from bonsai.core.presets import effective_context
+from bonsai.daemon.compaction import ctx_events
+from bonsai.daemon.convert import wire_message
+from bonsai.daemon.episodes import recall_text
+from bonsai.daemon.repomap import map_for
+from bonsai.daemon.state import Daemon
+from bonsai.domain import StoredMessage, ToolCall
+from bonsai.protocol import models as m
+from bonsai.services.providers import make_provider
+from bonsai.services.providers.registry import lookup_model
+from bonsai.services.providers.types import ChatRequest, UsageReport
+from bonsai.services.store.turns import ToolOutputStore, TurnStore
+from bonsai.services.tokens import Count, TokenCounter, estimator_for
+from bonsai.settings import Settings
+
+log = logging.getLogger("bonsai.chat")
+APPROVAL_TIMEOUT_S = 600.0
+
+
+def runtime(daemon: Daemon, session_id: str) -> SessionRuntime:
+    runtimes: dict[str, SessionRuntime] = daemon.services.setdefault("runtimes", {})
+    existing = runtimes.get(session_id)
+    if existing is None:
+
+        def publish(event: dict[str, Any]) -> None:
+            daemon.broadcast(
+                session_id, "bonsai/chat/event", m.ChatEventParams.model_validate(event)
+            )
+
+        existing = runtimes[session_id] = SessionRuntime(session_id, publish)
+    return existing
+
+
+def counter_for(daemon: Daemon, model: str, info: Any) -> TokenCounter:
+    counters: dict[str, TokenCounter] = daemon.services.setdefault("counters", {})
+    if model not in counters:
+        counters[model] = estimator_for(
+            info, cache_dir=daemon.home / "cache" / "tiktoken", tokenizer_path=None, model=model
+        )
+    return counters[model]
+
+
+def tools_for(settings: Settings) -> list[Tool]:
+    """The session's tools: recall only with episodes on (off: byte-identical list)."""
+    extra = [recall.TOOL] if settings.episodes.enabled else []
+    return session_tools(settings.tools.hidden, effective_context(settings.context).smol, extra)
+
+
+def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
+    row = daemon.store.get(session_id)
+    settings = daemon.settings(row.workspace).settings
+    providers = settings.providers
+    model_row = lookup_model(providers.model, providers.models)
+    tools = tools_for(settings)
+    peers = [f"client {c.id} ({c.kind})" for c in daemon.subscribers(session_id)]
+    return ContextBridge(
+        store=daemon.store,
+        session_id=session_id,
+        workspace=Path(row.workspace),
+        settings=settings,
+        model=providers.model,
+        model_info=model_row.info,
+        counter=counter_for(daemon, providers.model, model_row.info),
+        tools=[t.spec() for t in tools],
+        repomap_text=None,
+        peers=peers,
+    )
+
+
+async def ask_approval(
+    daemon: Daemon, session_id: str, turn_id: str, tool: str, args: dict[str, Any], diff: str | None
+) -> bool:
+    """Ask every attached client; the first answer wins; nobody able to answer → deny."""
+    clients = daemon.subscribers(session_id)
+    if not clients:
+        return False
+    params = m.ApprovalRequestParams(
+        session_id=session_id, turn_id=turn_id, tool=tool, args=args, diff=diff
+    )
+    pending = {
+        asyncio.ensure_future(c.request("bonsai/approval/request", params, APPROVAL_TIMEOUT_S))
+        for c in clients
+    }
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                if future.cancelled() or future.exception() is not None:
+                    continue
+                result = future.result()
+                approved = result.get("approved") if isinstance(result, dict) else None
+                return approved is True
+        return False
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
+    totals = assembly.totals
+    params = m.CtxChangedParams(
+        session_id=session_id,
+        percent=round(totals.percent, 2),
+        used=totals.used,
+        usable=totals.usable,
+    )
+    daemon.broadcast(session_id, "bonsai/ctx/changed", params)
+
+
+def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: list[dict[str, Any]]):  # type: ignore[no-untyped-def]
+    """Build requests through the pipeline; record what it did; tell clients."""
+
+    async def build(history: list[StoredMessage], turn: int) -> ChatRequest:
+        settings = bridge.settings
+        if settings.repomap.enabled and not effective_context(settings.context).smol:
+            repomap = await map_for(daemon, str(bridge.workspace), history)
+            bridge.repomap_text = repomap.text or None
+        request = await bridge.build_request(history, turn)
+        assert bridge.last is not None
+        events.extend(
+            e.model_dump(by_alias=True, exclude_none=True) for e in ctx_events(bridge.last.records)
+        )
+        notify_ctx(daemon, session_id, bridge.last)
+        return request
+
+    def usage(report: UsageReport, request: ChatRequest, totals: dict[str, int]) -> None:
+        estimated = bridge.last.totals.used if bridge.last else 0
+        totals["estimated"] = totals.get("estimated", 0) + estimated
+        daemon.store.set_state(
+            session_id,
+            "last_usage",
+            {
+                "input": report.input_tokens,
+                "cached": report.cached_input_tokens,
+                "output": report.output_tokens,
+                "estimated": estimated,
+            },
+        )
+        if estimated and report.input_tokens:
+            bridge.counter.observe_usage(
+                Count(tokens=estimated, confidence="low"), report.input_tokens
+            )
+
+    return build, usage
+
+
+def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
+    """Loop guards before a tool runs; read reuse after a read returns."""
+
+    def guard(call: ToolCall, history: list[StoredMessage]) -> tuple[str, str]:
+        verdict = loop_guard(to_items(history), call, bridge.state())
+        bridge.save_state(verdict.state)
+        return verdict.level, verdict.message
+
+    def after(call: ToolCall, result: ToolResult, history: list[StoredMessage]) -> ToolResult:
+        evidence = result.evidence
+        if evidence is None or evidence.kind != "read" or result.is_error:
+            return result
+        explicit = bool(_loads_dict(call.arguments).get("fresh"))
+        pointer = read_reuse(to_items(history), evidence, explicit=explicit, state=bridge.state())
+        return ToolResult(pointer, evidence) if pointer else result
+
+    return guard, after
+
+
+def _loads_dict(raw: str) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+async def run_turn(daemon: Daemon, session_id: str, turn_id: str, text: str) -> str:
+    rt = runtime(daemon, session_id)
+    bridge = bridge_for(daemon, session_id)
+    settings = bridge.settings
+    provider = make_provider(settings.providers, env=os.environ)
+    tools = tools_for(settings)
+    events: list[dict[str, Any]] = []
+    build, usage = _observer(daemon, session_id, bridge, events)
+    guard, after = _guards(bridge)
+
+    def appended(stored: list[StoredMessage]) -> None:
+        for item in stored:
+            event = m.SessionEventParams(
+                session_id=session_id, kind="messageAppended", message=wire_message(item)
+            )
+            daemon.broadcast(session_id, "bonsai/session/event", event)
+
+    def rename(title: str) -> None:
+        daemon.store.rename(session_id, title)
+        event = m.SessionEventParams(session_id=session_id, kind="titleChanged", title=title)
+        daemon.broadcast(session_id, "bonsai/session/event", event)
+
+    tool_ctx = ToolContext(
+        workspace=bridge.workspace,
+        session_id=session_id,
+        turn_id=turn_id,
+        settings=settings,
+        services={
+            "rename": rename,
+            "save_todos": lambda todos: daemon.store.set_state(session_id, "todos", todos),
+            "tool_outputs": ToolOutputStore(daemon.db),
+            "recall": recall_text(daemon, session_id),
+        },
+    )
+    deps = TurnDeps(
+        store=daemon.store,
+        turns=TurnStore(daemon.db),
+        outputs=ToolOutputStore(daemon.db),
+        session_id=session_id,
+        turn_id=turn_id,
+        tools=tools,
+        tool_ctx=tool_ctx,
+        emit=lambda event: rt.emit(turn_id, event),
+        approve=lambda tool, args, diff: ask_approval(
+            daemon, session_id, turn_id, tool, args, diff
+        ),
+        build_request=build,
+        stream=provider.stream,
+        policy=dict(settings.tools.policy),
+        on_appended=appended,
+        on_usage=usage,
+        events=events,
+        guard=guard,
+        after_tool=after,
+    )
+    try:
+        return await Turn(deps).run(text)
+    finally:
+        with contextlib.suppress(Exception):
+            await provider.aclose()

@@ -1,0 +1,26 @@
+"""bonsai/chat/*"""
+
+from __future__ import annotations
+
+from bonsai.daemon.chat import run_turn, runtime
+from bonsai.daemon.rpc import Ctx, handles
+from bonsai.protocol import models as m
+
+
+@handles("bonsai/chat/send")
+async def send(ctx: Ctx, params: m.ChatSendParams) -> m.ChatSendResult:
+    daemon = ctx.daemon
+    daemon.store.get(params.session_id)
+    rt = runtime(daemon, params.session_id)
+
+    async def go(turn_id: str, text: str) -> str:
+        return await run_turn(daemon, params.session_id, turn_id, text)
+
+    return m.ChatSendResult(turn_id=rt.send(params.text, go))
+
+
+@handles("bonsai/chat/cancel")
+async def cancel(ctx: Ctx, params: m.ChatCancelParams) -> m.ChatCancelResult:
+    ctx.daemon.store.get(params.session_id)
+    cancelled = runtime(ctx.daemon, params.session_id).cancel(params.turn_id)
+    return m.ChatCancelResult(cancelled=cancelled)

@@ -1,0 +1,164 @@
+"""bonsai/ctx/*: the ledger, the wire, the turns, and the user's actions on nodes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from bonsai.agent.context_bridge import ContextBridge, to_chat_request
+from bonsai.core.context import Assembly, apply_action, assemble, node_text
+from bonsai.daemon.chat import bridge_for, notify_ctx
+from bonsai.daemon.compaction import compact_session
+from bonsai.daemon.rpc import Ctx, handles
+from bonsai.errors import InvalidParams, NotFound
+from bonsai.protocol import models as m
+from bonsai.services.providers.anthropic_body import build_anthropic_body
+from bonsai.services.providers.openai_body import build_openai_body
+from bonsai.services.store.turns import TurnStore
+
+Action = Literal["pin", "unpin", "drop", "stub", "restore"]
+
+
+def _current(ctx: Ctx, session_id: str) -> tuple[ContextBridge, Assembly, int]:
+    bridge = bridge_for(ctx.daemon, session_id)
+    turn = TurnStore(ctx.daemon.db).count(session_id) + 1
+    history = ctx.daemon.store.messages(session_id)
+    assembly = assemble(bridge.input(history, turn))
+    return bridge, assembly, turn
+
+
+def totals(ctx: Ctx, session_id: str, bridge: ContextBridge, assembly: Assembly) -> m.CtxTotals:
+    last = ctx.daemon.store.get_state(session_id, "last_usage", {}) or {}
+    snapshot = bridge.counter.calibration()
+    t = assembly.totals
+    return m.CtxTotals(
+        window=t.window,
+        usable=t.usable,
+        used=t.used,
+        percent=round(t.percent, 2),
+        reserve=t.reserve,
+        billed_input=int(last.get("input", 0)),
+        cached_input=int(last.get("cached", 0)),
+        confidence=t.confidence,
+        calibration_factor=snapshot.factor if snapshot else 1.0,
+    )
+
+
+def _wire(bridge: ContextBridge, assembly: Assembly) -> dict[str, Any]:
+    request = to_chat_request(assembly, bridge.model, bridge.model_info.max_output)
+    if bridge.model_info.family == "anthropic":
+        body = build_anthropic_body(request)
+        return {
+            "system": body.get("system", []),
+            "messages": body["messages"],
+            "tools": body.get("tools", []),
+        }
+    body = build_openai_body(request, "openai")
+    return {"system": [], "messages": body["messages"], "tools": body.get("tools", [])}
+
+
+def _turns(ctx: Ctx, session_id: str) -> list[m.CtxTurn]:
+    out = []
+    for row in TurnStore(ctx.daemon.db).list(session_id):
+        usage = row.usage or {}
+        events = [m.CtxEvent.model_validate(e) for e in row.events if isinstance(e, dict)]
+        out.append(
+            m.CtxTurn(
+                turn=row.n,
+                input_tokens=int(usage.get("input", 0)),
+                output_tokens=int(usage.get("output", 0)),
+                cached_tokens=int(usage.get("cached", 0)),
+                estimated_tokens=int(usage.get("estimated", 0)),
+                events=events,
+            )
+        )
+    return out
+
+
+def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
+    for row in assembly.ledger:
+        if row.id == node_id:
+            return m.CtxNode.model_validate(row.model_dump())
+    raise NotFound(f"no ledger node {node_id!r}")
+
+
+@handles("bonsai/ctx/get")
+async def get(ctx: Ctx, params: m.CtxGetParams) -> m.CtxGetResult:
+    bridge, assembly, _ = _current(ctx, params.session_id)
+    result = m.CtxGetResult(
+        view=params.view, totals=totals(ctx, params.session_id, bridge, assembly)
+    )
+    if params.view == "wire":
+        wire = _wire(bridge, assembly)
+        result.messages, result.tools, result.system = (
+            wire["messages"],
+            wire["tools"],
+            wire["system"],
+        )
+        return result
+    result.nodes = [m.CtxNode.model_validate(row.model_dump()) for row in assembly.ledger]
+    if params.view == "turns":
+        result.turns = _turns(ctx, params.session_id)
+    return result
+
+
+@handles("bonsai/ctx/text")
+async def text(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxTextResult:
+    bridge = bridge_for(ctx.daemon, params.session_id)
+    history = ctx.daemon.store.messages(params.session_id)
+    inp = bridge.input(history, TurnStore(ctx.daemon.db).count(params.session_id) + 1)
+    try:
+        return m.CtxTextResult(text=node_text(inp, params.node_id))
+    except KeyError:
+        raise NotFound(f"no ledger node {params.node_id!r}") from None
+
+
+async def _act(ctx: Ctx, params: m.CtxNodeParams, action: Action) -> m.CtxNodeResult:
+    daemon, sid = ctx.daemon, params.session_id
+    bridge, _, turn = _current(ctx, sid)
+    inp = bridge.input(daemon.store.messages(sid), turn)
+    try:
+        state, record = apply_action(inp.state, inp.items, params.node_id, action, turn)
+    except KeyError as error:
+        raise NotFound(str(error).strip("'\"")) from None
+    except ValueError as error:
+        raise InvalidParams(str(error)) from None
+    bridge.save_state(state)
+    with daemon.db:
+        daemon.db.execute(
+            "INSERT INTO ctx_actions(session_id, node_id, action, detail, created_at)"
+            " VALUES (?, ?, ?, ?, strftime('%s','now'))",
+            (sid, params.node_id, action, record.detail),
+        )
+    assembly = assemble(bridge.input(daemon.store.messages(sid), turn))
+    notify_ctx(daemon, sid, assembly)
+    return m.CtxNodeResult(node=_node(assembly, params.node_id))
+
+
+@handles("bonsai/ctx/pin")
+async def pin(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
+    return await _act(ctx, params, "pin")
+
+
+@handles("bonsai/ctx/unpin")
+async def unpin(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
+    return await _act(ctx, params, "unpin")
+
+
+@handles("bonsai/ctx/drop")
+async def drop(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
+    return await _act(ctx, params, "drop")
+
+
+@handles("bonsai/ctx/stub")
+async def stub(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
+    return await _act(ctx, params, "stub")
+
+
+@handles("bonsai/ctx/restore")
+async def restore(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
+    return await _act(ctx, params, "restore")
+
+
+@handles("bonsai/ctx/compact")
+async def compact(ctx: Ctx, params: m.CtxCompactParams) -> m.CtxCompactResult:
+    return await compact_session(ctx.daemon, params)

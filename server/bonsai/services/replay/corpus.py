@@ -1,0 +1,80 @@
+"""Replaying a folder of recordings and adding the results up (for benchmarks).
+
+Aggregates are token-weighted over every model call of every run: a saved
+fraction of 0.4 means 40% of all input tokens across the corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bonsai.core.replay_report import percentile
+from bonsai.services.importers import import_file
+from bonsai.services.replay.runner import ReplayConfig, StepRow, replay_steps
+from bonsai.services.replay.source import source_from_messages
+
+SUFFIXES = (".traj", ".jsonl", ".json", ".md")
+
+
+def recordings(folder: Path) -> Iterator[tuple[str, Path, int]]:
+    """(name, path, run) of every run of every recording under ``folder``, sorted."""
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in SUFFIXES):
+        if path.name.lower().startswith("readme"):
+            continue
+        runs = import_file(path).runs
+        for run in range(runs):
+            name = path.name if runs == 1 else f"{path.name}#{run}"
+            yield name, path, run
+
+
+@dataclass
+class Tally:
+    """Sums over many replayed calls."""
+
+    turns: int = 0
+    fits: int = 0
+    raw: int = 0
+    managed: int = 0
+    cached: int = 0
+    raw_cached: int = 0
+    rewrites: int = 0
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, rows: list[StepRow], rewrite_kinds: frozenset[str]) -> None:
+        for row in rows:
+            turn = row.turn
+            self.turns += 1
+            self.fits += turn.fits
+            self.raw += turn.raw_input_tokens
+            self.managed += turn.managed_input_tokens
+            self.cached += turn.cached_input_tokens
+            self.raw_cached += row.raw_cached
+            self.ms.append(turn.pipeline_ms)
+            kinds = {e.split(":", 1)[0].strip() for e in turn.events}
+            self.rewrites += bool(kinds & rewrite_kinds)
+
+    def saved(self) -> float:
+        return 1 - self.managed / self.raw if self.raw else 0.0
+
+    def hit(self) -> float:
+        return self.cached / self.managed if self.managed else 0.0
+
+    def cost_ratio(self, cache_read_price: float) -> float:
+        raw = self.raw - (1 - cache_read_price) * self.raw_cached
+        managed = self.managed - (1 - cache_read_price) * self.cached
+        return managed / raw if raw else 1.0
+
+    def fit(self) -> float:
+        return self.fits / self.turns if self.turns else 1.0
+
+    def p50(self) -> float:
+        return percentile(self.ms, 50)
+
+    def p95(self) -> float:
+        return percentile(self.ms, 95)
+
+
+def replay_recording(path: Path, run: int, config: ReplayConfig) -> list[StepRow]:
+    return replay_steps(source_from_messages(import_file(path, run=run).messages), config)

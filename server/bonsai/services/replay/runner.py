@@ -1,0 +1,129 @@
+"""Replay a recorded session through the pipeline, one model call at a time.
+
+For every assistant message of the recording, the replay builds the request
+the daemon would have sent just before it, on two sides: *raw* (the whole
+history, unmanaged) and *managed* (the chosen policy, its state carried from
+step to step). It counts both, measures each side's cache-eligible prefix
+against that side's previous request, times the pipeline, and summarises the
+rows with :func:`bonsai.core.replay_report.summarize`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bonsai.core.context import Assembly, Budget, SystemPart, TokenCounter, system_text
+from bonsai.core.replay_report import ModelPrice, ReplayReport, ReplayTurn, summarize
+from bonsai.domain import Message
+from bonsai.services.replay.policies import PipelinePolicy, PolicyName
+from bonsai.services.replay.prefix import (
+    Encode,
+    Granularity,
+    PrefixTracker,
+    Unit,
+    request_units,
+)
+from bonsai.services.replay.source import ReplaySource
+from bonsai.settings import ContextSettings
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    """Everything a replay run needs besides the recording."""
+
+    counter: TokenCounter
+    family: str
+    budget: Budget
+    settings: ContextSettings  # effective (preset and smol applied)
+    granularity: Granularity
+    encode: Encode | None = None
+    policy: PolicyName = "managed"
+    offline: bool = True
+    cache_read_price: float = 0.1
+    price: ModelPrice | None = None
+    tools: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class StepRow:
+    turn: ReplayTurn
+    raw_cached: int
+    assembly: Assembly
+
+
+def _system_message(parts: Sequence[SystemPart]) -> Message | None:
+    return Message(role="system", content=system_text(list(parts))) if parts else None
+
+
+def _policy(source: ReplaySource, config: ReplayConfig) -> PipelinePolicy:
+    return PipelinePolicy(
+        name=config.policy,
+        parts=[source.persona] if source.persona else [],
+        tools=list(config.tools),
+        budget=config.budget,
+        settings=config.settings,
+        family=config.family,
+        counter=config.counter,
+        offline=config.offline,
+    )
+
+
+def replay_steps(source: ReplaySource, config: ReplayConfig) -> list[StepRow]:
+    """One row per model call of ``source``."""
+    policy = _policy(source, config)
+    raw_prefix = PrefixTracker(config.granularity, config.encode)
+    managed_prefix = PrefixTracker(config.granularity, config.encode)
+    raw_system = _system_message(policy.parts)
+    rows: list[StepRow] = []
+    for step, pos in enumerate(source.steps):
+        items = source.items[:pos]
+        raw_units = request_units(
+            config.counter, raw_system, policy.tools, [i.message for i in items]
+        )
+        started = time.perf_counter()
+        assembly = policy.step(items, items[-1].turn if items else 0)
+        elapsed = (time.perf_counter() - started) * 1000
+        system = _system_message(assembly.system)
+        units = request_units(config.counter, system, assembly.tools, assembly.messages)
+        turn = _turn(step, raw_units, units, managed_prefix, config, elapsed, assembly)
+        rows.append(StepRow(turn=turn, raw_cached=raw_prefix.measure(raw_units), assembly=assembly))
+    return rows
+
+
+def _turn(
+    step: int,
+    raw_units: list[Unit],
+    units: list[Unit],
+    prefix: PrefixTracker,
+    config: ReplayConfig,
+    elapsed: float,
+    assembly: Assembly,
+) -> ReplayTurn:
+    raw = sum(u[1] for u in raw_units)
+    managed = sum(u[1] for u in units)
+    return ReplayTurn(
+        step=step,
+        raw_input_tokens=raw,
+        managed_input_tokens=managed,
+        cached_input_tokens=prefix.measure(units),
+        fits=managed <= config.budget.usable,
+        raw_fits=raw <= config.budget.usable,
+        events=[r.event() for r in assembly.records],
+        pipeline_ms=round(elapsed, 3),
+    )
+
+
+def replay(source: ReplaySource, config: ReplayConfig) -> ReplayReport:
+    rows = replay_steps(source, config)
+    return summarize(
+        [r.turn for r in rows],
+        window=config.budget.window,
+        usable=config.budget.usable,
+        cache_read_price=config.cache_read_price,
+        raw_cached=[r.raw_cached for r in rows],
+        session_id=source.session_id,
+        price=config.price,
+    )

@@ -1,0 +1,32 @@
+"""Replay sources from stored sessions and from files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+
+from bonsai.services.importers import ImportedSession, import_file
+from bonsai.services.replay.source import ReplaySource, source_from_messages
+from bonsai.services.store.sessions import SessionStore
+
+
+def stored_source(conn: apsw.Connection, session_id: str) -> ReplaySource:
+    """A stored session as a replay source (raises ``UnknownSession``)."""
+    store = SessionStore(conn)
+    row = store.get(session_id)
+    stored = store.messages(session_id)
+    return source_from_messages(
+        [s.message for s in stored],
+        [s.message_id for s in stored],
+        title=row.title,
+        session_id=session_id,
+    )
+
+
+def file_source(
+    path: Path, fmt: str = "auto", run: int = 0
+) -> tuple[ReplaySource, ImportedSession]:
+    """A recording file as a replay source (raises ``ImportFormatError``)."""
+    imported = import_file(path, fmt, run)
+    return source_from_messages(imported.messages, title=imported.title), imported

@@ -1,0 +1,253 @@
+"""Agent turns end to end: pytest-lsp client ↔ real daemon ↔ provider simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_lsp import LanguageClient
+
+from bonsai.sim import Script
+from bonsai.sim.faults import Fault
+from bonsai.sim.runner import run_simulator
+from bonsai.sim.script import Reply, ToolCallSpec
+from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, plain, rpc, start_client
+
+
+def call(name: str, call_id: str | None = None, **arguments: Any) -> ToolCallSpec:
+    return ToolCallSpec(name=name, arguments=dict(arguments), id=call_id)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("def answer():\n    return 41\n")
+    return ws
+
+
+class Rig:
+    def __init__(self, sim: Any, client: LanguageClient, workspace: Path, home: Path) -> None:
+        self.sim, self.client, self.workspace, self.home = sim, client, workspace, home
+        self.approvals: list[dict[str, Any]] = []
+        self.approve = True
+
+    async def session(self) -> str:
+        sid = (await rpc(self.client, "bonsai/session/create", {"workspace": str(self.workspace)}))[
+            "sessionId"
+        ]
+        await rpc(self.client, "bonsai/session/attach", {"sessionId": sid})
+        return sid
+
+    async def turn(self, sid: str, text: str, timeout: float = 30) -> tuple[str, list[dict]]:
+        turn_id = (await rpc(self.client, "bonsai/chat/send", {"sessionId": sid, "text": text}))[
+            "turnId"
+        ]
+        events = events_of(self.client)
+        await events.wait_for(
+            "bonsai/chat/event",
+            lambda p: p["turnId"] == turn_id and p["kind"] in ("done", "error"),
+            timeout,
+        )
+        return turn_id, [p for p in events.of("bonsai/chat/event") if p["turnId"] == turn_id]
+
+
+@contextlib.asynccontextmanager
+async def make_rig(script: Script, home: Path, workspace: Path, **env: str) -> AsyncIterator[Rig]:
+    async with run_simulator(script) as sim:
+        environment = bonsai_env(
+            home,
+            BONSAI_PROVIDER="sim",
+            BONSAI_BASE_URL=sim.openai_base_url,
+            BONSAI_MODEL="gpt-4o-mini",
+            **env,
+        )
+        client = await start_client([*BONSAI, "serve", "--stdio"], environment)
+        rig = Rig(sim, client, workspace, home)
+
+        def on_approval(params: Any) -> dict[str, bool]:
+            rig.approvals.append(plain(params))
+            return {"approved": rig.approve}
+
+        client.feature("bonsai/approval/request")(on_approval)
+        try:
+            yield rig
+        finally:
+            await close_client(client)
+
+
+EDIT_SCRIPT = Script(
+    steps=[
+        Reply(text="Reading.", tool_calls=[call("read_file", path="app.py")]),
+        Reply(
+            tool_calls=[
+                call("edit_file", path="app.py", old_string="return 41", new_string="return 42")
+            ]
+        ),
+        Reply(text="Fixed the answer."),
+    ]
+)
+
+
+@pytest.fixture
+async def edit_rig(home: Path, workspace: Path) -> AsyncIterator[Rig]:
+    async with make_rig(EDIT_SCRIPT, home, workspace) as rig:
+        yield rig
+
+
+async def test_multi_step_tool_turn_with_approval(edit_rig: Rig) -> None:
+    sid = await edit_rig.session()
+    _, events = await edit_rig.turn(sid, "make answer() return 42")
+    kinds = [e["kind"] for e in events]
+    assert kinds[-1] == "done", events
+    assert kinds.count("toolCall") == 2 and kinds.count("toolResult") == 2
+    assert "".join(e.get("text", "") for e in events if e["kind"] == "delta").endswith(
+        "Fixed the answer."
+    )
+    seqs = [e["seq"] for e in events]
+    assert seqs == sorted(seqs), "events arrive in order"
+    assert (edit_rig.workspace / "app.py").read_text() == "def answer():\n    return 42\n"
+    [approval] = edit_rig.approvals
+    assert approval["tool"] == "edit_file" and "+    return 42" in approval["diff"]
+
+    log = await rpc(edit_rig.client, "bonsai/session/attach", {"sessionId": sid})
+    roles = [m["role"] for m in log["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    # the model saw the tool result of the read in the next request
+    second = edit_rig.sim.requests[1].body
+    assert any(
+        "return 41" in str(m.get("content")) for m in second["messages"] if m["role"] == "tool"
+    )
+
+
+async def test_denied_edit_changes_nothing(edit_rig: Rig) -> None:
+    edit_rig.approve = False
+    sid = await edit_rig.session()
+    _, events = await edit_rig.turn(sid, "make answer() return 42")
+    results = [e for e in events if e["kind"] == "toolResult"]
+    assert results[1]["isError"] and "did not approve" in results[1]["result"]
+    assert "return 41" in (edit_rig.workspace / "app.py").read_text()
+
+
+async def test_provider_failure_is_a_clear_error_and_the_session_goes_on(
+    home: Path, workspace: Path
+) -> None:
+    script = Script(
+        steps=[Reply(text="recovered")], faults={i: Fault(kind="server_error") for i in range(1, 6)}
+    )
+    async with make_rig(script, home, workspace) as rig:
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "hello", timeout=60)
+        assert events[-1]["kind"] == "error"
+        assert "500" in events[-1]["message"] or "server" in events[-1]["message"].lower()
+        _, events = await rig.turn(sid, "again", timeout=60)
+        assert events[-1]["kind"] == "done"
+        log = await rpc(rig.client, "bonsai/session/attach", {"sessionId": sid})
+        assert [m["role"] for m in log["messages"]] == ["user", "user", "assistant"]
+
+
+async def test_cancel_mid_stream_records_an_interrupted_reply(home: Path, workspace: Path) -> None:
+    script = Script(steps=[Reply(text="word " * 400), Reply(text="next answer")], latency_ms=20)
+    async with make_rig(script, home, workspace) as rig:
+        sid = await rig.session()
+        turn_id = (await rpc(rig.client, "bonsai/chat/send", {"sessionId": sid, "text": "talk"}))[
+            "turnId"
+        ]
+        events = events_of(rig.client)
+        await events.wait_for("bonsai/chat/event", lambda p: p["kind"] == "delta")
+        await asyncio.sleep(0.3)
+        assert (await rpc(rig.client, "bonsai/chat/cancel", {"sessionId": sid}))["cancelled"]
+        await events.wait_for(
+            "bonsai/chat/event", lambda p: p["turnId"] == turn_id and p["kind"] == "error"
+        )
+        log = await rpc(rig.client, "bonsai/session/attach", {"sessionId": sid})
+        assert log["messages"][-1]["status"] == "interrupted"
+        partial = log["messages"][-1]["content"]
+        assert partial.startswith("word") and len(partial) < len("word " * 400)
+        _, after = await rig.turn(sid, "go on")
+        assert after[-1]["kind"] == "done"
+        sent = rig.sim.requests[-1].body["messages"]
+        assert all(partial not in str(m.get("content")) for m in sent), "never sent as if complete"
+
+
+async def test_big_output_is_truncated_and_paged_back(home: Path, workspace: Path) -> None:
+    (workspace / "big.txt").write_text("".join(f"row {i:06d}\n" for i in range(8000)))
+    script = Script(
+        steps=[
+            Reply(tool_calls=[call("bash", "call_big", command="cat big.txt")]),
+            Reply(tool_calls=[call("read_tool_output", None, id="call_big", grep="row 004321")]),
+            Reply(text="found it"),
+        ]
+    )
+    async with make_rig(script, home, workspace) as rig:
+        rig.approve = True
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "show big.txt")
+        assert events[-1]["kind"] == "done"
+        sent = rig.sim.requests[1].body["messages"]
+        big = next(m for m in sent if m.get("tool_call_id") == "call_big")
+        assert len(big["content"]) < 25_000 and "read_tool_output" in big["content"]
+        paged = next(
+            m
+            for m in rig.sim.requests[2].body["messages"]
+            if m["role"] == "tool" and m.get("tool_call_id") != "call_big"
+        )
+        assert "row 004321" in paged["content"]
+
+
+async def test_secrets_never_reach_the_model_or_the_database(home: Path, workspace: Path) -> None:
+    key = "sk-proj-" + "A1b2C3d4" * 5
+    (workspace / ".env").write_text(f"OPENAI_API_KEY={key}\nDEBUG=1\n")
+    script = Script(steps=[Reply(tool_calls=[call("read_file", path=".env")]), Reply(text="ok")])
+    async with make_rig(script, home, workspace) as rig:
+        sid = await rig.session()
+        await rig.turn(sid, "what is in .env?")
+        assert all(key not in json.dumps(r.body) for r in rig.sim.requests)
+        await close_client(rig.client)
+        rows = (
+            sqlite3.connect(home / "bonsai.db").execute("SELECT content FROM messages").fetchall()
+        )
+        assert rows and all(key not in row[0] for row in rows)
+        assert key.encode() not in (home / "bonsai.db").read_bytes()
+
+
+async def test_ledger_totals_and_pin_survive_restart(edit_rig: Rig) -> None:
+    sid = await edit_rig.session()
+    await edit_rig.turn(sid, "make answer() return 42")
+    ledger = await rpc(edit_rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})
+    totals = ledger["totals"]
+    assert totals["used"] == sum(n["tokens"] for n in ledger["nodes"] if n["state"] != "dropped")
+    assert totals["billedInput"] > 0 and 0 < totals["percent"] < 100
+    sections = {n["section"] for n in ledger["nodes"]}
+    assert {"system", "tools", "messages"} <= sections
+    target = next(n for n in ledger["nodes"] if n["section"] == "messages" and n["kind"] != "user")
+    pinned = await rpc(
+        edit_rig.client, "bonsai/ctx/pin", {"sessionId": sid, "nodeId": target["id"]}
+    )
+    assert pinned["node"]["state"] == "pinned"
+    changed = await events_of(edit_rig.client).wait_for("bonsai/ctx/changed")
+    assert changed["sessionId"] == sid and changed["usable"] == totals["usable"]
+    wire = await rpc(edit_rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "wire"})
+    assert wire["messages"][-1]["role"] in ("assistant", "user")
+    turns = await rpc(edit_rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "turns"})
+    assert turns["turns"][0]["inputTokens"] > 0
+
+    await close_client(edit_rig.client)
+    env = bonsai_env(
+        edit_rig.home,
+        BONSAI_PROVIDER="sim",
+        BONSAI_BASE_URL=edit_rig.sim.openai_base_url,
+        BONSAI_MODEL="gpt-4o-mini",
+    )
+    again = await start_client([*BONSAI, "serve", "--stdio"], env)
+    try:
+        ledger = await rpc(again, "bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})
+        assert next(n for n in ledger["nodes"] if n["id"] == target["id"])["state"] == "pinned"
+    finally:
+        await close_client(again)

@@ -1,0 +1,141 @@
+-- requires: sim
+-- The context ledger against the real daemon: it lists the session's nodes,
+-- `p`/`u`/`d`/`s`/`r` change a node's state in the daemon, <CR> shows its text and `v`
+-- cycles the views.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+H.load_plugin()
+
+local client = require("bonsai.client")
+local methods = require("bonsai.protocol").methods
+local ledger = require("bonsai.ledger")
+
+local sid, lv
+
+--- The state of a node as the daemon reports it (a second, separate request).
+---@param id string
+---@return string?
+local function daemon_state(id)
+  local result = assert(client.request_sync(methods.ctx_get, { sessionId = sid, view = "ledger" }))
+  for _, node in ipairs(result.nodes) do
+    if node.id == id then
+      return node.state
+    end
+  end
+end
+
+--- Put the cursor on the node labelled with the first user message, once the
+--- ledger is up to date (no refresh in flight), and return its id.
+---@param state string? wait until the ledger shows the node in this state
+---@return string
+local function cursor_on_message_node(state)
+  local found = H.wait(function()
+    if lv.loading or lv.dirty then
+      return nil
+    end
+    for l, node_id in pairs(lv.node_at) do
+      for _, node in ipairs(lv.result.nodes) do
+        local wanted = node.label:find("hello ledger", 1, true)
+          and (not state or node.state == state)
+        if node.id == node_id and wanted then
+          return { l, node_id }
+        end
+      end
+    end
+  end, "the ledger to show the message node " .. (state or ""))
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(lv.buf))
+  vim.api.nvim_win_set_cursor(0, { found[1], 0 })
+  return found[2]
+end
+
+H.test(":Bonsai ctx lists the nodes of the session under a fill bar", function()
+  vim.cmd("Bonsai chat hello ledger")
+  sid = H.wait(function()
+    return require("bonsai").current_session()
+  end, "a session", 20000)
+  H.wait(function()
+    local view = require("bonsai.chat").view(sid)
+    return view and view.model.seen and vim.tbl_count(view.model.seen) >= 2 and view.running == nil
+  end, "the first turn to finish", 20000)
+  vim.cmd("Bonsai ctx")
+  lv = H.wait(function()
+    local v = ledger.view(sid)
+    return v and v.result and v
+  end, "the ledger")
+  H.eq(vim.fn.bufnr("bonsai://ctx/" .. sid), vim.api.nvim_get_current_buf())
+  local lines = H.lines(0)
+  H.truthy(
+    lines[1]:match("^%[[█░]+%] %d+%%  [%d,]+ / [%d,]+ tokens$"),
+    "fill bar header: " .. lines[1]
+  )
+  H.contains(lines, "view: [ledger] wire turns")
+  H.truthy(vim.tbl_count(lv.node_at) >= 2, "nodes listed")
+end)
+
+H.test("p pins the node under the cursor in the daemon, u unpins it", function()
+  local id = cursor_on_message_node("full")
+  vim.cmd("normal p")
+  H.wait(function()
+    return daemon_state(id) == "pinned"
+  end, "the daemon to report the node pinned")
+  H.wait(function()
+    return vim.api.nvim_get_current_line():find("◆ pinned", 1, true)
+  end, "the ledger line to show it pinned")
+  cursor_on_message_node("pinned")
+  vim.cmd("normal u")
+  H.wait(function()
+    return daemon_state(id) == "full"
+  end, "the daemon to report the node unpinned")
+end)
+
+H.test("d drops the node, r restores it, s stubs it", function()
+  local id = cursor_on_message_node("full")
+  local steps = { { "d", "dropped" }, { "r", "full" }, { "s", "stubbed" }, { "r", "full" } }
+  for i, step in ipairs(steps) do
+    cursor_on_message_node(i > 1 and steps[i - 1][2] or "full")
+    vim.cmd("normal " .. step[1])
+    H.wait(function()
+      return daemon_state(id) == step[2]
+    end, ("`%s` to leave the node %s"):format(step[1], step[2]))
+  end
+end)
+
+H.test("<CR> shows the node's full text", function()
+  local id = cursor_on_message_node("full")
+  vim.api.nvim_feedkeys(vim.keycode("<CR>"), "x", false)
+  local preview = H.wait(function()
+    local b = vim.fn.bufnr("bonsai://ctx-node/" .. id)
+    return b ~= -1 and b
+  end, "the text preview")
+  H.contains(H.lines(preview), "hello ledger")
+  vim.cmd("close")
+end)
+
+H.test("v cycles the ledger, wire and turns views", function()
+  vim.api.nvim_set_current_buf(lv.buf)
+  vim.cmd("normal v")
+  H.wait(function()
+    return table.concat(H.lines(lv.buf), "\n"):find("view: ledger [wire] turns", 1, true)
+  end, "the wire view")
+  H.contains(H.lines(lv.buf), "── messages (")
+  vim.cmd("normal v")
+  H.wait(function()
+    return table.concat(H.lines(lv.buf), "\n"):find("view: ledger wire [turns]", 1, true)
+  end, "the turns view")
+  vim.cmd("normal v")
+  H.wait(function()
+    return lv.view == "ledger" and table.concat(H.lines(lv.buf), "\n"):find("[ledger]", 1, true)
+  end, "back to the ledger")
+end)
+
+H.test("the open ledger refreshes by itself when the context changes", function()
+  vim.api.nvim_set_current_buf(lv.buf)
+  local before = #lv.result.nodes
+  require("bonsai.chat").send("one more thing", sid)
+  H.wait(function()
+    return lv.result
+      and #lv.result.nodes > before
+      and table.concat(H.lines(lv.buf), "\n"):find("one more thing", 1, true)
+  end, "the new message in the ledger", 20000)
+end)
+
+H.run()

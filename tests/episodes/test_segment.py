@@ -1,0 +1,111 @@
+"""Episode boundaries come from tool calls, deterministically."""
+
+from __future__ import annotations
+
+import json
+
+from bonsai.core.episodes import CARD_MAX_CHARS, card, segment
+from bonsai.domain import Message, StoredMessage, ToolCall
+
+
+def log_of(*messages: Message) -> list[StoredMessage]:
+    return [
+        StoredMessage(message_id=f"m{i}", session_id="s", seq=i, created_at=0.0, message=m)
+        for i, m in enumerate(messages, 1)
+    ]
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def title(t: str, action: str, call_id: str) -> Message:
+    args = json.dumps({"title": t, "episode_action": action})
+    return Message(
+        role="assistant",
+        tool_calls=(ToolCall(id=call_id, name="set_session_title", arguments=args),),
+    )
+
+
+def work(call_id: str, path: str = "a.py") -> list[Message]:
+    args = json.dumps({"path": path, "old_string": "a", "new_string": "b"})
+    return [
+        Message(
+            role="assistant", tool_calls=(ToolCall(id=call_id, name="edit_file", arguments=args),)
+        ),
+        Message(role="tool", content="edited", tool_call_id=call_id, name="edit_file"),
+    ]
+
+
+def result(call_id: str) -> Message:
+    return Message(role="tool", content="ok", tool_call_id=call_id, name="set_session_title")
+
+
+def test_new_topic_closes_the_span_at_the_last_user_message() -> None:
+    log = log_of(
+        user("fix the parser"),
+        title("Fix parser", "new_topic", "t1"),
+        result("t1"),
+        *work("w1", "parser.py"),
+        Message(role="assistant", content="Parser fixed."),
+        user("now add a CLI flag"),
+        title("Add flag", "new_topic", "t2"),
+        result("t2"),
+        *work("w2", "cli.py"),
+    )
+    episodes = segment(log)
+    assert [e.title for e in episodes] == ["Fix parser", "Add flag"]
+    assert episodes[0].closed and not episodes[1].closed
+    assert episodes[1].start == "m7", "the new span starts at the user message that began it"
+    assert episodes[0].files == ["parser.py"]
+    assert episodes[0].outcome == "Parser fixed."
+
+
+def test_new_topic_without_real_work_only_renames() -> None:
+    log = log_of(
+        user("hello"),
+        title("Greeting", "new_topic", "t1"),
+        result("t1"),
+        user("let's fix the parser"),
+        title("Fix parser", "new_topic", "t2"),
+        result("t2"),
+    )
+    [only] = segment(log)
+    assert only.title == "Fix parser" and not only.closed
+
+
+def test_same_topic_renames_in_place() -> None:
+    log = log_of(
+        user("fix"),
+        title("Fix", "new_topic", "t1"),
+        result("t1"),
+        *work("w1"),
+        title("Fix parser bug", "same_topic", "t2"),
+        result("t2"),
+    )
+    [only] = segment(log)
+    assert only.title == "Fix parser bug"
+
+
+def test_hard_reset_closes_unconditionally() -> None:
+    log = log_of(user("a"), Message(role="assistant", content="x"), user("b"))
+    episodes = segment(log, resets=[3])
+    assert len(episodes) == 2 and episodes[0].closed
+
+
+def test_card_is_bounded_and_says_how_to_recall() -> None:
+    log = log_of(
+        user("fix"),
+        title("Fix parser", "new_topic", "t1"),
+        result("t1"),
+        *work("w1", "parser.py"),
+        Message(role="assistant", content="done " * 2000),
+        user("next"),
+        title("Next", "new_topic", "t2"),
+        result("t2"),
+    )
+    first = segment(log)[0]
+    text = card(first, tokens_before=12_345)
+    assert text.startswith('[Episode archived] #1 "Fix parser"')
+    assert len(text) <= CARD_MAX_CHARS
+    assert 'recall({"episode": 1})' in text and "parser.py" in text
