@@ -251,3 +251,32 @@ async def test_ledger_totals_and_pin_survive_restart(edit_rig: Rig) -> None:
         assert next(n for n in ledger["nodes"] if n["id"] == target["id"])["state"] == "pinned"
     finally:
         await close_client(again)
+
+
+async def test_save_preset_with_smol_still_chats(home: Path, workspace: Path) -> None:
+    script = Script(steps=[Reply(text="small and thrifty")])
+    async with make_rig(script, home, workspace) as rig:
+        config = await rpc(rig.client, "bonsai/config/preset", {"preset": "save", "smol": True})
+        assert config["effective"]["context"]["smol"] is True
+        assert config["effective"]["tools"]["hidden"], "the save preset hides tools"
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "hello")
+        assert events[-1]["kind"] == "done", events[-1]
+        sent = {t["function"]["name"] for t in rig.sim.requests[-1].body.get("tools", [])}
+        assert sent and not sent & set(config["effective"]["tools"]["hidden"])
+        assert "grep" not in sent, "smol sends the reduced tool set"
+
+
+async def test_simulator_rules_see_the_users_words_not_the_volatile_tail(
+    home: Path, workspace: Path
+) -> None:
+    from bonsai.sim.script import Rule
+
+    script = Script(rules=[Rule(match="weather", reply=Reply(text="sunny, as scripted"))])
+    async with make_rig(script, home, workspace) as rig:
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "what is the weather like?")
+        text = "".join(e.get("text", "") for e in events if e["kind"] == "delta")
+        assert text == "sunny, as scripted"
+        last = rig.sim.requests[-1].body["messages"][-1]
+        assert last["content"].startswith("## Volatile state"), "the tail is still sent last"

@@ -14,6 +14,7 @@ from bonsai.agent.tools.registry import session_tools
 from bonsai.core.tool_output import REDACTED, page, redact, truncate
 from bonsai.domain import content_hash
 from bonsai.errors import InvalidParams
+from bonsai.services.project_context.volatile import range_hash
 from bonsai.settings import Settings
 
 
@@ -32,12 +33,15 @@ async def test_read_file_whole_and_range_with_evidence(ctx: ToolContext) -> None
     assert whole.content.splitlines()[0] == "     1\tline 1"
     assert whole.evidence is not None and whole.evidence.path == "pkg/a.py"
     assert whole.evidence.start_line is None, "a whole-file read covers everything"
-    assert whole.evidence.content_hash == content_hash(whole.content)
+    raw = (ctx.workspace / "pkg" / "a.py").read_bytes()
+    assert whole.evidence.content_hash == range_hash(ctx.workspace / "pkg" / "a.py", None, None)
+    assert whole.evidence.content_hash == content_hash(raw), "the stale-read convention"
 
     part = await files.read_file(ctx, {"path": "pkg/a.py", "offset": 10, "limit": 5})
     assert part.content.splitlines()[0] == "    10\tline 10"
     assert "[lines 10-14 of 100]" in part.content
     assert (part.evidence.start_line, part.evidence.end_line) == (10, 14)
+    assert part.evidence.content_hash == range_hash(ctx.workspace / "pkg" / "a.py", 10, 14)
     assert whole.evidence.covers(part.evidence) and not part.evidence.covers(whole.evidence)
 
 

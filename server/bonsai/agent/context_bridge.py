@@ -8,6 +8,7 @@ the new state and the pipeline's records.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,14 @@ from typing import Any
 from bonsai.core.context import (
     AssembleInput,
     Assembly,
+    AssemblyMemo,
     Budget,
     ContextState,
     Item,
     SystemPart,
+    apply_compaction,
     assemble,
+    plan_compaction,
 )
 from bonsai.core.presets import effective_context
 from bonsai.domain import Evidence, StoredMessage
@@ -79,6 +83,8 @@ class ContextBridge:
     tools: list[dict[str, Any]]
     repomap_text: str | None = None
     peers: list[str] = field(default_factory=list)
+    memo: AssemblyMemo | None = None  # per-session caches, kept by the daemon across turns
+    summarize: Callable[[str], Awaitable[str | None]] | None = None  # the fast model
     last: Assembly | None = None
 
     def baseline(self) -> GitBaseline | None:
@@ -126,8 +132,28 @@ class ContextBridge:
             family=self.model_info.family,
             counter=self.counter,
             turn=turn,
-            hidden_tools=list(self.settings.tools.hidden),
+            hidden_tools=self.hidden_tools(),
+            memo=self.memo,
         )
+
+    def hidden_tools(self) -> list[str]:
+        """Hidden names among the tools this session has (smol may have removed some)."""
+        present = {tool["name"] for tool in self.tools}
+        return [name for name in self.settings.tools.hidden if name in present]
+
+    async def compact_with_model(
+        self, history: list[StoredMessage], turn: int, assembly: Assembly
+    ) -> Assembly:
+        """Tier 2 with the fast model's summary; the deterministic one if that fails."""
+        inp = self.input(history, turn).model_copy(update={"state": assembly.state})
+        plan = plan_compaction(inp, target=None, mode="provider")
+        text = None
+        if plan.fold and plan.prompt and self.summarize is not None:
+            text = await self.summarize(plan.prompt)
+        compacted = apply_compaction(inp, plan, text)
+        self.save_state(compacted.state)
+        self.last = compacted
+        return compacted
 
     def assemble(self, history: list[StoredMessage], turn: int) -> Assembly:
         assembly = assemble(self.input(history, turn))
@@ -137,5 +163,7 @@ class ContextBridge:
 
     async def build_request(self, history: list[StoredMessage], turn: int) -> ChatRequest:
         assembly = self.assemble(history, turn)
+        if assembly.summary_due and self.summarize is not None:
+            assembly = await self.compact_with_model(history, turn, assembly)
         max_tokens = min(self.model_info.max_output, self.settings.context.output_reserve)
         return to_chat_request(assembly, self.model, max_tokens)

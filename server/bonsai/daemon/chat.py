@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,11 @@ from bonsai.agent.context_bridge import ContextBridge, to_items
 from bonsai.agent.runtime import SessionRuntime
 from bonsai.agent.tools import recall
 from bonsai.agent.tools.base import Tool, ToolContext, ToolResult
-from bonsai.agent.tools.registry import session_tools
+from bonsai.agent.tools.registry import builtin_tools, session_tools, validate_hidden
 from bonsai.agent.turn import Turn, TurnDeps
-from bonsai.core.context import Assembly, loop_guard, read_reuse
+from bonsai.core.context import Assembly, AssemblyMemo, loop_guard, read_reuse
 from bonsai.core.presets import effective_context
-from bonsai.daemon.compaction import ctx_events
+from bonsai.daemon.compaction import ctx_events, fast_summary
 from bonsai.daemon.convert import wire_message
 from bonsai.daemon.episodes import recall_text
 from bonsai.daemon.repomap import map_for
@@ -27,7 +28,7 @@ from bonsai.domain import StoredMessage, ToolCall
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider
 from bonsai.services.providers.registry import lookup_model
-from bonsai.services.providers.types import ChatRequest, UsageReport
+from bonsai.services.providers.types import ChatRequest, ProviderError, UsageReport
 from bonsai.services.store.turns import ToolOutputStore, TurnStore
 from bonsai.services.tokens import Count, TokenCounter, estimator_for
 from bonsai.settings import Settings
@@ -59,10 +60,31 @@ def counter_for(daemon: Daemon, model: str, info: Any) -> TokenCounter:
     return counters[model]
 
 
-def tools_for(settings: Settings) -> list[Tool]:
-    """The session's tools: recall only with episodes on (off: byte-identical list)."""
+def tools_for(settings: Settings, *, include_hidden: bool = False) -> list[Tool]:
+    """The session's tools: recall only with episodes on (off: byte-identical list).
+
+    The pipeline gets the list with hidden tools still in it (it hides them and
+    shows that in the ledger); execution gets the list without them."""
     extra = [recall.TOOL] if settings.episodes.enabled else []
-    return session_tools(settings.tools.hidden, effective_context(settings.context).smol, extra)
+    hidden = [] if include_hidden else settings.tools.hidden
+    validate_hidden(settings.tools.hidden, [*builtin_tools(), *extra])
+    return session_tools(hidden, effective_context(settings.context).smol, extra)
+
+
+def _summarizer(settings: Settings) -> Callable[[str], Awaitable[str | None]] | None:
+    """The fast model for tier-2 summaries; None when summaries are deterministic."""
+    context = effective_context(settings.context)
+    if context.summary_mode != "provider" or context.smol:
+        return None
+
+    async def summarize(prompt: str) -> str | None:
+        try:
+            return await fast_summary(settings, prompt)
+        except (ProviderError, OSError) as error:
+            log.warning("fast-model summary failed (%s); using the deterministic one", error)
+            return None
+
+    return summarize
 
 
 def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
@@ -70,9 +92,12 @@ def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
     settings = daemon.settings(row.workspace).settings
     providers = settings.providers
     model_row = lookup_model(providers.model, providers.models)
-    tools = tools_for(settings)
+    tools = tools_for(settings, include_hidden=True)
     peers = [f"client {c.id} ({c.kind})" for c in daemon.subscribers(session_id)]
+    memos: dict[str, AssemblyMemo] = daemon.services.setdefault("memos", {})
     return ContextBridge(
+        memo=memos.setdefault(session_id, AssemblyMemo()),
+        summarize=_summarizer(settings),
         store=daemon.store,
         session_id=session_id,
         workspace=Path(row.workspace),

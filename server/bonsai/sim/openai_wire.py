@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from bonsai.core.context.models import VOLATILE_HEADING
 from bonsai.sim.frames import CREATED_BASE, ReplyUsage, arg_pieces, sse, text_pieces
 from bonsai.sim.prompt import content_text
 from bonsai.sim.script import Reply
@@ -102,7 +103,15 @@ def validate(body: dict[str, Any]) -> str | None:
 
 
 def last_message(body: dict[str, Any]) -> tuple[str, str]:
+    """The newest message a rule should see. bonsai appends its volatile state as
+    the newest user message (rolling-cache placement); that block is context,
+    not the user's words, so rules and echoes look past it."""
     messages = body.get("messages") or [{}]
+    for message in reversed(messages):
+        text = content_text(message.get("content"))
+        if message.get("role") == "user" and text.startswith(VOLATILE_HEADING):
+            continue
+        return str(message.get("role", "")), text
     last = messages[-1]
     return str(last.get("role", "")), content_text(last.get("content"))
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from bonsai.agent.tools.base import (
@@ -24,11 +26,21 @@ MAX_LINE_CHARS = 2_000
 MAX_LIST = 1_000
 
 
-def _read_lines(path: Path, offset: int, limit: int) -> tuple[list[str], int]:
-    """Lines offset..offset+limit-1 (1-based) and the file's total line count.
-    Streams the file: memory stays bounded however large it is."""
+@dataclass(frozen=True)
+class LinesRead:
+    lines: list[str]
+    total: int
+    range_digest: str  # sha256 of the raw bytes of the lines returned
+    file_digest: str  # sha256 of the whole file
+
+
+def _read_lines(path: Path, offset: int, limit: int) -> LinesRead:
+    """Lines offset..offset+limit-1 (1-based) and the file's line count. Streams the
+    file, so memory stays bounded however large it is. Digests follow the
+    stale-read convention of ``project_context.range_hash`` (raw bytes, endings kept)."""
     out: list[str] = []
     total = 0
+    whole, part = hashlib.sha256(), hashlib.sha256()
     with open(path, "rb") as handle:
         head = handle.read(8192)
         if b"\0" in head:
@@ -36,10 +48,12 @@ def _read_lines(path: Path, offset: int, limit: int) -> tuple[list[str], int]:
         handle.seek(0)
         for raw in handle:
             total += 1
+            whole.update(raw)
             if offset <= total < offset + limit:
+                part.update(raw)
                 line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
                 out.append(line[:MAX_LINE_CHARS])
-    return out, total
+    return LinesRead(out, total, part.hexdigest(), whole.hexdigest())
 
 
 async def read_file(ctx: ToolContext, args: Args) -> ToolResult:
@@ -48,18 +62,17 @@ async def read_file(ctx: ToolContext, args: Args) -> ToolResult:
         raise ToolFailure(f"no such file: {relative(ctx.workspace, path)}")
     offset = max(1, arg_int(args, "offset", 1) or 1)
     limit = max(1, arg_int(args, "limit", DEFAULT_LINES) or DEFAULT_LINES)
-    lines, total = _read_lines(path, offset, limit)
-    numbered = "\n".join(f"{offset + i:6}\t{line}" for i, line in enumerate(lines))
-    end = offset + len(lines) - 1
-    whole = offset == 1 and end >= total
-    note = "" if whole else f"\n[lines {offset}-{end} of {total}]"
-    rel = relative(ctx.workspace, path)
+    read = _read_lines(path, offset, limit)
+    numbered = "\n".join(f"{offset + i:6}\t{line}" for i, line in enumerate(read.lines))
+    end = offset + len(read.lines) - 1
+    whole = offset == 1 and end >= read.total
+    note = "" if whole else f"\n[lines {offset}-{end} of {read.total}]"
     evidence = Evidence(
         kind="read",
-        path=rel,
+        path=relative(ctx.workspace, path),
         start_line=None if whole else offset,
         end_line=None if whole else end,
-        content_hash=content_hash(numbered),
+        content_hash=read.file_digest if whole else read.range_digest,
     )
     return ToolResult(numbered + note, evidence)
 

@@ -24,7 +24,7 @@ def validate_hidden(hidden: list[str], tools: list[Tool]) -> None:
 
 def session_tools(hidden: list[str], smol: bool, extra: list[Tool] | None = None) -> list[Tool]:
     tools = builtin_tools() + list(extra or [])
-    validate_hidden(hidden, tools)
+    validate_hidden(hidden, tools)  # against every tool: smol removing one is not an error
     if smol:
         tools = [t for t in tools if t.name in SMOL_TOOLS]
     return [t for t in tools if t.name not in set(hidden)]

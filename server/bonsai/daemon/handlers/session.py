@@ -54,6 +54,8 @@ async def rename(ctx: Ctx, params: m.SessionRenameParams) -> m.Empty:
 async def delete(ctx: Ctx, params: m.SessionRef) -> m.Empty:
     daemon = ctx.daemon
     daemon.store.delete(params.session_id)
+    for cache in ("memos", "runtimes"):
+        daemon.services.get(cache, {}).pop(params.session_id, None)
     event = m.SessionEventParams(session_id=params.session_id, kind="deleted")
     daemon.broadcast(params.session_id, "bonsai/session/event", event)
     for connection in daemon.subscribers(params.session_id):
