@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, get_args
 
 from bonsai.agent.context_bridge import ContextBridge, to_chat_request
 from bonsai.core.context import Assembly, apply_action, assemble, node_text
@@ -134,29 +135,15 @@ async def _act(ctx: Ctx, params: m.CtxNodeParams, action: Action) -> m.CtxNodeRe
     return m.CtxNodeResult(node=_node(assembly, params.node_id))
 
 
-@handles("bonsai/ctx/pin")
-async def pin(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
-    return await _act(ctx, params, "pin")
+def _action_handler(action: Action) -> Callable[[Ctx, m.CtxNodeParams], Awaitable[m.CtxNodeResult]]:
+    async def handler(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
+        return await _act(ctx, params, action)
+
+    return handler
 
 
-@handles("bonsai/ctx/unpin")
-async def unpin(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
-    return await _act(ctx, params, "unpin")
-
-
-@handles("bonsai/ctx/drop")
-async def drop(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
-    return await _act(ctx, params, "drop")
-
-
-@handles("bonsai/ctx/stub")
-async def stub(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
-    return await _act(ctx, params, "stub")
-
-
-@handles("bonsai/ctx/restore")
-async def restore(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxNodeResult:
-    return await _act(ctx, params, "restore")
+for _action in get_args(Action):  # bonsai/ctx/pin, unpin, drop, stub, restore
+    handles(f"bonsai/ctx/{_action}")(_action_handler(_action))
 
 
 @handles("bonsai/ctx/compact")
