@@ -74,6 +74,8 @@ class TurnDeps:
     on_usage: Callable[[UsageReport, ChatRequest, dict[str, int]], None] | None = None
     on_appended: Callable[[list[StoredMessage]], None] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
+    # background data for this user turn (recalled memory), added after the user's words
+    background: Callable[[str], str | None] | None = None
 
 
 @dataclass
@@ -94,6 +96,9 @@ class Turn:
         deps = self.deps
         self.n = deps.turns.start(deps.session_id, deps.turn_id)
         self._append([Message(role="user", content=user_text)])
+        note = deps.background(user_text) if deps.background is not None else None
+        if note:
+            self._append([Message(role="user", content=note, name="memory")])
         status = "done"
         try:
             await self._loop()

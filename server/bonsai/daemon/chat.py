@@ -15,6 +15,7 @@ from bonsai.agent.context_bridge import ContextBridge, to_items
 from bonsai.agent.runtime import SessionRuntime
 from bonsai.agent.tools import recall
 from bonsai.agent.tools.base import Tool, ToolContext, ToolResult
+from bonsai.agent.tools.memory_write import memory_write_tool
 from bonsai.agent.tools.registry import builtin_tools, session_tools, validate_hidden
 from bonsai.agent.turn import Turn, TurnDeps
 from bonsai.core.context import Assembly, AssemblyMemo, loop_guard, read_reuse
@@ -22,6 +23,7 @@ from bonsai.core.presets import effective_context
 from bonsai.daemon.compaction import ctx_events, fast_summary
 from bonsai.daemon.convert import wire_message
 from bonsai.daemon.episodes import recall_text
+from bonsai.daemon.memory import memory_service, recall_note
 from bonsai.daemon.repomap import map_for
 from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage, ToolCall
@@ -66,6 +68,8 @@ def tools_for(settings: Settings, *, include_hidden: bool = False) -> list[Tool]
     The pipeline gets the list with hidden tools still in it (it hides them and
     shows that in the ledger); execution gets the list without them."""
     extra = [recall.TOOL] if settings.episodes.enabled else []
+    if settings.memory.enabled:
+        extra.append(memory_write_tool())
     hidden = [] if include_hidden else settings.tools.hidden
     validate_hidden(settings.tools.hidden, [*builtin_tools(), *extra])
     return session_tools(hidden, effective_context(settings.context).smol, extra)
@@ -207,6 +211,25 @@ def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
     return guard, after
 
 
+def _background(daemon: Daemon, session_id: str, bridge: ContextBridge):  # type: ignore[no-untyped-def]
+    """Recalled memory for a user turn (off in smol mode or when memory is disabled)."""
+    settings = bridge.settings
+    if not settings.memory.enabled or effective_context(settings.context).smol:
+        return None
+
+    def note(user_text: str) -> str | None:
+        def count(text: str) -> int:
+            return bridge.counter.count_text(text).tokens
+
+        try:
+            return recall_note(daemon, session_id, str(bridge.workspace), user_text, count)
+        except Exception:  # memory must never break a turn
+            log.exception("memory recall failed; the turn goes on without it")
+            return None
+
+    return note
+
+
 def _loads_dict(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw or "{}")
@@ -247,6 +270,7 @@ async def run_turn(daemon: Daemon, session_id: str, turn_id: str, text: str) -> 
             "save_todos": lambda todos: daemon.store.set_state(session_id, "todos", todos),
             "tool_outputs": ToolOutputStore(daemon.db),
             "recall": recall_text(daemon, session_id),
+            "memory": memory_service(daemon, str(bridge.workspace)),
         },
     )
     deps = TurnDeps(
@@ -269,6 +293,7 @@ async def run_turn(daemon: Daemon, session_id: str, turn_id: str, text: str) -> 
         events=events,
         guard=guard,
         after_tool=after,
+        background=_background(daemon, session_id, bridge),
     )
     try:
         return await Turn(deps).run(text)

@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
+from bonsai.daemon.memory import memory_service
 from bonsai.daemon.rpc import Ctx, handles
-from bonsai.daemon.state import Daemon
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.memory.entry import MemoryEntry
-from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.store import MemoryStoreError
 
 T = TypeVar("T")
-
-
-def memory_service(daemon: Daemon, workspace: str | None) -> MemoryService:
-    services: dict[str | None, MemoryService] = daemon.services.setdefault("memory", {})
-    service = services.get(workspace)
-    if service is None:
-        settings = daemon.settings(workspace).settings.memory
-        ws = Path(workspace) if workspace else None
-        service = services[workspace] = MemoryService(daemon.home, ws, settings)
-    return service
 
 
 def _info(entry: MemoryEntry) -> m.MemoryEntryInfo:

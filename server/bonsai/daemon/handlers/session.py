@@ -32,6 +32,10 @@ async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     row = store.get(params.session_id)
     messages = [wire_message(s) for s in store.messages(params.session_id)]
     ctx.connection.attached.add(params.session_id)
+    # catch up with the running turn; same loop step, so nothing is missed or doubled
+    running = ctx.daemon.services.get("runtimes", {}).get(params.session_id)
+    for event in running.catch_up() if running is not None else []:
+        ctx.connection.notify("bonsai/chat/event", event)
     return m.SessionAttachResult(session=session_info(row), messages=messages)
 
 
