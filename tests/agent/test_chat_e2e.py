@@ -158,6 +158,9 @@ async def test_ledger_totals_and_pin_survive_restart(edit_rig: Rig) -> None:
     totals = ledger["totals"]
     assert totals["used"] == sum(n["tokens"] for n in ledger["nodes"] if n["state"] != "dropped")
     assert totals["billedInput"] > 0 and 0 < totals["percent"] < 100
+    # calibration moved from 1.0 toward what the simulator billed for our estimate
+    ratio = totals["billedInput"] / totals["estimatedInput"]
+    assert abs(totals["calibrationFactor"] - ratio) < abs(1.0 - ratio)
     sections = {n["section"] for n in ledger["nodes"]}
     assert {"system", "tools", "messages"} <= sections
     target = next(n for n in ledger["nodes"] if n["section"] == "messages" and n["kind"] != "user")
@@ -214,3 +217,21 @@ async def test_simulator_rules_see_the_users_words_not_the_volatile_tail(
         assert text == "sunny, as scripted"
         last = rig.sim.requests[-1].body["messages"][-1]
         assert last["content"].startswith("## Volatile state"), "the tail is still sent last"
+
+
+async def test_repomap_in_the_prefix_is_stable_across_unrelated_edits(
+    home: Path, workspace: Path
+) -> None:
+    for i in range(6):
+        (workspace / f"mod{i}.py").write_text(f"def feature_{i}(x):\n    return x * {i}\n")
+    script = Script(steps=[Reply(text="one"), Reply(text="two")])
+    async with make_rig(script, home, workspace) as rig:
+        sid = await rig.session()
+        await rig.turn(sid, "what does feature_3 do?")
+        (workspace / "mod5.py").write_text("def feature_5(x):\n    return x * 500  # tuned\n")
+        await rig.turn(sid, "and then?")
+        first, second = (r.body["messages"][0]["content"] for r in rig.sim.requests[:2])
+        assert "feature_3" in first and "mod3.py" in first, "the map is in the system prefix"
+        assert first == second, (
+            "an edit that changes no definition leaves the prefix byte-identical"
+        )

@@ -153,6 +153,7 @@ export interface CtxTotals {
   reserve: number;
   billedInput: number;
   cachedInput: number;
+  estimatedInput?: number;
   confidence?: "exact" | "high" | "low";
   calibrationFactor?: number;
 }

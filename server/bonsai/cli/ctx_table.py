@@ -25,7 +25,8 @@ def _totals(totals: dict[str, Any]) -> list[str]:
         f"{totals['used']:,} / {totals['usable']:,} usable tokens "
         f"(window {totals['window']:,}, reserve {totals['reserve']:,}; "
         f"estimate {totals.get('confidence', 'low')})",
-        f"last request: billed input {totals['billedInput']:,}, "
+        f"last request: estimated {totals.get('estimatedInput', 0):,}, "
+        f"billed input {totals['billedInput']:,}, "
         f"cached {totals['cachedInput']:,}, calibration ×{totals.get('calibrationFactor', 1):.2f}",
     ]
 

@@ -28,12 +28,12 @@ from bonsai.daemon.repomap import map_for
 from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage, ToolCall
 from bonsai.protocol import models as m
-from bonsai.services.providers import make_provider
+from bonsai.services.providers import make_provider, resolve_api_key
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.providers.types import ChatRequest, ProviderError, UsageReport
 from bonsai.services.store.turns import ToolOutputStore, TurnStore
 from bonsai.services.tokens import Count, TokenCounter, estimator_for
-from bonsai.settings import Settings
+from bonsai.settings import ProviderSettings, Settings
 
 log = logging.getLogger("bonsai.chat")
 APPROVAL_TIMEOUT_S = 600.0
@@ -53,11 +53,22 @@ def runtime(daemon: Daemon, session_id: str) -> SessionRuntime:
     return existing
 
 
-def counter_for(daemon: Daemon, model: str, info: Any) -> TokenCounter:
+def counter_for(daemon: Daemon, providers: ProviderSettings, info: Any) -> TokenCounter:
+    """One counter per model (its count cache and calibration live across sessions).
+    Anthropic models count through the count_tokens API when a key is configured."""
     counters: dict[str, TokenCounter] = daemon.services.setdefault("counters", {})
+    model = providers.model
     if model not in counters:
+        api = None
+        if info.family == "anthropic" and resolve_api_key(providers, os.environ):
+            provider = make_provider(providers, env=os.environ)
+            api = getattr(provider, "count_tokens_body", None)
         counters[model] = estimator_for(
-            info, cache_dir=daemon.home / "cache" / "tiktoken", tokenizer_path=None, model=model
+            info,
+            cache_dir=daemon.home / "cache" / "tiktoken",
+            tokenizer_path=None,
+            model=model,
+            count_tokens_api=api,
         )
     return counters[model]
 
@@ -108,7 +119,7 @@ def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
         settings=settings,
         model=providers.model,
         model_info=model_row.info,
-        counter=counter_for(daemon, providers.model, model_row.info),
+        counter=counter_for(daemon, providers, model_row.info),
         tools=[t.spec() for t in tools],
         repomap_text=None,
         peers=peers,
@@ -161,7 +172,8 @@ def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: li
     async def build(history: list[StoredMessage], turn: int) -> ChatRequest:
         settings = bridge.settings
         if settings.repomap.enabled and not effective_context(settings.context).smol:
-            repomap = await map_for(daemon, str(bridge.workspace), history)
+            clients = daemon.subscribers(session_id)
+            repomap = await map_for(daemon, str(bridge.workspace), history, clients)
             bridge.repomap_text = repomap.text or None
         request = await bridge.build_request(history, turn)
         assert bridge.last is not None

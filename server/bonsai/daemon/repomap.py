@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 
-from bonsai.daemon.state import Daemon
+from lsprotocol import types as lsp
+
+from bonsai.daemon.state import Connection, Daemon
 from bonsai.domain import StoredMessage
 from bonsai.services.repomap.models import RepoMap
 from bonsai.services.repomap.service import RepoMapService
@@ -17,11 +20,50 @@ def _counter(daemon: Daemon, workspace: str):  # type: ignore[no-untyped-def]
 
     providers = daemon.settings(workspace).settings.providers
     row = lookup_model(providers.model, providers.models)
-    counter = counter_for(daemon, providers.model, row.info)
+    counter = counter_for(daemon, providers, row.info)
     return lambda text: counter.count_text(text).tokens
 
 
-async def repomap_service(daemon: Daemon, workspace: str) -> RepoMapService:
+class BuildProgress:
+    """Reports a repo-map build to clients as LSP work-done progress ($/progress)."""
+
+    def __init__(self, clients: list[Connection], title: str) -> None:
+        self.clients = clients
+        self.title = title
+        self.token = f"bonsai-repomap-{uuid.uuid4().hex[:8]}"
+        self.loop = asyncio.get_running_loop()
+        self.last = -1
+
+    async def begin(self) -> None:
+        live = []
+        for client in self.clients:
+            try:
+                params = lsp.WorkDoneProgressCreateParams(token=self.token)
+                await client.request_lsp(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, params, 5.0)
+                live.append(client)
+            except Exception:  # a client without progress support still gets the map
+                continue
+        self.clients = live
+        self._send({"kind": "begin", "title": self.title, "percentage": 0, "cancellable": False})
+
+    def report(self, done: int, total: int, message: str) -> None:
+        percent = int(100 * done / total) if total else 100
+        if percent >= self.last + 5 or done == total:  # at most ~20 reports per build
+            self.last = percent
+            value = {"kind": "report", "message": message, "percentage": percent}
+            self.loop.call_soon_threadsafe(self._send, value)
+
+    def end(self, message: str) -> None:
+        self._send({"kind": "end", "message": message})
+
+    def _send(self, value: dict[str, object]) -> None:
+        for client in self.clients:
+            client.notify_lsp(lsp.PROGRESS, lsp.ProgressParams(token=self.token, value=value))
+
+
+async def repomap_service(
+    daemon: Daemon, workspace: str, clients: list[Connection] | None = None
+) -> RepoMapService:
     services: dict[str, RepoMapService] = daemon.services.setdefault("repomaps", {})
     service = services.get(workspace)
     if service is None:
@@ -29,7 +71,10 @@ async def repomap_service(daemon: Daemon, workspace: str) -> RepoMapService:
         cache = daemon.home / "cache" / "repomap.db"
         cache.parent.mkdir(parents=True, exist_ok=True)
         service = RepoMapService(Path(workspace), cache, settings, _counter(daemon, workspace))
-        await asyncio.to_thread(service.build)
+        progress = BuildProgress(clients or [], f"bonsai: mapping {Path(workspace).name}")
+        await progress.begin()
+        stats = await asyncio.to_thread(service.build, progress.report)
+        progress.end(f"{stats.files} files mapped, {stats.parsed} parsed")
         service.start_watching()
         services[workspace] = service
         daemon.services.setdefault("shutdown_hooks", []).append(_stopper(service))
@@ -55,8 +100,10 @@ def conversation_files(history: list[StoredMessage]) -> tuple[list[str], list[st
     return seen, seen[-5:]
 
 
-async def map_for(daemon: Daemon, workspace: str, history: list[StoredMessage]) -> RepoMap:
-    service = await repomap_service(daemon, workspace)
+async def map_for(
+    daemon: Daemon, workspace: str, history: list[StoredMessage], clients: list[Connection]
+) -> RepoMap:
+    service = await repomap_service(daemon, workspace, clients)
     files, recent = conversation_files(history)
     users = [s.message.content for s in history if s.message.role == "user"]
     mentions = users[-1] if users else ""

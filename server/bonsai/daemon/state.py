@@ -45,8 +45,20 @@ class Connection:
         except Exception:  # a dead client must not break the sender
             log.warning("dropping notification %s to client %s", method, self.id)
 
+    def notify_lsp(self, method: str, params: Any) -> None:
+        """A standard LSP notification (lsprotocol params object, e.g. $/progress)."""
+        try:
+            self.protocol.notify(method, params)
+        except Exception:
+            log.warning("dropping notification %s to client %s", method, self.id)
+
     async def request(self, method: str, params: Wire, timeout: float) -> Any:
         future = self.protocol.send_request_async(method, params.dump())
+        return await asyncio.wait_for(future, timeout)
+
+    async def request_lsp(self, method: str, params: Any, timeout: float) -> Any:
+        """A standard LSP request to this client (e.g. window/workDoneProgress/create)."""
+        future = self.protocol.send_request_async(method, params)
         return await asyncio.wait_for(future, timeout)
 
 

@@ -222,6 +222,7 @@ class CtxTotals(Wire):
     reserve: int
     billed_input: int
     cached_input: int
+    estimated_input: int = 0  # our estimate of the last request, beside what was billed
     confidence: Confidence = "low"
     calibration_factor: float = 1.0
 

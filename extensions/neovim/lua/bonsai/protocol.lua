@@ -130,6 +130,7 @@
 ---@field reserve integer
 ---@field billedInput integer
 ---@field cachedInput integer
+---@field estimatedInput? integer
 ---@field confidence? "exact"|"high"|"low"
 ---@field calibrationFactor? number
 

@@ -39,6 +39,7 @@ def totals(ctx: Ctx, session_id: str, bridge: ContextBridge, assembly: Assembly)
         reserve=t.reserve,
         billed_input=int(last.get("input", 0)),
         cached_input=int(last.get("cached", 0)),
+        estimated_input=int(last.get("estimated", 0)),
         confidence=t.confidence,
         calibration_factor=snapshot.factor if snapshot else 1.0,
     )

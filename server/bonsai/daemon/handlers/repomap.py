@@ -18,7 +18,7 @@ async def get(ctx: Ctx, params: m.RepomapGetParams) -> m.RepomapGetResult:
     if not workspace:
         raise InvalidParams("give a sessionId or a workspace")
     try:
-        service = await repomap_service(ctx.daemon, workspace)
+        service = await repomap_service(ctx.daemon, workspace, [ctx.connection])
     except NotADirectoryError as error:
         raise InvalidParams(str(error)) from None
     result = await asyncio.to_thread(service.get, params.tokens, (), params.mentions or "", ())
