@@ -65,7 +65,10 @@ class ToolSettings(Section):
 
 
 class ContextSettings(Section):
+    """How the window is assembled and managed (fractions of the usable window)."""
+
     preset: PresetName = "balanced"
+    operator_suffix: str = ""  # appended to the system message, before the volatile tail
     smol: bool = False
     output_reserve: int = 16_000
     gc_trigger: float = 0.75
@@ -92,7 +95,7 @@ class ContextSettings(Section):
 
 class EpisodeSettings(Section):
     enabled: bool = True
-    card_max_chars: int = 1_600
+    card_max_chars: int = Field(1_600, ge=500, le=1_600)  # an archived episode's card
 
 
 class MemorySettings(Section):

@@ -48,13 +48,13 @@ class Rig:
 @contextlib.asynccontextmanager
 async def make_rig(script: Script, home: Path, workspace: Path, **env: str) -> AsyncIterator[Rig]:
     async with run_simulator(script) as sim:
-        environment = bonsai_env(
-            home,
-            BONSAI_PROVIDER="sim",
-            BONSAI_BASE_URL=sim.openai_base_url,
-            BONSAI_MODEL="gpt-4o-mini",
+        settings = {
+            "BONSAI_PROVIDER": "sim",
+            "BONSAI_BASE_URL": sim.openai_base_url,
+            "BONSAI_MODEL": "gpt-4o-mini",
             **env,
-        )
+        }
+        environment = bonsai_env(home, **settings)
         client = await start_client([*BONSAI, "serve", "--stdio"], environment)
         rig = Rig(sim, client, workspace, home)
 

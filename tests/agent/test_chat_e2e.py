@@ -168,8 +168,10 @@ async def test_ledger_totals_and_pin_survive_restart(edit_rig: Rig) -> None:
         edit_rig.client, "bonsai/ctx/pin", {"sessionId": sid, "nodeId": target["id"]}
     )
     assert pinned["node"]["state"] == "pinned"
-    changed = await events_of(edit_rig.client).wait_for("bonsai/ctx/changed")
-    assert changed["sessionId"] == sid and changed["usable"] == totals["usable"]
+    changed = await events_of(edit_rig.client).wait_for(
+        "bonsai/ctx/changed", lambda p: p["usable"] == totals["usable"]
+    )  # the pin's own notification (earlier ones predate calibration)
+    assert changed["sessionId"] == sid
     wire = await rpc(edit_rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "wire"})
     assert wire["messages"][-1]["role"] in ("assistant", "user")
     turns = await rpc(edit_rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "turns"})
@@ -235,3 +237,17 @@ async def test_repomap_in_the_prefix_is_stable_across_unrelated_edits(
         assert first == second, (
             "an edit that changes no definition leaves the prefix byte-identical"
         )
+
+
+async def test_operator_suffix_ends_the_cacheable_system_prefix(
+    home: Path, workspace: Path
+) -> None:
+    (home / "config.json").write_text(
+        json.dumps({"context": {"operator_suffix": "Answer in French."}})
+    )
+    async with make_rig(Script(steps=[Reply(text="d'accord")]), home, workspace) as rig:
+        sid = await rig.session()
+        await rig.turn(sid, "hello")
+        system = rig.sim.requests[0].body["messages"][0]["content"]
+        assert system.rstrip().endswith("Answer in French."), "after the project context"
+        assert "## Volatile state" not in system, "the volatile tail comes after, as a message"

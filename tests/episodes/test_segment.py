@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bonsai.core.episodes import CARD_MAX_CHARS, card, segment
+from bonsai.core.episodes import CARD_MAX_CHARS, card, segment, segment_entries
 from bonsai.domain import Message, StoredMessage, ToolCall
 
 
@@ -109,3 +109,75 @@ def test_card_is_bounded_and_says_how_to_recall() -> None:
     assert text.startswith('[Episode archived] #1 "Fix parser"')
     assert len(text) <= CARD_MAX_CHARS
     assert 'recall({"episode": 1})' in text and "parser.py" in text
+
+
+def test_the_plan_tool_carries_episode_action_too() -> None:
+    plan = json.dumps({"todos": [], "title": "Plan B", "episode_action": "new_topic"})
+    log = log_of(
+        user("fix"),
+        *work("w1"),
+        user("something else"),
+        Message(
+            role="assistant", tool_calls=(ToolCall(id="p1", name="todo_write", arguments=plan),)
+        ),
+    )
+    episodes = segment(log)
+    assert [e.title for e in episodes] == ["", "Plan B"] and episodes[0].closed
+    assert episodes[1].start == "m4"
+
+
+def test_malformed_arguments_never_make_a_boundary() -> None:
+    bad = Message(
+        role="assistant",
+        tool_calls=(ToolCall(id="t1", name="set_session_title", arguments="{not json"),),
+    )
+    [only] = segment(log_of(user("a"), *work("w1"), user("b"), bad))
+    assert not only.closed
+
+
+def test_files_come_from_edit_evidence_and_the_task_is_the_first_user_message() -> None:
+    from bonsai.domain import Evidence
+
+    edited = Message(
+        role="tool",
+        content="ok",
+        tool_call_id="b1",
+        name="bash",
+        evidence=Evidence(kind="write", path="gen/out.py"),
+    )
+    bash = Message(role="assistant", tool_calls=(ToolCall(id="b1", name="bash", arguments="{}"),))
+    memory = Message(role="user", content="(memory note)", name="memory")
+    [only] = segment(log_of(user("generate it"), memory, bash, edited))
+    assert only.files == ["gen/out.py"] and only.task == "generate it"
+    text = card(only, tokens_before=10)
+    assert "Asked: generate it" in text and "gen/out.py" in text
+
+
+def test_card_keeps_its_recall_line_whatever_the_sizes() -> None:
+    log = log_of(
+        user("x" * 5_000),
+        title("T" * 500, "new_topic", "t1"),
+        result("t1"),
+        *[m for i in range(40) for m in work(f"w{i}", f"src/{'deep/' * 20}file{i}.py")],
+        Message(role="assistant", content="y" * 5_000),
+    )
+    [only] = segment(log)
+    text = card(only, tokens_before=99_999)
+    assert len(text) <= CARD_MAX_CHARS and text.endswith("searches them.")
+    small = card(only, 99_999, max_chars=600)
+    assert len(small) <= 600 and small.endswith("searches them.")
+
+
+def test_items_and_the_log_segment_alike() -> None:
+    log = log_of(
+        user("fix"),
+        title("Fix", "new_topic", "t1"),
+        result("t1"),
+        *work("w1"),
+        user("next"),
+        title("Next", "new_topic", "t2"),
+        result("t2"),
+    )
+    entries = [(s.message_id, s.seq, s.message) for s in log]
+    assert [e.ids for e in segment(log)] == [e.ids for e in segment_entries(entries)]
+    assert [e.number for e in segment(log)] == [1, 2]

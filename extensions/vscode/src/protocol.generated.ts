@@ -188,6 +188,8 @@ export interface EpisodeInfo {
   state: "open" | "closed" | "archived" | "restored";
   tokensBefore?: number;
   tokensAfter?: number;
+  archivable?: boolean;
+  note?: string;
 }
 
 export interface EpisodeRef {
@@ -402,6 +404,66 @@ export interface SessionRenameParams {
   title: string;
 }
 
+export interface TreeCompareMessage {
+  nodeId: string;
+  kind: "question" | "answer" | "tool_result" | "system";
+  role: "system" | "user" | "assistant" | "tool";
+  text: string;
+  tokens: number;
+}
+
+export interface TreeCompareParams {
+  sessionId: string;
+  a: string;
+  b: string;
+}
+
+export interface TreeCompareResult {
+  ancestorId?: string | null;
+  a: TreeCompareSide;
+  b: TreeCompareSide;
+}
+
+export interface TreeCompareSide {
+  leafId: string;
+  messages: TreeCompareMessage[];
+  tokens: number;
+  pathTokens: number;
+}
+
+export interface TreeGetResult {
+  nodes: TreeNodeInfo[];
+  activeLeaf?: string | null;
+  forkPoint?: string | null;
+  activePath: string[];
+  recycleBin: string[];
+  pathTokens: number;
+}
+
+export interface TreeNodeInfo {
+  nodeId: string;
+  parentId?: string | null;
+  kind: "question" | "answer" | "tool_result" | "system";
+  state: "visible" | "hidden";
+  label: string;
+  seq: number;
+  tokens: number;
+  branchTokens: number;
+  confidence: "exact" | "high" | "low";
+  onActivePath?: boolean;
+}
+
+export interface TreeNodeParams {
+  sessionId: string;
+  nodeId: string;
+}
+
+export interface TreeReparentParams {
+  sessionId: string;
+  nodeId: string;
+  parentId: string;
+}
+
 export interface UsageInfo {
   inputTokens: number;
   outputTokens: number;
@@ -451,6 +513,16 @@ export type CtxRestoreResult = CtxNodeResult;
 export type EpisodesListParams = SessionRef;
 export type EpisodesRestoreParams = EpisodeRef;
 export type EpisodesRestoreResult = Empty;
+export type TreeGetParams = SessionRef;
+export type TreeForkParams = TreeNodeParams;
+export type TreeForkResult = TreeGetResult;
+export type TreeReparentResult = TreeGetResult;
+export type TreeHideParams = TreeNodeParams;
+export type TreeHideResult = TreeGetResult;
+export type TreeRestoreParams = TreeNodeParams;
+export type TreeRestoreResult = TreeGetResult;
+export type TreeJumpParams = TreeNodeParams;
+export type TreeJumpResult = TreeGetResult;
 export type MemoryListParams = MemoryScope;
 export type MemoryGetParams = MemoryNameParams;
 export type MemoryAddResult = MemoryEntryResult;
@@ -486,6 +558,13 @@ export interface RequestMap {
   "bonsai/episodes/list": { params: SessionRef; result: EpisodesListResult };
   "bonsai/episodes/restore": { params: EpisodeRef; result: Empty };
   "bonsai/episodes/recall": { params: EpisodesRecallParams; result: EpisodesRecallResult };
+  "bonsai/tree/get": { params: SessionRef; result: TreeGetResult };
+  "bonsai/tree/fork": { params: TreeNodeParams; result: TreeGetResult };
+  "bonsai/tree/reparent": { params: TreeReparentParams; result: TreeGetResult };
+  "bonsai/tree/hide": { params: TreeNodeParams; result: TreeGetResult };
+  "bonsai/tree/restore": { params: TreeNodeParams; result: TreeGetResult };
+  "bonsai/tree/jump": { params: TreeNodeParams; result: TreeGetResult };
+  "bonsai/tree/compare": { params: TreeCompareParams; result: TreeCompareResult };
   "bonsai/memory/list": { params: MemoryScope; result: MemoryListResult };
   "bonsai/memory/get": { params: MemoryNameParams; result: MemoryGetResult };
   "bonsai/memory/add": { params: MemoryAddParams; result: MemoryEntryResult };
@@ -534,6 +613,13 @@ export const METHODS = {
   episodesList: "bonsai/episodes/list",
   episodesRestore: "bonsai/episodes/restore",
   episodesRecall: "bonsai/episodes/recall",
+  treeGet: "bonsai/tree/get",
+  treeFork: "bonsai/tree/fork",
+  treeReparent: "bonsai/tree/reparent",
+  treeHide: "bonsai/tree/hide",
+  treeRestore: "bonsai/tree/restore",
+  treeJump: "bonsai/tree/jump",
+  treeCompare: "bonsai/tree/compare",
   memoryList: "bonsai/memory/list",
   memoryGet: "bonsai/memory/get",
   memoryAdd: "bonsai/memory/add",

@@ -64,18 +64,35 @@ def ctx_command(args: argparse.Namespace) -> int:
     client = DaemonClient.connect(bonsai_home())
     try:
         session_id = pick_session(client, args.session, Path(args.workspace).resolve(), False)
-        result = client.request("bonsai/ctx/get", {"sessionId": session_id, "view": args.view})
+        view = "turns" if args.events_jsonl else args.view
+        result = client.request("bonsai/ctx/get", {"sessionId": session_id, "view": view})
     except RpcError as error:
         print(f"bonsai ctx: {error}", file=sys.stderr)
         return 1
     finally:
         client.close()
+    if args.events_jsonl:
+        return _export_events(client_result=result, session_id=session_id, path=args.events_jsonl)
     if args.json:
         print(json.dumps(result, indent=2))
     elif args.view == "wire":
         print(json.dumps({k: result.get(k) for k in ("system", "messages", "tools")}, indent=2))
     else:
         print_ledger(result)
+    return 0
+
+
+def _export_events(client_result: dict[str, Any], session_id: str, path: str) -> int:
+    """Every compaction/eviction event, one JSON object a line, for analysis."""
+    count = 0
+    with open(path, "w", encoding="utf-8") as out:
+        for turn in client_result.get("turns") or []:
+            for event in turn.get("events", []):
+                out.write(
+                    json.dumps({"sessionId": session_id, "turn": turn["turn"], **event}) + "\n"
+                )
+                count += 1
+    print(f"wrote {count} events to {path}", file=sys.stderr)
     return 0
 
 
@@ -92,4 +109,10 @@ def add_chat_commands(sub: Any) -> None:
     ctx.add_argument("--workspace", default=".")
     ctx.add_argument("--view", choices=["ledger", "wire", "turns"], default="ledger")
     ctx.add_argument("--json", action="store_true")
+    ctx.add_argument(
+        "--events-jsonl",
+        metavar="FILE",
+        help="export the telemetry of every "
+        "compaction and eviction (tokens and prefix hashes before/after) as JSON lines",
+    )
     ctx.set_defaults(func=ctx_command)

@@ -5,7 +5,8 @@ Boundaries are deterministic, never guessed by a classifier: a
 ``episode_action: "new_topic"`` closes the running span at the last user
 message before it; ``same_topic`` only renames. A span without real work
 (no tool call besides titles and plans) never closes: a ``new_topic`` on it
-just renames it. Pure functions over the session log.
+just renames it. Pure functions over the session log (or any sequence of
+``(id, seq, message)`` entries, such as the pipeline's items).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bonsai.domain import Message, StoredMessage
+
+Entry = tuple[str, int, Message]  # (message id, seq, message)
 
 TITLE_TOOLS = {"set_session_title", "todo_write"}
 CARD_MAX_CHARS = 1_600
@@ -29,6 +32,7 @@ class Episode:
     work: int = 0  # tool calls that did something (not titles or plans)
     files: list[str] = field(default_factory=list)
     outcome: str = ""
+    task: str = ""  # the first user message of the span
 
     @property
     def start(self) -> str | None:
@@ -57,22 +61,26 @@ def _action(message: Message) -> tuple[str, str] | None:
     return None
 
 
-def _last_user_index(log: Sequence[StoredMessage], before: int) -> int:
+def _last_user_index(log: Sequence[Entry], before: int) -> int:
     for index in range(before, -1, -1):
-        if log[index].message.role == "user":
+        if log[index][2].role == "user":
             return index
     return 0
 
 
 def segment(log: Sequence[StoredMessage], resets: Sequence[int] = ()) -> list[Episode]:
     """Split the log into episodes. ``resets`` are seqs of hard resets (close unconditionally)."""
+    return segment_entries([(s.message_id, s.seq, s.message) for s in log], resets)
+
+
+def segment_entries(log: Sequence[Entry], resets: Sequence[int] = ()) -> list[Episode]:
+    """``segment`` over ``(id, seq, message)`` entries, in conversation order."""
     episodes = [Episode(number=1, title="")]
     owner: dict[int, Episode] = {}
     reset_seqs = set(resets)
-    for index, stored in enumerate(log):
-        message = stored.message
+    for index, (message_id, seq, message) in enumerate(log):
         current = episodes[-1]
-        if stored.seq in reset_seqs and current.ids:
+        if seq in reset_seqs and current.ids:
             current = _open_next(episodes, current, index, log, owner, at_user=False)
         action = _action(message) if message.role == "assistant" else None
         if action is not None:
@@ -82,16 +90,23 @@ def segment(log: Sequence[StoredMessage], resets: Sequence[int] = ()) -> list[Ep
             if title:
                 current.title = title
         owner[index] = current
-        current.ids.append(stored.message_id)
+        current.ids.append(message_id)
         _note_work(current, message)
-    return [e for e in episodes if e.ids]
+    return _renumbered([e for e in episodes if e.ids])
+
+
+def _renumbered(episodes: list[Episode]) -> list[Episode]:
+    """Episodes numbered 1..n (a span emptied by a boundary leaves no gap)."""
+    for number, episode in enumerate(episodes, 1):
+        episode.number = number
+    return episodes
 
 
 def _open_next(
     episodes: list[Episode],
     current: Episode,
     index: int,
-    log: Sequence[StoredMessage],
+    log: Sequence[Entry],
     owner: dict[int, Episode],
     *,
     at_user: bool,
@@ -101,8 +116,8 @@ def _open_next(
     nxt = Episode(number=current.number + 1, title="")
     moved = [i for i in range(start, index) if owner.get(i) is current]
     for i in moved:
-        current.ids.remove(log[i].message_id)
-        nxt.ids.append(log[i].message_id)
+        current.ids.remove(log[i][0])
+        nxt.ids.append(log[i][0])
         owner[i] = nxt
     current.closed = True
     episodes.append(nxt)
@@ -110,40 +125,62 @@ def _open_next(
 
 
 def _note_work(episode: Episode, message: Message) -> None:
+    if message.role == "user" and not episode.task and message.name is None:
+        episode.task = message.content.strip()
     for call in message.tool_calls:
         if call.name in TITLE_TOOLS:
             continue
         episode.work += 1
-        try:
-            args = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError:
-            args = {}
-        path = args.get("path") if isinstance(args, dict) else None
-        if (
-            isinstance(path, str)
-            and call.name in ("edit_file", "write_file")
-            and (path not in episode.files)
-        ):
-            episode.files.append(path)
+        path = _edited_path(call.name, call.arguments)
+        if path is not None:
+            _add_file(episode, path)
+    evidence = message.evidence
+    if evidence is not None and evidence.kind in ("edit", "write") and evidence.ok:
+        _add_file(episode, evidence.path)
     if message.role == "assistant" and message.content.strip() and not message.tool_calls:
         episode.outcome = message.content.strip()
 
 
-def card(episode: Episode, tokens_before: int) -> str:
-    """The compact card that replaces an archived episode (≤ 1,600 characters)."""
-    title = episode.title or f"episode {episode.number}"
+def _edited_path(name: str, arguments: str) -> str | None:
+    if name not in ("edit_file", "write_file"):
+        return None
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        return None
+    path = args.get("path") if isinstance(args, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def _add_file(episode: Episode, path: str | None) -> None:
+    if path and path not in episode.files:
+        episode.files.append(path)
+
+
+def _cut(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(limit - 1, 0)] + "…" if limit > 0 else ""
+
+
+def card(episode: Episode, tokens_before: int, max_chars: int = CARD_MAX_CHARS) -> str:
+    """The compact card that replaces an archived episode (≤ ``max_chars``, 1,600 by
+    default): what was asked and done, the files changed, the outcome, how to recall."""
+    title = _cut(episode.title or f"episode {episode.number}", 120)
     head = f'[Episode archived] #{episode.number} "{title}"'
-    files = ", ".join(episode.files[:12]) or "none"
+    done = (
+        f"Done: {episode.work} tool calls over {len(episode.ids)} messages "
+        f"(~{tokens_before:,} tokens)."
+    )
     recall = (
         f'Recall: recall({{"episode": {episode.number}}}) pages the original messages and '
         'tool outputs back; recall({"query": "..."}) searches them.'
     )
-    budget = CARD_MAX_CHARS - len(head) - len(files) - len(recall) - 120
-    outcome = " ".join(episode.outcome.split())
-    if len(outcome) > max(budget, 0):
-        outcome = outcome[: max(budget - 1, 0)] + "…"
-    body = (
-        f"{head}\nDone: {episode.work} tool calls over {len(episode.ids)} messages "
-        f"(~{tokens_before} tokens).\nFiles changed: {files}\nOutcome: {outcome or 'n/a'}\n{recall}"
-    )
-    return body[:CARD_MAX_CHARS]
+    room = max_chars - len(head) - len(done) - len(recall) - 40  # 40: labels and newlines
+    asked = f"Asked: {_cut(episode.task, min(240, room // 3)) or 'n/a'}"
+    files = f"Files changed: {_cut(', '.join(episode.files), min(300, room // 3)) or 'none'}"
+    fixed = [head, asked, done, files]
+    left = max_chars - sum(len(line) + 1 for line in fixed) - len(recall) - len("Outcome: ") - 1
+    outcome = f"Outcome: {_cut(episode.outcome, left) or 'n/a'}"
+    return "\n".join([*fixed, outcome, recall])[:max_chars]

@@ -23,7 +23,9 @@ from bonsai.core.presets import effective_context
 from bonsai.daemon.compaction import ctx_events, fast_summary
 from bonsai.daemon.convert import wire_message
 from bonsai.daemon.episodes import recall_text
+from bonsai.daemon.handoff import maybe_suggest_handoff
 from bonsai.daemon.memory import memory_service, recall_note
+from bonsai.daemon.promotion import maybe_promote
 from bonsai.daemon.repomap import map_for
 from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage, ToolCall
@@ -175,12 +177,17 @@ def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: li
             clients = daemon.subscribers(session_id)
             repomap = await map_for(daemon, str(bridge.workspace), history, clients)
             bridge.repomap_text = repomap.text or None
+        before = bridge.state()
         request = await bridge.build_request(history, turn)
         assert bridge.last is not None
+        maybe_promote(
+            daemon, session_id, str(bridge.workspace), settings, history, before, bridge.last.state
+        )
         events.extend(
             e.model_dump(by_alias=True, exclude_none=True) for e in ctx_events(bridge.last.records)
         )
         notify_ctx(daemon, session_id, bridge.last)
+        maybe_suggest_handoff(daemon, session_id, settings, bridge.last, history)
         return request
 
     def usage(report: UsageReport, request: ChatRequest, totals: dict[str, int]) -> None:
@@ -208,7 +215,7 @@ def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
     """Loop guards before a tool runs; read reuse after a read returns."""
 
     def guard(call: ToolCall, history: list[StoredMessage]) -> tuple[str, str]:
-        verdict = loop_guard(to_items(history), call, bridge.state())
+        verdict = loop_guard(to_items(bridge.active(history)), call, bridge.state())
         bridge.save_state(verdict.state)
         return verdict.level, verdict.message
 
@@ -217,7 +224,8 @@ def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
         if evidence is None or evidence.kind != "read" or result.is_error:
             return result
         explicit = bool(_loads_dict(call.arguments).get("fresh"))
-        pointer = read_reuse(to_items(history), evidence, explicit=explicit, state=bridge.state())
+        items = to_items(bridge.active(history))
+        pointer = read_reuse(items, evidence, explicit=explicit, state=bridge.state())
         return ToolResult(pointer, evidence) if pointer else result
 
     return guard, after

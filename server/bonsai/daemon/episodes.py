@@ -1,32 +1,50 @@
-"""Episodes of a session, and the recall service behind the tool and the protocol."""
+"""Episodes of a session, and the recall service behind the tool and the protocol.
+
+Episodes are segmented on the active path of the conversation tree, the same
+items the pipeline assembles, so numbers agree with the cards the model sees.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
-from bonsai.core.episodes import Episode, segment
+from bonsai.agent.context_bridge import to_items
+from bonsai.core.context import Assembly, Item, assemble
+from bonsai.core.context.episodes_stage import episode_by_number, restore_episode, spans
+from bonsai.core.episodes import Episode
 from bonsai.core.recall import episode_page, frame
 from bonsai.daemon.state import Daemon
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.store.history_search import search_history
+from bonsai.services.store.tree import active_history
+from bonsai.services.store.turns import TurnStore
 
-RESTORED_KEY = "episodes_restored"
+HIT_CHARS = 3_000  # of each search hit shown to the model
+OFF = "episodes are turned off (BONSAI_EPISODES=0 or episodes.enabled = false)"
 
 
-def episodes_of(daemon: Daemon, session_id: str) -> list[Episode]:
-    return segment(daemon.store.messages(session_id))
+def require_on(daemon: Daemon, session_id: str) -> None:
+    row = daemon.store.get(session_id)
+    if not daemon.settings(row.workspace).settings.episodes.enabled:
+        raise InvalidParams(OFF)
+
+
+def active_items(daemon: Daemon, session_id: str) -> list[Item]:
+    history = daemon.store.messages(session_id)
+    return to_items(active_history(daemon.db, session_id, history))
 
 
 def find_episode(daemon: Daemon, session_id: str, number: int) -> Episode:
-    for episode in episodes_of(daemon, session_id):
-        if episode.number == number:
-            return episode
-    raise NotFound(f"session {session_id} has no episode #{number}")
+    try:
+        return episode_by_number(active_items(daemon, session_id), number)
+    except KeyError:
+        raise NotFound(f"session {session_id} has no episode #{number}") from None
 
 
 def recall_hits(daemon: Daemon, session_id: str, query: str, limit: int) -> list[m.RecallHit]:
-    owner = {mid: e.number for e in episodes_of(daemon, session_id) for mid in e.ids}
+    owner = {mid: e.number for e in spans(active_items(daemon, session_id)) for mid in e.ids}
     hits = []
     for hit in search_history(daemon.db, session_id, query, limit):
         stored = daemon.store.message(session_id, hit.message_id)
@@ -58,7 +76,8 @@ def recall_text(daemon: Daemon, session_id: str) -> Callable[[int | None, str | 
         if not hits:
             return frame(f"no earlier messages match {query!r}")
         body = "\n".join(
-            f"--- {h.role} {h.message_id} (episode {h.episode}, score {h.score})\n{h.text[:3000]}"
+            f"--- {h.role} {h.message_id} (episode {h.episode}, score {h.score})\n"
+            + excerpt(h.text, query or "")
             for h in hits
         )
         return frame(body)
@@ -66,23 +85,72 @@ def recall_text(daemon: Daemon, session_id: str) -> Callable[[int | None, str | 
     return run
 
 
+def excerpt(text: str, query: str, size: int = HIT_CHARS) -> str:
+    """Up to ``size`` characters of ``text`` around the first query word it holds
+    (the start when none does), marked with … where cut."""
+    if len(text) <= size:
+        return text
+    lowered = text.lower()
+    found = [lowered.find(w) for w in re.findall(r"\w+", query.lower()) if len(w) > 2]
+    first = min((i for i in found if i >= 0), default=0)
+    start = max(0, min(first - size // 3, len(text) - size))
+    head = "…" if start else ""
+    tail = "…" if start + size < len(text) else ""
+    return f"{head}{text[start : start + size]}{tail}"
+
+
+def current_assembly(daemon: Daemon, session_id: str) -> Assembly:
+    """What the next request of the session would be (nothing is saved)."""
+    from bonsai.daemon.chat import bridge_for
+
+    bridge = bridge_for(daemon, session_id)
+    turn = TurnStore(daemon.db).count(session_id) + 1
+    return assemble(bridge.input(daemon.store.messages(session_id), turn))
+
+
 def episode_infos(daemon: Daemon, session_id: str) -> list[m.EpisodeInfo]:
-    restored = set(daemon.store.get_state(session_id, RESTORED_KEY, []) or [])
-    out = []
-    for episode in episodes_of(daemon, session_id):
-        state = (
-            "restored" if episode.number in restored else ("closed" if episode.closed else "open")
+    require_on(daemon, session_id)
+    return [
+        m.EpisodeInfo(
+            number=row.number,
+            title=row.title,
+            start_message_id=row.start,
+            end_message_id=row.end,
+            state=row.state,
+            tokens_before=row.tokens_before,
+            tokens_after=row.tokens_after,
+            archivable=row.archivable,
+            note=row.note,
         )
-        out.append(
-            m.EpisodeInfo(
-                number=episode.number,
-                title=episode.title or f"episode {episode.number}",
-                start_message_id=episode.start,
-                end_message_id=episode.end,
-                state=state,
-            )
+        for row in current_assembly(daemon, session_id).episodes
+    ]
+
+
+def restore(daemon: Daemon, session_id: str, number: int) -> None:
+    """Re-splice an archived episode; record the action; tell attached clients."""
+    from bonsai.daemon.chat import bridge_for, notify_ctx
+    from bonsai.daemon.compaction import ctx_events
+
+    require_on(daemon, session_id)
+    bridge = bridge_for(daemon, session_id)
+    turns = TurnStore(daemon.db)
+    inp = bridge.input(daemon.store.messages(session_id), turns.count(session_id) + 1)
+    try:
+        state, record = restore_episode(inp, number)
+    except KeyError:
+        raise NotFound(f"session {session_id} has no episode #{number}") from None
+    except ValueError as error:
+        raise InvalidParams(str(error)) from None
+    bridge.save_state(state)
+    with daemon.db:
+        daemon.db.execute(
+            "INSERT INTO ctx_actions(session_id, node_id, action, detail, created_at)"
+            " VALUES (?, ?, 'restore', ?, strftime('%s','now'))",
+            (session_id, record.node_id, record.detail),
         )
-    return out
+    events = ctx_events([record])
+    turns.add_events(session_id, [e.model_dump(by_alias=True, exclude_none=True) for e in events])
+    notify_ctx(daemon, session_id, current_assembly(daemon, session_id))
 
 
 def check_recall_params(params: m.EpisodesRecallParams) -> None:

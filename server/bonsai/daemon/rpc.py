@@ -10,7 +10,9 @@ the pydantic models of the method table, and per-connection ``exit``.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import re
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -36,6 +38,20 @@ from bonsai.protocol.models import Wire
 from bonsai.services.store.sessions import UnknownSession
 
 log = logging.getLogger("bonsai.rpc")
+# No bonsai params nest this deep; deeper values are refused before validation
+# (a 300-deep config value, once stored, made every later config/get fail).
+MAX_PARAMS_DEPTH = 64
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# errors that name a path the client gave: answered as invalid params
+_PATH_ERRNOS = {
+    errno.ENOENT,
+    errno.ENOTDIR,
+    errno.EISDIR,
+    errno.ENAMETOOLONG,
+    errno.ELOOP,
+    errno.EACCES,
+    errno.EEXIST,
+}
 
 
 @dataclass(frozen=True)
@@ -73,6 +89,36 @@ def describe_validation(error: ValidationError) -> str:
     return "Invalid params: " + "; ".join(parts)
 
 
+def params_problem(params: dict[str, Any], max_depth: int = MAX_PARAMS_DEPTH) -> str | None:
+    """Why ``params`` cannot be taken at all, naming where; None when they can.
+
+    Too deep a nesting, or text holding an unpaired surrogate (valid JSON, but
+    not Unicode: it cannot be stored, logged or written to a path). Iterative,
+    so no input reaches the recursion limit."""
+    stack: list[tuple[Any, str, int]] = [(params, "params", 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return f"{where[:80]}: text holds an unpaired surrogate (not valid Unicode)"
+            continue
+        if isinstance(item, dict):
+            children: list[tuple[Any, Any]] = list(item.items())
+        elif isinstance(item, list):
+            children = list(enumerate(item))
+        else:
+            continue
+        if depth >= max_depth:
+            field = where.split(".")[0]
+            return f"{field}: nested deeper than {max_depth} levels"
+        for key, child in children:
+            path = str(key) if where == "params" else f"{where}.{key}"
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return f"{where[:80]}: a field name holds an unpaired surrogate"
+            stack.append((child, path, depth + 1))
+    return None
+
+
 def to_rpc_error(method: str, error: BaseException) -> JsonRpcException:
     """The one place where exceptions become JSON-RPC errors."""
     if isinstance(error, JsonRpcException):
@@ -83,9 +129,24 @@ def to_rpc_error(method: str, error: BaseException) -> JsonRpcException:
         return JsonRpcException(code=NotFound.code, message=str(error))
     if isinstance(error, BonsaiError):
         return JsonRpcException(code=error.code, message=error.message)
+    if isinstance(error, OSError):
+        return _os_error(method, error)
+    if isinstance(error, ValueError) and "embedded null byte" in str(error):
+        return JsonRpcInvalidParams(message="Invalid params: a path holds a NUL character")
     log.error("handler %s failed", method, exc_info=error)
     short = f"{method} failed: {type(error).__name__}: {error}"
     return JsonRpcInternalError(message=short[:300])
+
+
+def _os_error(method: str, error: OSError) -> JsonRpcException:
+    """A file-system error, mostly from a path the client gave: a clear answer."""
+    text = error.strerror or str(error) or type(error).__name__
+    if error.filename:
+        text = f"{text}: {error.filename}"
+    log.warning("%s: %s", method, text[:300])
+    if error.errno in _PATH_ERRNOS:
+        return JsonRpcInvalidParams(message=f"Invalid params: {text}"[:300])
+    return JsonRpcException(code=BonsaiError.code, message=f"{method}: {text}"[:300])
 
 
 def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awaitable[Any]]:
@@ -94,6 +155,9 @@ def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awai
             raw = {} if params is None else params
             if not isinstance(raw, dict):
                 raise JsonRpcInvalidParams(message="Invalid params: params must be an object")
+            problem = params_problem(raw)
+            if problem is not None:
+                raise JsonRpcInvalidParams(message=f"Invalid params: {problem}")
             if not ctx.connection.authenticated:
                 raise JsonRpcException(code=-32001, message="authentication required")
             result = await handler(ctx, method.params.model_validate(raw))
@@ -217,6 +281,10 @@ def handle_body(ctx: Ctx, body: bytes) -> None:
     except JsonRpcException as error:
         if "method" in data and "id" in data:
             _send_error(ctx, msg_id, error.code, error.message or "Invalid params")
+        return
+    if protocol._shutdown and "id" in data and data.get("method") not in (None, "exit"):
+        # pygls drops requests after shutdown silently; LSP wants InvalidRequest
+        _send_error(ctx, msg_id, -32600, "Invalid Request: this connection was shut down")
         return
     try:
         protocol.handle_message(message)

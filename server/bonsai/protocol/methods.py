@@ -137,6 +137,44 @@ METHODS: tuple[Method, ...] = (
         m.EpisodesRecallResult,
         "Page an episode back or search the session, as the agent's recall tool does.",
     ),
+    # conversation tree
+    _req("bonsai/tree/get", m.SessionRef, m.TreeGetResult, "The conversation tree."),
+    _req(
+        "bonsai/tree/fork",
+        m.TreeNodeParams,
+        m.TreeGetResult,
+        "Continue from a node: the next user message attaches under it.",
+    ),
+    _req(
+        "bonsai/tree/reparent",
+        m.TreeReparentParams,
+        m.TreeGetResult,
+        "Move a node and its subtree under another node.",
+    ),
+    _req(
+        "bonsai/tree/hide",
+        m.TreeNodeParams,
+        m.TreeGetResult,
+        "Hide a node and its subtree (soft delete into the recycle bin).",
+    ),
+    _req(
+        "bonsai/tree/restore",
+        m.TreeNodeParams,
+        m.TreeGetResult,
+        "Take a hidden node back out of the recycle bin.",
+    ),
+    _req(
+        "bonsai/tree/jump",
+        m.TreeNodeParams,
+        m.TreeGetResult,
+        "Make a node the active leaf: the model sees the path to it.",
+    ),
+    _req(
+        "bonsai/tree/compare",
+        m.TreeCompareParams,
+        m.TreeCompareResult,
+        "Two branches side by side: their messages and token totals.",
+    ),
     # memory
     _req("bonsai/memory/list", m.MemoryScope, m.MemoryListResult, "Memory entries, both tiers."),
     _req("bonsai/memory/get", m.MemoryNameParams, m.MemoryGetResult, "One entry with its body."),

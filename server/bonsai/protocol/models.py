@@ -309,6 +309,8 @@ class EpisodeInfo(Wire):
     state: Literal["open", "closed", "archived", "restored"]
     tokens_before: int = 0
     tokens_after: int = 0
+    archivable: bool = True  # false: open, restored, or made non-archivable by a repair
+    note: str = ""  # why it is not archived now (empty when nothing holds it)
 
 
 class EpisodesListResult(Wire):
@@ -445,3 +447,63 @@ class HandoffSuggestedParams(Wire):
     session_id: str
     percent: float
     handoff: str
+
+
+# ---------------------------------------------------------------- conversation tree
+TreeNodeKind = Literal["question", "answer", "tool_result", "system"]
+
+
+class TreeNodeInfo(Wire):
+    node_id: str
+    parent_id: str | None = None
+    kind: TreeNodeKind
+    state: Literal["visible", "hidden"]
+    label: str
+    seq: int
+    tokens: int  # this message
+    branch_tokens: int  # the path root → this node
+    confidence: Confidence
+    on_active_path: bool = False
+
+
+class TreeGetResult(Wire):
+    nodes: list[TreeNodeInfo]
+    active_leaf: str | None = None
+    fork_point: str | None = None  # the next user message attaches here
+    active_path: list[str]
+    recycle_bin: list[str]
+    path_tokens: int  # what the active path costs (messages only)
+
+
+class TreeNodeParams(SessionRef):
+    node_id: str = Field(min_length=1, max_length=256)
+
+
+class TreeReparentParams(TreeNodeParams):
+    parent_id: str = Field(min_length=1, max_length=256)
+
+
+class TreeCompareParams(SessionRef):
+    a: str = Field(min_length=1, max_length=256)
+    b: str = Field(min_length=1, max_length=256)
+
+
+class TreeCompareMessage(Wire):
+    node_id: str
+    kind: TreeNodeKind
+    role: Role
+    text: str
+    tokens: int
+
+
+class TreeCompareSide(Wire):
+    leaf_id: str
+    messages: list[TreeCompareMessage]  # after the common ancestor, in order
+    tokens: int  # those messages
+    path_tokens: int  # the whole path root → leaf
+
+
+class TreeCompareResult(Wire):
+    ancestor_id: str | None = None
+    a: TreeCompareSide
+    b: TreeCompareSide

@@ -160,6 +160,8 @@
 ---@field state "open"|"closed"|"archived"|"restored"
 ---@field tokensBefore? integer
 ---@field tokensAfter? integer
+---@field archivable? boolean
+---@field note? string
 
 ---@class bonsai.EpisodeRef
 ---@field sessionId string
@@ -337,6 +339,58 @@
 ---@field sessionId string
 ---@field title string
 
+---@class bonsai.TreeCompareMessage
+---@field nodeId string
+---@field kind "question"|"answer"|"tool_result"|"system"
+---@field role "system"|"user"|"assistant"|"tool"
+---@field text string
+---@field tokens integer
+
+---@class bonsai.TreeCompareParams
+---@field sessionId string
+---@field a string
+---@field b string
+
+---@class bonsai.TreeCompareResult
+---@field ancestorId? string|nil
+---@field a bonsai.TreeCompareSide
+---@field b bonsai.TreeCompareSide
+
+---@class bonsai.TreeCompareSide
+---@field leafId string
+---@field messages bonsai.TreeCompareMessage[]
+---@field tokens integer
+---@field pathTokens integer
+
+---@class bonsai.TreeGetResult
+---@field nodes bonsai.TreeNodeInfo[]
+---@field activeLeaf? string|nil
+---@field forkPoint? string|nil
+---@field activePath string[]
+---@field recycleBin string[]
+---@field pathTokens integer
+
+---@class bonsai.TreeNodeInfo
+---@field nodeId string
+---@field parentId? string|nil
+---@field kind "question"|"answer"|"tool_result"|"system"
+---@field state "visible"|"hidden"
+---@field label string
+---@field seq integer
+---@field tokens integer
+---@field branchTokens integer
+---@field confidence "exact"|"high"|"low"
+---@field onActivePath? boolean
+
+---@class bonsai.TreeNodeParams
+---@field sessionId string
+---@field nodeId string
+
+---@class bonsai.TreeReparentParams
+---@field sessionId string
+---@field nodeId string
+---@field parentId string
+
 ---@class bonsai.UsageInfo
 ---@field inputTokens integer
 ---@field outputTokens integer
@@ -389,6 +443,13 @@ M.methods = {
   episodes_list = "bonsai/episodes/list",
   episodes_restore = "bonsai/episodes/restore",
   episodes_recall = "bonsai/episodes/recall",
+  tree_get = "bonsai/tree/get",
+  tree_fork = "bonsai/tree/fork",
+  tree_reparent = "bonsai/tree/reparent",
+  tree_hide = "bonsai/tree/hide",
+  tree_restore = "bonsai/tree/restore",
+  tree_jump = "bonsai/tree/jump",
+  tree_compare = "bonsai/tree/compare",
   memory_list = "bonsai/memory/list",
   memory_get = "bonsai/memory/get",
   memory_add = "bonsai/memory/add",

@@ -2,11 +2,14 @@
 
 Stages, in order, on the request being built:
 
-1. re-assert the state: stubs (their stored bytes), pins, drops, the summary;
-2. compaction when the request passes ``compact_trigger`` (tier 1 stubs, then
+1. re-assert the state: stubs (their stored bytes), pins, drops, the summary,
+   archived episodes (their cards' stored bytes), after repairing archives that
+   no longer match the episodes (``episodes_stage``);
+2. under pressure, archive every eligible closed episode when the batch pays;
+3. compaction when the request passes ``compact_trigger`` (tier 1 stubs, then
    tier 2 folds; provider mode may leave tier 2 to the daemon, see
    ``Assembly.summary_due``);
-3. otherwise continuous GC when it passes ``gc_trigger`` and a batch pays for itself.
+4. otherwise continuous GC when it passes ``gc_trigger`` and a batch pays for itself.
 
 The result carries the request, the ledger, what each stage did, and the state
 to persist.
@@ -21,6 +24,7 @@ from bonsai.core.context.compaction import (
     compaction_records,
     plan_on,
 )
+from bonsai.core.context.episodes_stage import archive_pass, episode_rows, prepare
 from bonsai.core.context.fold import first_task, latest_goal, summary_budget_chars
 from bonsai.core.context.frame import visible_tools
 from bonsai.core.context.gc import collect
@@ -28,6 +32,7 @@ from bonsai.core.context.ledger import ledger_rows, totals
 from bonsai.core.context.models import AssembleInput, Assembly, Record
 from bonsai.core.context.stubbing import pays_for_itself
 from bonsai.core.context.work import Work, analyse
+from bonsai.core.episodes import Episode
 
 TRUSTED = frozenset({"exact", "high"})
 
@@ -38,14 +43,16 @@ def _tools(inp: AssembleInput) -> list[dict[str, object]]:
 
 def assemble(inp: AssembleInput) -> Assembly:
     """Build the request for this model call; see the module docstring."""
+    inp, episodes, notes = prepare(inp)
     work = analyse(inp, inp.state, _tools(inp))
+    work, archived = archive_pass(work, episodes)
     settings, usable = inp.settings, inp.budget.usable
     if work.used > settings.compact_trigger * usable:
         work, records, due = _auto_compact(work)
     else:
         work, records = collect(work)
         due = False
-    return finish(work, records, summary_due=due)
+    return finish(work, [*notes, *archived, *records], summary_due=due, episodes=episodes)
 
 
 def _auto_compact(work: Work) -> tuple[Work, list[Record], bool]:
@@ -129,13 +136,21 @@ def apply_compaction(
 ) -> Assembly:
     """Apply ``plan`` (from ``plan_compaction`` on the same input). ``summary_text``
     is the fast model's summary; ``None`` uses the deterministic one."""
+    inp, episodes, notes = prepare(inp)
     work = analyse(inp, inp.state, _tools(inp))
     state, _, note = compacted_state(work, plan, summary_text)
     after = analyse(inp, state, work.frame.tools)
-    return finish(after, compaction_records(work, after, plan, note))
+    records = [*notes, *compaction_records(work, after, plan, note)]
+    return finish(after, records, episodes=episodes)
 
 
-def finish(work: Work, records: list[Record], *, summary_due: bool = False) -> Assembly:
+def finish(
+    work: Work,
+    records: list[Record],
+    *,
+    summary_due: bool = False,
+    episodes: list[Episode] | None = None,
+) -> Assembly:
     inp = work.inp
     rows = ledger_rows(work, inp.tools)
     total = totals(work, rows)
@@ -153,4 +168,5 @@ def finish(work: Work, records: list[Record], *, summary_due: bool = False) -> A
         prefix_hash=prefix,
         summary_due=summary_due,
         over_budget=total.used > total.usable and total.confidence in TRUSTED,
+        episodes=episode_rows(work, episodes) if episodes and inp.episodes else [],
     )

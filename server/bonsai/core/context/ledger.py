@@ -18,8 +18,9 @@ from bonsai.core.context.models import (
     SystemPart,
     Totals,
 )
+from bonsai.core.context.state import ArchiveEntry
 from bonsai.core.context.text import message_kind, message_label
-from bonsai.core.context.view import Node, first_folded_seq, summary_position
+from bonsai.core.context.view import Node, applied_archives, first_folded_seq, summary_position
 from bonsai.core.context.work import Work
 
 _RANK: dict[str, int] = {"low": 0, "high": 1, "exact": 2}
@@ -107,6 +108,9 @@ def _tool_row(
     )
 
 
+_SECTIONS = {"stubbed": "stubs", "summarized": "summaries", "archived": "episodes"}
+
+
 def _node_row(node: Node, work: Work) -> LedgerRow:
     """The ledger row of a message node, reused from the memo while it is unchanged."""
     item, memo = node.item, work.inp.memo
@@ -121,7 +125,7 @@ def _node_row(node: Node, work: Work) -> LedgerRow:
     row = LedgerRow(
         id=item.id,
         kind=message_kind(message),
-        section={"stubbed": "stubs", "summarized": "summaries"}.get(node.state, "messages"),  # type: ignore[arg-type]
+        section=_SECTIONS.get(node.state, "messages"),  # type: ignore[arg-type]
         label=message_label(message, work.calls.get(message.tool_call_id or "")),
         tokens=tokens,
         confidence=node.confidence,
@@ -137,12 +141,35 @@ def _node_row(node: Node, work: Work) -> LedgerRow:
 
 def message_rows(work: Work) -> list[LedgerRow]:
     pos = summary_position(work.nodes, work.state)
+    archives = applied_archives(work.inp.items, work.state)
     rows: list[LedgerRow] = []
     for i, node in enumerate(work.nodes):
         if i == pos and work.state.summary is not None:
             rows.append(_summary_row(work))
+        if node.state == "archived" and node.sent:  # the card rides on the first message
+            rows.append(_card_row(node, archives[node.item.id]))
+            rows.append(_node_row(node, work).model_copy(update={"tokens": 0}))
+            continue
         rows.append(_node_row(node, work))
     return rows
+
+
+def _card_row(node: Node, entry: ArchiveEntry) -> LedgerRow:
+    """An archived episode's card: what it costs now, what it stands for."""
+    return LedgerRow(
+        id=f"ep:{entry.number}",
+        kind="episode",
+        section="episodes",
+        label=f'episode #{entry.number} "{entry.title}" ({len(entry.ids)} messages)',
+        tokens=node.tokens,
+        confidence=node.confidence,
+        state="archived",
+        reason=(
+            f"{len(entry.ids)} messages ({entry.tokens_before:,} tokens) archived as this card; "
+            f'the model can recall({{"episode": {entry.number}}}), the user can restore it'
+        ),
+        turn=entry.turn,
+    )
 
 
 def _summary_row(work: Work) -> LedgerRow:

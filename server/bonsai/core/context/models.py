@@ -17,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from bonsai.core.context.memo import AssemblyMemo
 from bonsai.core.context.state import ContextState
 from bonsai.domain import Message
-from bonsai.settings import ContextSettings
+from bonsai.settings import ContextSettings, EpisodeSettings
 
 Confidence = Literal["exact", "high", "low"]
 Section = Literal["system", "tools", "messages", "stubs", "summaries", "episodes"]
 NodeState = Literal["full", "pinned", "stubbed", "dropped", "summarized", "archived"]
-ON_WIRE_STATES: frozenset[str] = frozenset({"full", "pinned", "stubbed", "summarized"})
+ON_WIRE_STATES: frozenset[str] = frozenset({"full", "pinned", "stubbed", "summarized", "archived"})
 VOLATILE_ID = "sys:volatile"
 VOLATILE_HEADING = "## Volatile state"
 
@@ -91,8 +91,10 @@ class Budget(_Frozen):
 
 class LedgerRow(_Frozen):
     """One node of the ledger (maps 1:1 onto the wire ``CtxNode``). ``tokens`` is
-    what the node costs on the wire now; for ``dropped``/``archived`` rows it is
-    the original size (they are not sent)."""
+    what the node costs on the wire now; for ``dropped`` rows it is the original
+    size (they are not sent). An archived episode is one card row (section
+    ``episodes``, state ``archived``, the card's cost) and its messages, also
+    ``archived``, at 0 tokens like folded messages (their reason quotes the size)."""
 
     id: str
     kind: str
@@ -131,6 +133,26 @@ class Totals(_Frozen):
     confidence: Confidence
 
 
+EpisodeStateName = Literal["open", "closed", "archived", "restored"]
+
+
+class EpisodeRow(_Frozen):
+    """One task episode of the assembled conversation (the ``/episodes`` ledger).
+    ``tokens_before`` is what its messages cost in full, ``tokens_after`` what
+    they cost on the wire now (the card's size when archived)."""
+
+    number: int
+    title: str
+    start: str
+    end: str
+    messages: int
+    state: EpisodeStateName
+    archivable: bool
+    note: str = ""
+    tokens_before: int
+    tokens_after: int
+
+
 class Assembly(_Frozen):
     """The request to send, its ledger, and the new state to persist."""
 
@@ -144,6 +166,7 @@ class Assembly(_Frozen):
     prefix_hash: str
     summary_due: bool = False  # provider mode: tier 2 wanted a model summary (see docs)
     over_budget: bool = False  # used > usable on an exact/high estimate
+    episodes: list[EpisodeRow] = Field(default_factory=list)  # empty when episodes are off
 
 
 class AssembleInput(BaseModel):
@@ -163,3 +186,4 @@ class AssembleInput(BaseModel):
     turn: int
     hidden_tools: list[str] = Field(default_factory=list)
     memo: AssemblyMemo | None = None  # per-session caches kept by the caller (optional)
+    episodes: EpisodeSettings | None = None  # task episodes; None: off (no tracking at all)

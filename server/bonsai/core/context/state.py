@@ -3,16 +3,17 @@
 Everything that makes the assembled request differ from the plain session log
 lives here: user actions (pins, drops, stubs, restores), GC and compaction
 stubs with their exact text (so re-assertion is byte-identical), the rolling
-summary and what it folds, loop-guard escalation. It round-trips through JSON
+summary and what it folds, loop-guard escalation, archived task episodes. It
+round-trips through JSON
 (``model_dump(mode="json")`` / ``model_validate``) without changing a byte of
 the assembled request.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 StubOrigin = Literal["gc", "compaction", "user"]
 SummaryMode = Literal["deterministic", "provider"]
@@ -66,6 +67,27 @@ class GuardState(_State):
     issued: dict[str, int] = Field(default_factory=dict)  # guard key -> highest level given
 
 
+class ArchiveEntry(_State):
+    """One archived episode: ``ids`` (in order) are sent as one card, exactly ``card``."""
+
+    number: int = Field(ge=1)
+    title: str
+    ids: list[str] = Field(min_length=1)
+    card: str
+    tokens_before: int = Field(ge=0)
+    turn: int
+
+
+class EpisodeState(_State):
+    """Task episodes. Keys are an episode's first message id (numbers can shift when
+    the active path changes). ``restored`` episodes are never archived again;
+    ``blocked`` ones were made non-archivable by a repair (key → why)."""
+
+    archives: dict[str, ArchiveEntry] = Field(default_factory=dict)
+    restored: list[str] = Field(default_factory=list)
+    blocked: dict[str, str] = Field(default_factory=dict)
+
+
 class ContextState(_State):
     """All persisted context decisions of one session."""
 
@@ -79,6 +101,16 @@ class ContextState(_State):
     hidden_tools: list[str] = Field(default_factory=list)
     guard: GuardState = Field(default_factory=GuardState)
     compactions: int = 0
+    episodes: EpisodeState | None = None  # None: no episode state (or episodes are off)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_episodes(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Leave ``episodes`` out of the JSON when there is none: with episodes off
+        nothing about them is persisted, and older states keep their exact bytes."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("episodes", 0) is None:
+            del data["episodes"]
+        return data
 
     def folded(self) -> frozenset[str]:
         return frozenset(self.summary.folded) if self.summary else frozenset()

@@ -1,6 +1,7 @@
 """The conversation as the state says to send it: each item full, pinned,
-stubbed (with its stored text, byte for byte), dropped or folded, and the
-rolling summary in place of what it folds.
+stubbed (with its stored text, byte for byte), dropped, folded or archived, the
+rolling summary in place of what it folds, and one card per archived episode
+(carried by the episode's first message, the others not sent).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 
 from bonsai.core.context.memo import AssemblyMemo
 from bonsai.core.context.models import Confidence, Item, NodeState, TokenCounter
-from bonsai.core.context.state import ContextState, SummaryState
+from bonsai.core.context.state import ArchiveEntry, ContextState, SummaryState
 from bonsai.domain import Message
 
 SUMMARY_HEADER = (
@@ -71,21 +72,77 @@ def _stubbed(
     return value
 
 
+def card_message(entry: ArchiveEntry) -> Message:
+    """What an archived episode sends: its card, as one user message."""
+    return Message(role="user", content=entry.card)
+
+
+def applied_archives(items: list[Item], state: ContextState) -> dict[str, ArchiveEntry]:
+    """Item id → the archive hiding it, for archives whose every message is here
+    (an archive of another branch, or a broken one, hides nothing)."""
+    if state.episodes is None or not state.episodes.archives:
+        return {}
+    present = {item.id for item in items}
+    return {
+        item_id: entry
+        for entry in state.episodes.archives.values()
+        if all(i in present for i in entry.ids)
+        for item_id in entry.ids
+    }
+
+
+def _card(
+    item: Item, entry: ArchiveEntry, counter: TokenCounter, memo: AssemblyMemo | None
+) -> tuple[Message, int, Confidence]:
+    key = f"{item.id}\x00card\x00{entry.card}"
+    if memo is not None:
+        hit = memo.stubbed.get(key, item.message)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+    message = card_message(entry)
+    count = counter.count_message(message)
+    value = (message, count.tokens, count.confidence)
+    if memo is not None:
+        memo.stubbed.put(key, item.message, value)
+    return value
+
+
+def _archived_node(
+    item: Item,
+    entry: ArchiveEntry,
+    tokens: int,
+    conf: Confidence,
+    counter: TokenCounter,
+    memo: AssemblyMemo | None,
+) -> Node:
+    reason = (
+        f'archived in episode #{entry.number} "{entry.title}" '
+        f"({tokens:,} tokens restorable with bonsai/episodes/restore)"
+    )
+    if item.id != entry.ids[0]:
+        return Node(item, "archived", None, 0, tokens, conf, reason)
+    message, card_tokens, card_conf = _card(item, entry, counter, memo)
+    return Node(item, "archived", message, card_tokens, tokens, card_conf, reason)
+
+
 def build_nodes(
     items: list[Item], state: ContextState, counter: TokenCounter, memo: AssemblyMemo | None = None
 ) -> list[Node]:
     folded = state.folded()
     drops = frozenset(state.drops)
     pins = frozenset(state.pins)
+    archived = applied_archives(items, state)
     rev = state.summary.revision if state.summary else 0
     nodes: list[Node] = []
     for item in items:
         tokens, conf = _full_count(item, counter, memo)
-        if item.id in drops:
+        if item.id in drops and item.id not in archived:  # an archive outranks a drop
             node = Node(item, "dropped", None, 0, tokens, conf, "dropped by the user")
-        elif item.id in folded:
+        elif item.id in folded:  # a fold outranks an archive (its card may be folded)
             reason = f"folded into summary sum:{rev} ({tokens:,} tokens restorable)"
             node = Node(item, "summarized", None, 0, tokens, conf, reason)
+        elif item.id in archived:
+            node = _archived_node(item, archived[item.id], tokens, conf, counter, memo)
         elif item.id in state.stubs:
             stub = state.stubs[item.id]
             message, stub_tokens, stub_conf = _stubbed(item, stub.text, counter, memo)

@@ -9,6 +9,7 @@ from bonsai.daemon.handlers import (
     memory,
     repomap,
     session,
+    tree,
 )
 
-__all__ = ["chat", "config", "ctx", "daemon", "episodes", "memory", "repomap", "session"]
+__all__ = ["chat", "config", "ctx", "daemon", "episodes", "memory", "repomap", "session", "tree"]

@@ -7,6 +7,7 @@ from typing import Any, Literal, get_args
 
 from bonsai.agent.context_bridge import ContextBridge, to_chat_request
 from bonsai.core.context import Assembly, apply_action, assemble, node_text
+from bonsai.core.presets import effective_context
 from bonsai.daemon.chat import bridge_for, notify_ctx
 from bonsai.daemon.compaction import compact_session
 from bonsai.daemon.rpc import Ctx, handles
@@ -31,12 +32,14 @@ def totals(ctx: Ctx, session_id: str, bridge: ContextBridge, assembly: Assembly)
     last = ctx.daemon.store.get_state(session_id, "last_usage", {}) or {}
     snapshot = bridge.counter.calibration()
     t = assembly.totals
+    # window and reserve as the model states them; usable and used in estimate units
+    # (the usable window divided by the calibration factor when the provider bills more)
     return m.CtxTotals(
-        window=t.window,
+        window=bridge.model_info.context_window,
         usable=t.usable,
         used=t.used,
         percent=round(t.percent, 2),
-        reserve=t.reserve,
+        reserve=effective_context(bridge.settings.context).output_reserve,
         billed_input=int(last.get("input", 0)),
         cached_input=int(last.get("cached", 0)),
         estimated_input=int(last.get("estimated", 0)),

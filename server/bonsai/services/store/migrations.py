@@ -83,5 +83,18 @@ INSERT INTO messages_fts(content, session_id, message_id)
     SELECT content, session_id, id FROM messages;
 """
 
-MIGRATIONS: list[tuple[int, str]] = [(1, V1), (2, V2)]
+V3 = """
+CREATE TABLE tree_ops (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    op TEXT NOT NULL,
+    node_id TEXT NOT NULL,
+    parent_id TEXT,
+    after_seq INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX tree_ops_by_session ON tree_ops(session_id, id);
+"""
+
+MIGRATIONS: list[tuple[int, str]] = [(1, V1), (2, V2), (3, V3)]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,186 @@
+"""The cascade end to end: a session long enough to cross every threshold.
+
+A custom model with a 12,000-token window (set in the user's config, like any
+user could), a scripted agent that runs many commands with bulky output, and the
+real daemon: every request must fit the usable window, and the ledger's turns
+view must show the stubs and compactions that made it fit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_helpers import call, make_rig
+
+from bonsai.sim import Script
+from bonsai.sim.prompt import openai_prompt
+from bonsai.sim.script import Reply
+from bonsai_testing import rpc
+
+WINDOW, RESERVE = 12_000, 2_000
+
+
+def request_tokens(body: dict) -> int:
+    """What the (simulated) provider bills as prompt tokens for this request."""
+    return len(openai_prompt(body))
+
+
+async def test_a_long_session_always_fits_and_says_what_it_did(home: Path, workspace: Path) -> None:
+    (home / "config.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "models": {
+                        "tiny-sim": {
+                            "family": "openai",
+                            "context_window": WINDOW,
+                            "max_output": 1_000,
+                            "tokenizer": "o200k_base",
+                        }
+                    }
+                },
+                "context": {"output_reserve": RESERVE, "summary_mode": "deterministic"},
+                "tools": {"policy": {"bash": "allow"}},
+            }
+        )
+    )
+    steps = []
+    for i in range(24):
+        steps.append(
+            Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 700}")])
+        )
+    steps.append(Reply(text="All done."))
+    async with make_rig(Script(steps=steps), home, workspace, BONSAI_MODEL="tiny-sim") as rig:
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "run the numbers", timeout=120)
+        assert events[-1]["kind"] == "done", events[-1]
+        sizes = [request_tokens(r.body) for r in rig.sim.requests if r.route == "openai"]
+        assert len(sizes) == 25
+        assert max(sizes) <= WINDOW - RESERVE, f"every request fits the usable window: {sizes}"
+        raw = sum(len(str(m.get("content"))) for m in rig.sim.requests[-1].body["messages"])
+        assert raw < 24 * 2_800, "older outputs were stubbed or folded, not resent"
+
+        turns = await rpc(rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "turns"})
+        kinds = {e["kind"] for t in turns["turns"] for e in t["events"]}
+        assert kinds & {"gc", "stub", "compaction", "summary", "fold"}, kinds
+        ledger = await rpc(rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})
+        states = {n["state"] for n in ledger["nodes"]}
+        assert states & {"stubbed", "summarized"}, states
+        assert ledger["totals"]["used"] <= ledger["totals"]["usable"]
+
+
+async def test_folding_offers_durable_facts_to_remember(home: Path, workspace: Path) -> None:
+    from bonsai.sim.script import Rule
+
+    (home / "config.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "models": {
+                        "tiny-sim": {
+                            "family": "openai",
+                            "context_window": WINDOW,
+                            "max_output": 1_000,
+                            "tokenizer": "o200k_base",
+                        }
+                    }
+                },
+                "context": {
+                    "output_reserve": RESERVE,
+                    "summary_mode": "deterministic",
+                    "keep_recent_groups": 2,
+                },
+                "tools": {"policy": {"bash": "allow"}},
+                "memory": {"promotion": "suggest"},
+            }
+        )
+    )
+    facts = json.dumps(
+        [
+            {
+                "name": "release-branch",
+                "fact": "Releases are cut from the release/ branch.",
+                "tier": "project",
+            }
+        ]
+    )
+    rule = Rule(match="durable", reply=Reply(text=facts))
+    steps = [
+        Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 900}")])
+        for i in range(20)
+    ]
+    steps.append(Reply(text="All done."))
+    async with make_rig(
+        Script(steps=steps, rules=[rule]), home, workspace, BONSAI_MODEL="tiny-sim"
+    ) as rig:
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "run the numbers", timeout=120)
+        assert events[-1]["kind"] == "done"
+        from bonsai_testing import events_of
+
+        suggestion = await events_of(rig.client).wait_for("bonsai/memory/suggestion", timeout=30)
+        assert suggestion["sessionId"] == sid
+        assert suggestion["facts"] == ["Releases are cut from the release/ branch."]
+        assert not (workspace / ".bonsai" / "memory").exists(), "suggest writes nothing by itself"
+
+
+async def test_handoff_nudge_and_telemetry_export(
+    home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from bonsai_testing import BONSAI, bonsai_env, events_of
+
+    (home / "config.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "models": {
+                        "tiny-sim": {
+                            "family": "openai",
+                            "context_window": WINDOW,
+                            "max_output": 1_000,
+                            "tokenizer": "o200k_base",
+                        }
+                    }
+                },
+                "context": {
+                    "output_reserve": RESERVE,
+                    "summary_mode": "deterministic",
+                    "handoff_nudge": True,
+                    "handoff_fraction": 0.5,
+                },
+                "tools": {"policy": {"bash": "allow"}},
+            }
+        )
+    )
+    steps = [
+        Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 700}")])
+        for i in range(12)
+    ]
+    steps.append(Reply(text="All done."))
+    async with make_rig(Script(steps=steps), home, workspace, BONSAI_MODEL="tiny-sim") as rig:
+        sid = await rig.session()
+        await rig.turn(sid, "crunch the numbers", timeout=120)
+        nudges = events_of(rig.client).of("bonsai/handoff/suggested")
+        assert len(nudges) == 1, "suggested once while over the fraction"
+        assert nudges[0]["percent"] >= 50 and "## Goal\ncrunch the numbers" in nudges[0]["handoff"]
+
+    # the CLI exports the same telemetry as JSON lines (a socket daemon starts for it)
+    out = tmp_path / "events.jsonl"
+    env = bonsai_env(home, BONSAI_MODEL="tiny-sim")
+    try:
+        done = subprocess.run(
+            [*BONSAI, "ctx", "--session", sid, "--events-jsonl", str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        subprocess.run([*BONSAI, "stop"], env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows and all(r["sessionId"] == sid and "kind" in r for r in rows)
+    assert any(r.get("prefixHashBefore") for r in rows), "prefix hashes recorded per rewrite"
