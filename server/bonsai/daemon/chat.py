@@ -26,6 +26,7 @@ from bonsai.daemon.episodes import recall_text
 from bonsai.daemon.handoff import maybe_suggest_handoff
 from bonsai.daemon.memory import memory_service, recall_note
 from bonsai.daemon.promotion import maybe_promote
+from bonsai.daemon.reinjection import related_context
 from bonsai.daemon.repomap import map_for
 from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage, ToolCall
@@ -232,20 +233,26 @@ def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
 
 
 def _background(daemon: Daemon, session_id: str, bridge: ContextBridge):  # type: ignore[no-untyped-def]
-    """Recalled memory for a user turn (off in smol mode or when memory is disabled)."""
+    """Background data for a user turn: recalled memory (off in smol mode or when
+    memory is disabled) and, opt-in, related earlier history."""
     settings = bridge.settings
-    if not settings.memory.enabled or effective_context(settings.context).smol:
-        return None
+    smol = effective_context(settings.context).smol
+
+    def count(text: str) -> int:
+        return bridge.counter.count_text(text).tokens
 
     def note(user_text: str) -> str | None:
-        def count(text: str) -> int:
-            return bridge.counter.count_text(text).tokens
-
-        try:
-            return recall_note(daemon, session_id, str(bridge.workspace), user_text, count)
-        except Exception:  # memory must never break a turn
-            log.exception("memory recall failed; the turn goes on without it")
-            return None
+        parts = []
+        if settings.memory.enabled and not smol:
+            try:
+                ws = str(bridge.workspace)
+                parts.append(recall_note(daemon, session_id, ws, user_text, count))
+            except Exception:  # memory must never break a turn
+                log.exception("memory recall failed; the turn goes on without it")
+        history = daemon.store.messages(session_id)
+        parts.append(related_context(daemon, session_id, settings, history, user_text))
+        joined = "\n\n".join(p for p in parts if p)
+        return joined or None
 
     return note
 
