@@ -21,30 +21,34 @@ from bonsai_testing import rpc
 WINDOW, RESERVE = 12_000, 2_000
 
 
+def tiny_window_config(home: Path, memory: dict | None = None, **context: object) -> None:
+    """A user config with a 12k-token custom model, like any user could write."""
+    config: dict = {
+        "providers": {
+            "models": {
+                "tiny-sim": {
+                    "family": "openai",
+                    "context_window": WINDOW,
+                    "max_output": 1_000,
+                    "tokenizer": "o200k_base",
+                }
+            }
+        },
+        "context": {"output_reserve": RESERVE, "summary_mode": "deterministic", **context},
+        "tools": {"policy": {"bash": "allow"}},
+    }
+    if memory is not None:
+        config["memory"] = memory
+    (home / "config.json").write_text(json.dumps(config))
+
+
 def request_tokens(body: dict) -> int:
     """What the (simulated) provider bills as prompt tokens for this request."""
     return len(openai_prompt(body))
 
 
 async def test_a_long_session_always_fits_and_says_what_it_did(home: Path, workspace: Path) -> None:
-    (home / "config.json").write_text(
-        json.dumps(
-            {
-                "providers": {
-                    "models": {
-                        "tiny-sim": {
-                            "family": "openai",
-                            "context_window": WINDOW,
-                            "max_output": 1_000,
-                            "tokenizer": "o200k_base",
-                        }
-                    }
-                },
-                "context": {"output_reserve": RESERVE, "summary_mode": "deterministic"},
-                "tools": {"policy": {"bash": "allow"}},
-            }
-        )
-    )
+    tiny_window_config(home)
     steps = []
     for i in range(24):
         steps.append(
@@ -73,29 +77,7 @@ async def test_a_long_session_always_fits_and_says_what_it_did(home: Path, works
 async def test_folding_offers_durable_facts_to_remember(home: Path, workspace: Path) -> None:
     from bonsai.sim.script import Rule
 
-    (home / "config.json").write_text(
-        json.dumps(
-            {
-                "providers": {
-                    "models": {
-                        "tiny-sim": {
-                            "family": "openai",
-                            "context_window": WINDOW,
-                            "max_output": 1_000,
-                            "tokenizer": "o200k_base",
-                        }
-                    }
-                },
-                "context": {
-                    "output_reserve": RESERVE,
-                    "summary_mode": "deterministic",
-                    "keep_recent_groups": 2,
-                },
-                "tools": {"policy": {"bash": "allow"}},
-                "memory": {"promotion": "suggest"},
-            }
-        )
-    )
+    tiny_window_config(home, memory={"promotion": "suggest"}, keep_recent_groups=2)
     facts = json.dumps(
         [
             {
@@ -132,29 +114,7 @@ async def test_handoff_nudge_and_telemetry_export(
 
     from bonsai_testing import BONSAI, bonsai_env, events_of
 
-    (home / "config.json").write_text(
-        json.dumps(
-            {
-                "providers": {
-                    "models": {
-                        "tiny-sim": {
-                            "family": "openai",
-                            "context_window": WINDOW,
-                            "max_output": 1_000,
-                            "tokenizer": "o200k_base",
-                        }
-                    }
-                },
-                "context": {
-                    "output_reserve": RESERVE,
-                    "summary_mode": "deterministic",
-                    "handoff_nudge": True,
-                    "handoff_fraction": 0.5,
-                },
-                "tools": {"policy": {"bash": "allow"}},
-            }
-        )
-    )
+    tiny_window_config(home, handoff_nudge=True, handoff_fraction=0.5)
     steps = [
         Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 700}")])
         for i in range(12)

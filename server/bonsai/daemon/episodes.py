@@ -142,12 +142,9 @@ def restore(daemon: Daemon, session_id: str, number: int) -> None:
     except ValueError as error:
         raise InvalidParams(str(error)) from None
     bridge.save_state(state)
-    with daemon.db:
-        daemon.db.execute(
-            "INSERT INTO ctx_actions(session_id, node_id, action, detail, created_at)"
-            " VALUES (?, ?, 'restore', ?, strftime('%s','now'))",
-            (session_id, record.node_id, record.detail),
-        )
+    daemon.store.record_action(
+        session_id, record.node_id or f"ep:{number}", "restore", record.detail
+    )
     events = ctx_events([record])
     turns.add_events(session_id, [e.model_dump(by_alias=True, exclude_none=True) for e in events])
     notify_ctx(daemon, session_id, current_assembly(daemon, session_id))

@@ -128,12 +128,7 @@ async def _act(ctx: Ctx, params: m.CtxNodeParams, action: Action) -> m.CtxNodeRe
     except ValueError as error:
         raise InvalidParams(str(error)) from None
     bridge.save_state(state)
-    with daemon.db:
-        daemon.db.execute(
-            "INSERT INTO ctx_actions(session_id, node_id, action, detail, created_at)"
-            " VALUES (?, ?, ?, ?, strftime('%s','now'))",
-            (sid, params.node_id, action, record.detail),
-        )
+    daemon.store.record_action(sid, params.node_id, action, record.detail)
     assembly = assemble(bridge.input(daemon.store.messages(sid), turn))
     notify_ctx(daemon, sid, assembly)
     return m.CtxNodeResult(node=_node(assembly, params.node_id))

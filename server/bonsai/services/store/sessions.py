@@ -168,6 +168,15 @@ class SessionStore:
         ).fetchone()
         return _stored(row) if row else None
 
+    def record_action(self, session_id: str, node_id: str, action: str, detail: str) -> None:
+        """Audit a ledger action (pin, drop, stub, restore, …) in ``ctx_actions``."""
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO ctx_actions(session_id, node_id, action, detail, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, node_id, action, detail, time.time()),
+            )
+
     # -------------------------------------------------------------- per-session state
     def get_state(self, session_id: str, key: str, default: Any = None) -> Any:
         row = self.conn.execute(
