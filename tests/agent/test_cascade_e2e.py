@@ -144,3 +144,35 @@ async def test_handoff_nudge_and_telemetry_export(
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows and all(r["sessionId"] == sid and "kind" in r for r in rows)
     assert any(r.get("prefixHashBefore") for r in rows), "prefix hashes recorded per rewrite"
+
+
+async def test_background_summary_is_made_early_and_used_by_the_fold(
+    home: Path, workspace: Path
+) -> None:
+    from bonsai.sim.script import Rule
+
+    tiny_window_config(home, summary_mode="provider", background_summary=True, soft_fraction=0.5)
+    marker = "## Current goal\n- crunch `seq` output (BACKGROUND-SUMMARY-7f3)"
+    rule = Rule(match="rolling summary of a coding-agent session", reply=Reply(text=marker))
+    steps = [
+        Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 700}")])
+        for i in range(18)
+    ]
+    steps.append(Reply(text="All done."))
+    async with make_rig(
+        Script(steps=steps, rules=[rule]), home, workspace, BONSAI_MODEL="tiny-sim"
+    ) as rig:
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "run the numbers", timeout=120)
+        assert events[-1]["kind"] == "done"
+        summary_calls = [
+            r
+            for r in rig.sim.requests
+            if "rolling summary" in json.dumps(r.body.get("messages", []))[:400]
+        ]
+        assert summary_calls, "a background summary was requested"
+        later = [r for r in rig.sim.requests if "BACKGROUND-SUMMARY-7f3" in json.dumps(r.body)]
+        assert later, "the fold used the background summary"
+        turns = await rpc(rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "turns"})
+        details = " ".join(e.get("detail", "") for t in turns["turns"] for e in t["events"])
+        assert "background summary" in details

@@ -20,6 +20,7 @@ from bonsai.agent.tools.registry import builtin_tools, session_tools, validate_h
 from bonsai.agent.turn import Turn, TurnDeps
 from bonsai.core.context import Assembly, AssemblyMemo, loop_guard, read_reuse
 from bonsai.core.presets import effective_context
+from bonsai.daemon.background import maybe_start, wait_if_due
 from bonsai.daemon.compaction import ctx_events, fast_summary
 from bonsai.daemon.convert import wire_message
 from bonsai.daemon.episodes import recall_text
@@ -178,9 +179,11 @@ def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: li
             clients = daemon.subscribers(session_id)
             repomap = await map_for(daemon, str(bridge.workspace), history, clients)
             bridge.repomap_text = repomap.text or None
+        await wait_if_due(daemon, session_id, bridge)
         before = bridge.state()
         request = await bridge.build_request(history, turn)
         assert bridge.last is not None
+        maybe_start(daemon, session_id, bridge, bridge.last, history, turn)
         maybe_promote(
             daemon, session_id, str(bridge.workspace), settings, history, before, bridge.last.state
         )
