@@ -251,3 +251,19 @@ async def test_operator_suffix_ends_the_cacheable_system_prefix(
         system = rig.sim.requests[0].body["messages"][0]["content"]
         assert system.rstrip().endswith("Answer in French."), "after the project context"
         assert "## Volatile state" not in system, "the volatile tail comes after, as a message"
+
+
+async def test_loop_guard_nudges_then_stops_a_stuck_turn(home: Path, workspace: Path) -> None:
+    steps = [Reply(tool_calls=[call("read_file", path="app.py", fresh=True)]) for _ in range(8)]
+    steps.append(Reply(text="never reached"))
+    async with make_rig(Script(steps=steps), home, workspace) as rig:
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "look at app.py")
+        results = [e["result"] for e in events if e["kind"] == "toolResult"]
+        assert any("[bonsai]" in r for r in results), "an escalating nudge in the tool result"
+        assert events[-1]["kind"] == "error" and events[-1]["message"], "then a hard stop"
+        assert len(results) < 8, "the turn stopped before the model ran out of script"
+        log = await rpc(rig.client, "bonsai/session/attach", {"sessionId": sid})
+        calls = [c["id"] for m in log["messages"] for c in (m.get("toolCalls") or [])]
+        answered = [m["toolCallId"] for m in log["messages"] if m["role"] == "tool"]
+        assert sorted(calls) == sorted(answered), "pairing intact after the stop"
