@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bonsai.cli.client import DaemonClient
 from bonsai.sim import Script
 from bonsai.sim.runner import SimulatorThread
@@ -82,6 +84,7 @@ def check_pairing(rows: list[tuple]) -> None:
     assert sorted(calls) == sorted(results), "every tool call has exactly one result"
 
 
+@pytest.mark.timeout(600)  # 50 daemon restarts: ~100 s here, more on a loaded CI machine
 def test_random_sigkills_lose_and_duplicate_nothing(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     home, ws = tmp_path / "h", tmp_path / "ws"
