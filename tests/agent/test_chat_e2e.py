@@ -267,3 +267,19 @@ async def test_loop_guard_nudges_then_stops_a_stuck_turn(home: Path, workspace: 
         calls = [c["id"] for m in log["messages"] for c in (m.get("toolCalls") or [])]
         answered = [m["toolCallId"] for m in log["messages"] if m["role"] == "tool"]
         assert sorted(calls) == sorted(answered), "pairing intact after the stop"
+
+
+async def test_settings_api_names_the_tools_and_the_last_assembly(edit_rig: Rig) -> None:
+    sid = await edit_rig.session()
+    await edit_rig.turn(sid, "make answer() return 42")
+    config = await rpc(edit_rig.client, "bonsai/config/get", {"workspace": str(edit_rig.workspace)})
+    assert {"read_file", "edit_file", "bash", "recall", "memory_write"} <= set(
+        config["availableTools"]
+    )
+    last = config["lastAssembly"]
+    assert last["sessionId"] == sid and "sys:persona" in last["systemParts"]
+    assert last["messages"] >= 5 and last["prefixHash"]
+    cleared = await rpc(
+        edit_rig.client, "bonsai/config/set", {"key": "context.preset", "value": None}
+    )
+    assert cleared["effective"]["context"]["preset"] == "balanced", "null clears an override"

@@ -59,6 +59,8 @@ export interface ConfigGetResult {
   overrides: Record<string, unknown>;
   path: string;
   problems?: string[];
+  availableTools?: string[];
+  lastAssembly?: Record<string, unknown> | null;
 }
 
 export interface ConfigPresetParams {

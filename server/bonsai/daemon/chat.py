@@ -161,6 +161,17 @@ async def ask_approval(
 
 def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
     totals = assembly.totals
+    workspace = daemon.store.get(session_id).workspace
+    daemon.services.setdefault("last_assembly", {})[workspace] = {
+        "sessionId": session_id,
+        "used": totals.used,
+        "usable": totals.usable,
+        "percent": round(totals.percent, 2),
+        "systemParts": [part.id for part in assembly.system],
+        "messages": len(assembly.messages),
+        "tools": [tool["name"] for tool in assembly.tools],
+        "prefixHash": assembly.prefix_hash,
+    }
     params = m.CtxChangedParams(
         session_id=session_id,
         percent=round(totals.percent, 2),

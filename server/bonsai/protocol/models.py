@@ -135,6 +135,8 @@ class ConfigGetResult(Wire):
     overrides: dict[str, Any]
     path: str
     problems: list[str] = Field(default_factory=list)
+    available_tools: list[str] = Field(default_factory=list)  # names valid in tools.hidden
+    last_assembly: dict[str, Any] | None = None  # the newest request built for this workspace
 
 
 class ConfigChangedParams(Wire):

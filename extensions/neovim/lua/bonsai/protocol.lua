@@ -49,6 +49,8 @@
 ---@field overrides table<string, any>
 ---@field path string
 ---@field problems? string[]
+---@field availableTools? string[]
+---@field lastAssembly? table<string, any>|nil
 
 ---@class bonsai.ConfigPresetParams
 ---@field preset? "keep"|"balanced"|"save"|nil

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from bonsai.core.presets import preset_overrides
+from bonsai.daemon.chat import tools_for
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams
 from bonsai.protocol import models as m
@@ -21,8 +22,15 @@ def _result(ctx: Ctx, workspace: str | None) -> m.ConfigGetResult:
     if isinstance(overrides.get("providers"), dict):
         overrides["providers"] = {k: v for k, v in overrides["providers"].items() if k != "api_key"}
     path = project_config_path(Path(workspace)) if workspace else user_config_path(ctx.daemon.home)
+    tools = [tool.name for tool in tools_for(loaded.settings, include_hidden=True)]
+    last = ctx.daemon.services.get("last_assembly", {}).get(workspace) if workspace else None
     return m.ConfigGetResult(
-        effective=effective, overrides=overrides, path=str(path), problems=loaded.problems
+        effective=effective,
+        overrides=overrides,
+        path=str(path),
+        problems=loaded.problems,
+        available_tools=tools,
+        last_assembly=last,
     )
 
 
