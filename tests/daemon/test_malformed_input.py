@@ -3,61 +3,14 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bonsai_testing import BONSAI, bonsai_env
-
-
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-def message(payload: dict[str, Any]) -> bytes:
-    return frame(json.dumps(payload).encode())
-
-
-class Raw:
-    """A raw socket client: sends arbitrary bytes, reads framed replies."""
-
-    def __init__(self, path: str) -> None:
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(path)
-        self.sock.settimeout(20)
-        self.buf = b""
-
-    def send(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def read(self) -> dict[str, Any]:
-        while b"\r\n\r\n" not in self.buf:
-            self._fill()
-        head, _, rest = self.buf.partition(b"\r\n\r\n")
-        headers = dict(line.split(b":", 1) for line in head.split(b"\r\n"))
-        length = int(headers[b"Content-Length"])
-        while len(rest) < length:
-            self.buf = head + b"\r\n\r\n" + rest
-            self._fill()
-            head, _, rest = self.buf.partition(b"\r\n\r\n")
-        self.buf = rest[length:]
-        return json.loads(rest[:length])
-
-    def _fill(self) -> None:
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("closed")
-        self.buf += chunk
-
-    def status(self, msg_id: int = 999) -> dict[str, Any]:
-        self.send(message({"jsonrpc": "2.0", "id": msg_id, "method": "bonsai/daemon/status"}))
-        reply = self.read()
-        assert reply["id"] == msg_id, reply
-        return reply["result"]
+from reliability.raw_client import Raw, frame, message
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ from bonsai.services.repomap.graph import is_specific
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATHISH = re.compile(r"[A-Za-z0-9_./\\-]+")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
-_CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_CALLED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")  # \b: linear on long words
+_DOTTED = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _INDEX_STEMS = frozenset({"__init__", "index", "mod", "main", "lib"})
 
 FILE_WEIGHT = 1.0
