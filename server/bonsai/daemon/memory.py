@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -24,7 +25,13 @@ def memory_service(daemon: Daemon, workspace: str | None) -> MemoryService:
         settings = daemon.settings(workspace).settings.memory
         ws = Path(workspace) if workspace else None
         service = services[workspace] = MemoryService(daemon.home, ws, settings)
-        watcher = service.watch(lambda *_: _resync(service))
+        # resync on the event loop, where recall also syncs: never two writers at once
+        loop = asyncio.get_running_loop()
+
+        def changed(_: Path) -> None:
+            loop.call_soon_threadsafe(_resync, service)
+
+        watcher = service.watch(changed)
         daemon.services.setdefault("shutdown_hooks", []).append(_stopper(watcher, service))
     return service
 
