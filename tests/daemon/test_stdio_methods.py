@@ -80,6 +80,12 @@ async def test_attached_client_receives_its_own_events(stdio_client: LanguageCli
             "role",
         ),
         ("bonsai/session/rename", {"sessionId": "nope", "title": "t"}, -32004, "no session"),
+        (
+            "bonsai/session/append",
+            {"sessionId": "s", "role": "tool", "content": "x"},
+            -32602,
+            "with its call",
+        ),
         ("bonsai/no/such", {}, -32601, "bonsai/no/such"),
     ],
 )

@@ -69,6 +69,10 @@ async def delete(ctx: Ctx, params: m.SessionRef) -> m.Empty:
 
 @handles("bonsai/session/append")
 async def append(ctx: Ctx, params: m.SessionAppendParams) -> m.SessionAppendResult:
+    if params.role == "tool":  # a result without its call would break every later request
+        raise InvalidParams(
+            "role: a tool result can only be stored with its call; use bonsai/session/import"
+        )
     stored = ctx.daemon.store.append(
         params.session_id, Message(role=params.role, content=params.content)
     )
