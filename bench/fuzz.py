@@ -190,11 +190,11 @@ def report(
     for took, case in reversed(tally.slowest):
         print(f"  {took:6.2f} s  {case}")
     print(f"failures found       {len(tally.failures)}")
-    for text in tally.failures[:50]:
-        print("  - " + text.replace("\n", " "))
+    for text, count in collections.Counter(tally.failures).most_common(50):
+        print(f"  - ({count}x) " + text.replace("\n", " "))
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--budget-s", type=float, default=600.0)
@@ -205,7 +205,11 @@ def main() -> int:
         action="store_true",
         help="three fixed workspaces only (keeps per-workspace services from piling up)",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
     script = Script(rules=[Rule(match="", reply=Reply(text="ok"))])
     tmp = Path(tempfile.mkdtemp(prefix="bonsai-fuzz-"))
     with SimulatorThread(script) as sim:
