@@ -22,6 +22,7 @@ from bonsai.core.context import (
 from bonsai.domain import Message, ToolCall
 from bonsai.services.tokens import CharRatioEstimator, TokenCounter
 from bonsai.settings import ContextSettings, EpisodeSettings
+from context.ctx_helpers import items_of  # noqa: F401  (re-exported)
 
 PERSONA = SystemPart(id="sys:persona", label="persona", text="You are bonsai, a coding agent.")
 TOOLS: list[dict[str, Any]] = [
@@ -65,15 +66,6 @@ def topic(name: str, steps: int, size: int, *, done: bool = True) -> list[Messag
     if done:
         messages.append(Message(role="assistant", content=f"Finished {name}."))
     return messages
-
-
-def items_of(messages: list[Message]) -> list[Item]:
-    out: list[Item] = []
-    turn = 0
-    for i, message in enumerate(messages):
-        turn += message.role == "user"
-        out.append(Item(id=f"m{i + 1}", seq=i + 1, turn=turn, message=message))
-    return out
 
 
 def make_input(
