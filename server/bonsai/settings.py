@@ -122,6 +122,18 @@ class RepoMapSettings(Section):
     workers: int = Field(0, ge=0)  # parse processes for big builds; 0 = one per core (max 4)
 
 
+class RetrievalSettings(Section):
+    """How folded history is offered back to the model (design 003)."""
+
+    hint: bool = True  # one line saying folded history can be fetched
+    hint_above_tokens: int = Field(12_000, ge=0)  # send the hint once the conversation is this big
+    auto_inject: bool = False  # push the whole retrieval block every turn instead of the hint
+    mandatory_context: bool = True  # a retrieved answer always comes with its question
+    file_region: Literal["auto", "digest", "full", "off"] = "auto"  # current text of files read
+    excerpt_above_tokens: int = Field(800, ge=1)  # longer texts are served as excerpts
+    pointer_above_tokens: int = Field(3_000, ge=1)  # longer texts are served as a one-line pointer
+
+
 class Settings(Section):
     providers: ProviderSettings = Field(default_factory=ProviderSettings)
     tool_output: ToolOutputSettings = Field(default_factory=ToolOutputSettings)
@@ -130,3 +142,4 @@ class Settings(Section):
     episodes: EpisodeSettings = Field(default_factory=EpisodeSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     repomap: RepoMapSettings = Field(default_factory=RepoMapSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
