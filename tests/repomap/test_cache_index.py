@@ -92,3 +92,25 @@ def test_changed_queries_empty_the_cache(tmp_path: Path, monkeypatch):
     second = TagCache(db)
     assert second.load("ws") == {}
     second.close()
+
+
+def test_touch_after_a_warm_start_is_a_hash_and_keeps_the_tags(
+    repo: Path, tmp_path: Path, make_service: ServiceFactory
+):
+    """A warm start reads cached rows without their tags; a touched file must
+    still be hashed (not parsed) and keep its tags, in memory and on disk."""
+    db = tmp_path / "tags.db"
+    make_service(repo, db).build()
+    before_start = repo / "pkg" / "mod_005.py"
+    _bump_mtime(before_start)
+    warm = make_service(repo, db)
+    assert (warm.build().hashed, warm.last_stats.parsed) == (1, 0)
+    during = repo / "pkg" / "mod_006.py"
+    _bump_mtime(during)
+    assert (warm.update_paths([during]).hashed, warm.last_stats.parsed) == (1, 0)
+    for path in ("pkg/mod_005.py", "pkg/mod_006.py"):
+        assert {d.name for d in warm.tags[path].definitions} >= {f"Widget{path[-6:-3]}"}
+    warm.stop()
+    third = make_service(repo, db)
+    assert third.build().trusted == 64
+    assert "Widget006" in {d.name for d in third.tags["pkg/mod_006.py"].definitions}

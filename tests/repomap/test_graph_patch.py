@@ -1,23 +1,25 @@
-"""Patching the graph after an edit gives exactly the arrays a fresh build gives."""
+"""Patching the graph after an edit gives exactly the arrays a fresh build gives,
+whether or not the edit changes which names the file defines."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from repomap_helpers import ServiceFactory
 
-from bonsai.services.repomap.graph import build_graph
-from bonsai.services.repomap.graph_patch import patch_graph
-from bonsai.services.repomap.ranking import build_table, patch_table
+from bonsai.services.repomap.graph import RepoGraph, build_graph
+from bonsai.services.repomap.graph_patch import patch_core
+from bonsai.services.repomap.models import FileTags
 
 
-def _same_graph(a, b) -> None:
+def _same_graph(a: RepoGraph, b: RepoGraph) -> None:
     for name in ("sources", "targets", "weights"):
         assert getattr(a, name).tobytes() == getattr(b, name).tobytes(), name
-    assert a.refs.offsets.tobytes() == b.refs.offsets.tobytes()
-    assert a.refs.static.tobytes() == b.refs.static.tobytes()
-    assert a.idents == b.idents and a.definers == b.definers
+    for name in ("fid", "node", "ndef", "line", "offsets"):
+        assert getattr(a.table, name).tobytes() == getattr(b.table, name).tobytes(), name
+    assert a.idents == b.idents
+    rows = len(a.table.fid)
+    assert [a.definition(r) for r in range(rows)] == [b.definition(r) for r in range(rows)]
 
 
 def _edit_body(repo: Path) -> Path:
@@ -30,38 +32,81 @@ def _edit_body(repo: Path) -> Path:
     return target
 
 
-def test_patch_equals_fresh_build(repo: Path, make_service: ServiceFactory):
-    service = make_service(repo)
-    service.build()
-    before = service.tags
-    graph = build_graph(before)
-    table = build_table(graph)
-    service.update_paths([_edit_body(repo)])
-    after = service.tags
-    old = {"pkg/mod_020.py": before["pkg/mod_020.py"]}
-    patched = patch_graph(graph, old, after)
-    assert patched is not None
-    fresh = build_graph(after)
-    _same_graph(patched, fresh)
-    fresh_table = build_table(fresh)
-    patched_table = patch_table(table, patched, old)
-    for i in range(4):
-        np.testing.assert_array_equal(patched_table[i], fresh_table[i])
-    assert patched_table.defs == fresh_table.defs
-
-
-def test_new_definition_name_needs_rebuild(repo: Path, make_service: ServiceFactory):
-    service = make_service(repo)
-    service.build()
-    before = service.tags
+def _edit_definitions(repo: Path) -> Path:
+    """Rename a function, add one with a name only referenced so far, drop the
+    class, and start using a name nothing defines."""
     target = repo / "pkg" / "mod_020.py"
-    target.write_text(target.read_text() + "\ndef a_brand_new_name():\n    pass\n")
-    service.update_paths([target])
-    old = {"pkg/mod_020.py": before["pkg/mod_020.py"]}
-    assert patch_graph(build_graph(before), old, service.tags) is None
+    text = target.read_text()
+    text = text.replace("def function_020_two(", "def function_020_renamed(")
+    text = text.replace("class Widget020:", "class Gadget020:")
+    text += "\n\ndef load_settings(path):\n    return never_defined_anywhere(path)\n"
+    target.write_text(text)
+    return target
 
 
-def test_service_after_edit_matches_fresh_service(
+def _patched(service, before: dict[str, FileTags], path: str) -> RepoGraph:
+    graph = build_graph(before)
+    after = service.tags
+    return RepoGraph(patch_core(graph.core, {path: after[path]}), after)
+
+
+def test_body_edit_patch_equals_fresh_build(repo: Path, make_service: ServiceFactory):
+    service = make_service(repo)
+    service.build()
+    before = service.tags
+    service.update_paths([_edit_body(repo)])
+    _same_graph(_patched(service, before, "pkg/mod_020.py"), build_graph(service.tags))
+
+
+def test_definition_edit_patch_equals_fresh_build(repo: Path, make_service: ServiceFactory):
+    service = make_service(repo)
+    service.build()
+    before = service.tags
+    service.update_paths([_edit_definitions(repo)])
+    patched = _patched(service, before, "pkg/mod_020.py")
+    fresh = build_graph(service.tags)
+    _same_graph(patched, fresh)
+    assert patched.definers("Widget020") == ()  # the class is gone
+    assert patched.definers("load_settings") == (
+        fresh.file_index["pkg/core.py"],
+        fresh.file_index["pkg/mod_020.py"],
+    )
+
+
+def test_new_and_removed_files_patch_equals_fresh_build(repo: Path, make_service: ServiceFactory):
+    service = make_service(repo)
+    service.build()
+    before = service.tags
+    created = repo / "pkg" / "mod_0205.py"  # sorts between two existing modules
+    created.write_text("from pkg.core import CoreConfig\n\n\ndef fresh_module_entry():\n    pass\n")
+    (repo / "pkg" / "mod_033.py").unlink()
+    service.update_paths([created, repo / "pkg" / "mod_033.py"])
+    after = service.tags
+    graph = build_graph(before)
+    core = patch_core(graph.core, {"pkg/mod_0205.py": after["pkg/mod_0205.py"]}, {"pkg/mod_033.py"})
+    patched, fresh = RepoGraph(core, after), build_graph(after)
+    assert patched.files == fresh.files and "pkg/mod_033.py" not in patched.files
+    _same_graph(patched, fresh)
+    assert patched.definers("fresh_module_entry") == (fresh.file_index["pkg/mod_0205.py"],)
+
+
+def test_service_after_definition_edit_matches_fresh_service(
+    repo: Path, tmp_path: Path, make_service: ServiceFactory
+):
+    live = make_service(repo, tmp_path / "live.db")
+    mention = "Widget020 and function_020_renamed break load_settings"
+    live.get(tokens=500, mentions=mention)
+    live.update_paths([_edit_definitions(repo)])
+    live.forget_previous()
+    patched = live.get(tokens=500, mentions=mention)
+    assert live.graph_origin == "patched"
+    fresh = make_service(repo, tmp_path / "fresh.db").get(tokens=500, mentions=mention)
+    assert "function_020_renamed" in patched.text
+    assert patched.text == fresh.text
+    assert patched.files == fresh.files
+
+
+def test_service_after_body_edit_matches_fresh_service(
     repo: Path, tmp_path: Path, make_service: ServiceFactory
 ):
     live = make_service(repo, tmp_path / "live.db")
@@ -70,5 +115,23 @@ def test_service_after_edit_matches_fresh_service(
     live.forget_previous()
     patched = live.get(tokens=500, mentions="Widget020")
     fresh = make_service(repo, tmp_path / "fresh.db").get(tokens=500, mentions="Widget020")
+    assert patched.text == fresh.text
+    assert patched.files == fresh.files
+
+
+def test_service_after_creating_and_deleting_files_matches_fresh_service(
+    repo: Path, tmp_path: Path, make_service: ServiceFactory
+):
+    live = make_service(repo, tmp_path / "live.db")
+    mention = "new_helper_function is called from pkg/helpers.py"
+    live.get(tokens=500, mentions=mention)
+    (repo / "pkg" / "helpers.py").write_text("def new_helper_function():\n    return 1\n")
+    (repo / "tools" / "leaf_utility.py").unlink()
+    live.update_paths([repo / "pkg" / "helpers.py", repo / "tools" / "leaf_utility.py"])
+    live.forget_previous()
+    patched = live.get(tokens=500, mentions=mention)
+    assert live.graph_origin == "patched"
+    fresh = make_service(repo, tmp_path / "fresh.db").get(tokens=500, mentions=mention)
+    assert "pkg/helpers.py:" in patched.text and "leaf_utility" not in patched.text
     assert patched.text == fresh.text
     assert patched.files == fresh.files

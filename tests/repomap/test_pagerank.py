@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bonsai.core.pagerank import PageRankError, edge_flow, personalized_pagerank
+from bonsai.core.pagerank import (
+    PageRankError,
+    edge_flow,
+    personalized_pagerank,
+    rank_transition,
+    transition,
+)
 
 
 def dense_reference(n, edges, personalization=None, damping=0.85, iters=500):
@@ -84,3 +90,41 @@ def test_bad_input_raises(src, dst, w, pers, message) -> None:
 def test_empty_graph() -> None:
     assert personalized_pagerank(0, [], []).size == 0
     np.testing.assert_allclose(personalized_pagerank(3, [], []), [1 / 3] * 3)
+
+
+def _bipartite_edges(seed: int, left: int, right: int) -> list[tuple[int, int, float]]:
+    """A random graph whose every edge crosses between nodes < left and the rest;
+    some nodes on each side get no out-edges (dangling)."""
+    rng = np.random.default_rng(seed)
+    edges = []
+    for s in range(left - 2):
+        for t in rng.choice(right, size=3, replace=False):
+            edges.append((s, left + int(t), float(rng.uniform(0.1, 5.0))))
+    for t in range(right - 1):
+        for s in rng.choice(left, size=2, replace=False):
+            edges.append((left + t, int(s), 1.0))
+    return edges
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bipartite_sweeps_match_dense_reference(seed: int) -> None:
+    left, right = 12, 20
+    edges = _bipartite_edges(seed, left, right)
+    src, dst, w = zip(*edges, strict=True)
+    pers = np.random.default_rng(seed).uniform(0, 1, left + right)
+    pers[left + 3] = 5.0  # an identifier named by the user
+    graph = transition(left + right, src, dst, w, split=left)
+    assert graph.halves is not None  # the bipartite path is the one under test
+    got = rank_transition(graph, pers, tol=1e-13, max_iter=1000)
+    np.testing.assert_allclose(got, dense_reference(left + right, edges, pers), atol=1e-9)
+    plain = rank_transition(transition(left + right, src, dst, w), pers)
+    assert np.abs(rank_transition(graph, pers) - plain).sum() < 1e-5  # default tolerance
+
+
+def test_split_that_edges_do_not_respect_ranks_plainly() -> None:
+    src, dst, w = zip(*EDGES, strict=True)
+    graph = transition(5, src, dst, w, split=2)
+    assert graph.halves is None
+    np.testing.assert_allclose(
+        rank_transition(graph, tol=1e-12, max_iter=1000), dense_reference(5, EDGES), atol=1e-9
+    )

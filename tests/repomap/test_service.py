@@ -109,6 +109,16 @@ def test_missing_workspace_is_a_clear_error(tmp_path: Path, make_service: Servic
         make_service(tmp_path / "nope")
 
 
+def test_workspace_without_definitions_lists_paths(tmp_path: Path, make_service: ServiceFactory):
+    """Only prose and data files: no definition anywhere, still a map of paths."""
+    ws = tmp_path / "docs_only"
+    ws.mkdir()
+    (ws / "AGENTS.md").write_text("# Rules\nkeep functions short\n")
+    (ws / "notes.txt").write_text("nothing to parse here\n")
+    result = make_service(ws).get(tokens=256)
+    assert "AGENTS.md" in result.text and "notes.txt" in result.text
+
+
 def test_progress_is_reported(repo: Path, make_service: ServiceFactory):
     seen: list[tuple[int, int]] = []
     make_service(repo).build(progress=lambda done, total, _msg: seen.append((done, total)))

@@ -15,6 +15,7 @@ vector; nodes without out-edges teleport by the personalization vector too.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +62,172 @@ def _teleport(n_nodes: int, personalization: Sequence[float] | FloatArray | None
     return p / total
 
 
+# A sweep's change understates the remaining error more than a plain iteration's
+# does, so sweeps stop at a 5x smaller change. With over-relaxation 1.2 this
+# leaves the result closer to the fixed point than the plain iteration gets, in
+# 18 sweeps instead of 48 iterations (stdlib graph, 47k nodes: L1 error 7e-5 and
+# 9e-5 against 2e-4). 1.3 was faster still; 1.5 diverged there: 1.2 keeps margin.
+BIPARTITE_TOL_FACTOR = 0.2
+RELAXATION = 1.2
+
+
+class Half(NamedTuple):
+    """The edges from one side of a bipartite graph to the other."""
+
+    sources: IntArray
+    targets: IntArray  # relative to the first node of the target side
+    share: FloatArray
+
+
+class Transition(NamedTuple):
+    """A graph prepared for repeated ranking: validated edges and the share of
+    its source's rank each edge carries. Build once per graph (``transition``).
+    ``halves``: for a bipartite graph (every edge crosses ``split``), the edges
+    from nodes below ``split`` and from the rest."""
+
+    n_nodes: int
+    sources: IntArray
+    targets: IntArray
+    share: FloatArray
+    dangling: IntArray  # nodes without out-edges
+    split: int = 0
+    halves: tuple[Half, Half] | None = None
+
+
+def transition(
+    n_nodes: int,
+    sources: Sequence[int] | IntArray,
+    targets: Sequence[int] | IntArray,
+    weights: Sequence[float] | FloatArray | None = None,
+    split: int = 0,
+) -> Transition:
+    """Validate an edge list and precompute what every ranking of it needs. With
+    ``split`` > 0 and every edge crossing it, ranking uses bipartite sweeps."""
+    src, dst, w = _as_arrays(n_nodes, sources, targets, weights)
+    out_weight = np.bincount(src, weights=w, minlength=n_nodes)
+    share = np.divide(w, out_weight[src], out=np.zeros_like(w), where=out_weight[src] > 0)
+    dangling = np.flatnonzero(out_weight == 0)
+    forward = src < split
+    if not 0 < split < n_nodes or np.any(forward == (dst < split)):
+        return Transition(n_nodes, src, dst, share, dangling)
+    backward = ~forward
+    halves = (
+        Half(src[forward], dst[forward] - split, share[forward]),
+        Half(src[backward] - split, dst[backward], share[backward]),
+    )
+    return Transition(n_nodes, src, dst, share, dangling, split, halves)
+
+
+def _check_damping(damping: float) -> None:
+    if not 0.0 <= damping < 1.0:
+        raise PageRankError("damping must be in [0, 1)")
+
+
+def rank_transition(
+    graph: Transition,
+    personalization: Sequence[float] | FloatArray | None = None,
+    *,
+    damping: float = 0.85,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+) -> FloatArray:
+    """``personalized_pagerank`` on a prepared graph. A bipartite graph is ranked
+    by over-relaxed block Gauss-Seidel sweeps (side B from side A, then side A
+    from the new side B): the same fixed point in fewer passes over the edges."""
+    n_nodes = graph.n_nodes
+    if n_nodes <= 0:
+        return np.zeros(0, dtype=np.float64)
+    _check_damping(damping)
+    teleport = _teleport(n_nodes, personalization)
+    if graph.halves is not None:
+        return _bipartite(graph, graph.halves, teleport, damping, tol, max_iter)
+    src, dst, share = graph.sources, graph.targets, graph.share
+    carried = np.empty(len(src))
+    scaled = np.empty(n_nodes)
+    x = teleport.copy()
+    for _ in range(max_iter):
+        np.take(x, src, out=carried)
+        carried *= share
+        x_next: FloatArray = np.bincount(dst, weights=carried, minlength=n_nodes).astype(
+            np.float64, copy=False
+        )
+        lost = float(x[graph.dangling].sum())
+        x_next *= damping
+        np.multiply(teleport, damping * lost + (1.0 - damping), out=scaled)
+        x_next += scaled
+        np.subtract(x_next, x, out=scaled)
+        delta = float(np.abs(scaled, out=scaled).sum())
+        x = x_next
+        if delta < n_nodes * tol:
+            break
+    return x / float(x.sum())
+
+
+def _half_step(
+    half: Half,
+    x_from: FloatArray,
+    x_old: FloatArray,
+    base: FloatArray,
+    damping: float,
+    omega: float,
+) -> FloatArray:
+    """One side's new values from the other side, over-relaxed by ``omega``."""
+    carried = x_from[half.sources] * half.share
+    flow: FloatArray = np.bincount(half.targets, weights=carried, minlength=len(x_old)).astype(
+        np.float64, copy=False
+    )
+    flow *= damping
+    flow += base
+    if omega != 1.0:
+        flow *= omega
+        flow += (1.0 - omega) * x_old
+    return flow
+
+
+def _bipartite(
+    graph: Transition,
+    halves: tuple[Half, Half],
+    teleport: FloatArray,
+    damping: float,
+    tol: float,
+    max_iter: int,
+) -> FloatArray:
+    """Sweeps over-relaxed by ``RELAXATION``; should they fail to converge (no
+    bound guarantees they do on every graph), plain sweeps from the start."""
+    for omega in (RELAXATION, 1.0):
+        x, converged = _sweeps(graph, halves, teleport, damping, tol, max_iter, omega)
+        if converged:
+            break
+    return x / float(x.sum())
+
+
+def _sweeps(
+    graph: Transition,
+    halves: tuple[Half, Half],
+    teleport: FloatArray,
+    damping: float,
+    tol: float,
+    max_iter: int,
+    omega: float,
+) -> tuple[FloatArray, bool]:
+    split = graph.split
+    threshold = graph.n_nodes * tol * BIPARTITE_TOL_FACTOR
+    x = teleport.copy()
+    for _ in range(max_iter):
+        lost = float(x[graph.dangling].sum())
+        base = teleport * (damping * lost + (1.0 - damping))
+        side_b = _half_step(halves[0], x[:split], x[split:], base[split:], damping, omega)
+        side_a = _half_step(halves[1], side_b, x[:split], base[:split], damping, omega)
+        x_next = np.concatenate([side_a, side_b])
+        delta = float(np.abs(x_next - x).sum())
+        x = x_next
+        if delta < threshold:
+            return x, True
+        if not np.isfinite(delta):
+            break
+    return x, False
+
+
 def personalized_pagerank(
     n_nodes: int,
     sources: Sequence[int] | IntArray,
@@ -81,23 +248,8 @@ def personalized_pagerank(
     """
     if n_nodes <= 0:
         return np.zeros(0, dtype=np.float64)
-    if not 0.0 <= damping < 1.0:
-        raise PageRankError("damping must be in [0, 1)")
-    src, dst, w = _as_arrays(n_nodes, sources, targets, weights)
-    teleport = _teleport(n_nodes, personalization)
-    out_weight = np.bincount(src, weights=w, minlength=n_nodes)
-    dangling = out_weight == 0
-    share = np.divide(w, out_weight[src], out=np.zeros_like(w), where=out_weight[src] > 0)
-    x = teleport.copy()
-    for _ in range(max_iter):
-        flow = np.bincount(dst, weights=x[src] * share, minlength=n_nodes)
-        lost = float(x[dangling].sum())
-        x_next = damping * (flow + lost * teleport) + (1.0 - damping) * teleport
-        delta = float(np.abs(x_next - x).sum())
-        x = x_next
-        if delta < n_nodes * tol:
-            break
-    return x / float(x.sum())
+    prepared = transition(n_nodes, sources, targets, weights)
+    return rank_transition(prepared, personalization, damping=damping, tol=tol, max_iter=max_iter)
 
 
 def edge_flow(

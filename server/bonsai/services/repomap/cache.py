@@ -4,7 +4,8 @@ A row is keyed by (workspace, path) and remembers the file's size, mtime and
 sha256 when it was parsed, so the indexer can trust a file whose stat is
 unchanged, and re-hash (but not re-parse) a file that was only touched. The
 cache is tagged with a fingerprint of the tag queries: changing a query empties
-it instead of serving stale tags.
+it instead of serving stale tags. A second table keeps one graph snapshot per
+workspace (``graph_store.py``), so a warm start need not rebuild the graph.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ CREATE TABLE IF NOT EXISTS files(
     data TEXT NOT NULL,
     PRIMARY KEY (workspace, path)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS graphs(
+    workspace TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    data BLOB NOT NULL
+);
 """
 
 
@@ -42,7 +48,7 @@ class CachedFile(NamedTuple):
     mtime_ns: int
     sha256: str
     status: RowStatus
-    data: str  # encoded FileTags for status "tags", "" for "binary"
+    data: str | None  # encoded FileTags ("tags"), "" ("binary"); None: not loaded yet
 
 
 class CacheRow(NamedTuple):
@@ -80,28 +86,57 @@ class TagCache:
         row = self._db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
         if row is None or row[0] != want:
             self._db.execute("DELETE FROM files")
+            self._db.execute("DELETE FROM graphs")
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (want,))
 
-    def load(self, workspace: str) -> dict[str, CachedFile]:
-        """Every cached row of a workspace, by path."""
+    def load(self, workspace: str, with_data: bool = True) -> dict[str, CachedFile]:
+        """Every cached row of a workspace, by path; without ``with_data`` the
+        encoded tags are left unloaded (``data`` None: see ``load_data``)."""
+        column = "data" if with_data else "NULL"
         with self._lock:
             rows = self._db.execute(
-                "SELECT path, size, mtime_ns, sha256, status, data FROM files WHERE workspace=?",
+                f"SELECT path, size, mtime_ns, sha256, status, {column} FROM files "
+                "WHERE workspace=?",
                 (workspace,),
             ).fetchall()
         out: dict[str, CachedFile] = {}
         for path, size, mtime_ns, sha, status, data in rows:
-            out[str(path)] = CachedFile(int(size), int(mtime_ns), str(sha), status, str(data))  # type: ignore[arg-type]
+            text = None if data is None else str(data)
+            out[str(path)] = CachedFile(int(size), int(mtime_ns), str(sha), status, text)  # type: ignore[arg-type]
         return out
 
+    def load_data(self, workspace: str, paths: Iterable[str] | None = None) -> dict[str, str]:
+        """The encoded tags of these paths (all when None), by path."""
+        with self._lock:
+            if paths is None:
+                rows = self._db.execute(
+                    "SELECT path, data FROM files WHERE workspace=?", (workspace,)
+                ).fetchall()
+            else:
+                query = "SELECT path, data FROM files WHERE workspace=? AND path=?"
+                rows = [
+                    row for p in paths for row in self._db.execute(query, (workspace, p)).fetchall()
+                ]
+        return {str(path): str(data) for path, data in rows}
+
     def put_many(self, workspace: str, rows: Iterable[CacheRow]) -> None:
-        params = [(workspace, r.path, *r.file) for r in rows]
-        if not params:
+        """Write rows; a row whose data was never loaded updates only its stat."""
+        rows = list(rows)
+        full = [(workspace, r.path, *r.file) for r in rows if r.file.data is not None]
+        stat = [
+            (r.file.size, r.file.mtime_ns, workspace, r.path) for r in rows if r.file.data is None
+        ]
+        if not full and not stat:
             return
         with self._lock, self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", params
-            )
+            if full:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", full
+                )
+            if stat:
+                self._db.executemany(
+                    "UPDATE files SET size=?, mtime_ns=? WHERE workspace=? AND path=?", stat
+                )
 
     def delete_many(self, workspace: str, paths: Iterable[str]) -> None:
         params = [(workspace, p) for p in paths]
@@ -109,6 +144,22 @@ class TagCache:
             return
         with self._lock, self._db:
             self._db.executemany("DELETE FROM files WHERE workspace=? AND path=?", params)
+
+    def load_graph(self, workspace: str) -> tuple[str, bytes] | None:
+        """The stored graph snapshot of a workspace: (key, blob), if any."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT key, data FROM graphs WHERE workspace=?", (workspace,)
+            ).fetchone()
+        if row is None or not isinstance(row[1], bytes):
+            return None
+        return str(row[0]), row[1]
+
+    def put_graph(self, workspace: str, key: str, data: bytes) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO graphs VALUES (?, ?, ?)", (workspace, key, data)
+            )
 
     def close(self) -> None:
         with self._lock:

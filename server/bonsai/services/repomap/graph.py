@@ -11,54 +11,41 @@ number of uses counts by its square root. Plain names used by a tenth of all
 files are damped 10×, and a Python file's use of a builtin name (``len``,
 ``open``) 20×: it almost never means a definition in the repository.
 
-The graph depends only on the tags, so it is built once per change and ranked
-per request with a different personalization.
+The graph is kept in two layers:
+
+* ``GraphCore``: flat arrays over every *name* (defined or only referenced, in
+  sorted order) and per-file segments of references and definitions. It depends
+  only on the tags, is patched per edited file (``graph_patch.py``) and is what
+  ``graph_store.py`` persists next to the tag cache.
+* ``RepoGraph``: the ranking view derived from a core by a few vectorised passes
+  (node numbering, weights, edge arrays, the definition table). Node ``i < F``
+  is ``files[i]``; node ``F + j`` is the j-th *defined* name in sorted order.
+  The derivation is the same for a built, patched or loaded core, so the arrays
+  are identical whichever way the core was obtained.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections import Counter
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
-from bonsai.core.pagerank import FloatArray, IntArray
-from bonsai.services.repomap.models import FileTags
+from bonsai.core.pagerank import FloatArray, IntArray, Transition, transition
+from bonsai.services.repomap.models import Definition, FileTags
+
+BoolArray = npt.NDArray[np.bool_]
 
 COMMON_DEFINERS = 5
 UBIQUITOUS_MIN_FILES = 20  # a plain name used by this many files...
 UBIQUITOUS_SHARE = 0.10  # ...and by this share of all files is noise
 BUILTIN_DAMPING = 0.05
 PYTHON_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
-
-
-class RefEdges(NamedTuple):
-    """The file -> identifier edges, kept per file so one file can be replaced."""
-
-    offsets: IntArray  # file i's edges are [offsets[i], offsets[i + 1])
-    nodes: IntArray  # identifier node of each edge
-    factor: FloatArray  # sqrt(use count) x builtin damping, per edge
-    users: dict[str, int]  # identifier -> number of files using it
-    static: FloatArray  # ident_weight per identifier (index node - F)
-
-
-class RepoGraph(NamedTuple):
-    files: list[str]  # node i (0 <= i < F) is files[i]; sorted
-    file_index: dict[str, int]
-    idents: list[str]  # node F + j is idents[j]; sorted
-    ident_index: dict[str, int]
-    definers: dict[str, tuple[int, ...]]  # identifier -> defining file ids
-    refs: RefEdges
-    sources: IntArray
-    targets: IntArray
-    weights: FloatArray
-    tags: Mapping[str, FileTags]
-
-    @property
-    def n_nodes(self) -> int:
-        return len(self.files) + len(self.idents)
+NO_NAME = -1  # name id of a file-only row (a file without definitions)
 
 
 def is_specific(name: str) -> bool:
@@ -69,123 +56,231 @@ def is_specific(name: str) -> bool:
     return mixed_case or "_" in name.strip("_") or "-" in name
 
 
-def ident_weight(name: str, n_definers: int, n_users: int = 0, n_files: int = 0) -> float:
-    """Static weight of an identifier as a reference target: aider's heuristic,
-    plus damping of plain names (``len``, ``get``) used all over the repository."""
+def name_factor(name: str) -> float:
+    """The part of an identifier's weight that depends on the name alone."""
     weight = 1.0
     if len(name) >= 8 and is_specific(name):
         weight *= 10.0
     if name.startswith("_"):
         weight *= 0.1
-    if n_definers > COMMON_DEFINERS:
-        weight *= 0.1
-    ubiquitous = n_users >= UBIQUITOUS_MIN_FILES and n_users > UBIQUITOUS_SHARE * n_files
-    if ubiquitous and not is_specific(name):
-        weight *= 0.1
     return weight
 
 
-def _definers(tags: Mapping[str, FileTags], files: list[str]) -> dict[str, list[int]]:
-    """identifier -> ids of the files defining it (ascending, no repeats)."""
-    out: dict[str, list[int]] = {}
-    for fid, path in enumerate(files):
-        for name in dict.fromkeys(d.name for d in tags[path].definitions):
-            out.setdefault(name, []).append(fid)
-    return out
+class GraphCore(NamedTuple):
+    """Everything the graph is derived from. Segment arrays: file i's references
+    are ``[ref_offsets[i], ref_offsets[i + 1])``, its definition rows likewise
+    (a file without definitions has one row with name ``NO_NAME``). ``names`` is
+    sorted; it may hold names nothing uses any more (harmless, see module doc)."""
+
+    files: list[str]
+    names: list[str]
+    name_factor: FloatArray
+    name_specific: BoolArray
+    ref_offsets: IntArray
+    ref_names: IntArray
+    ref_factor: FloatArray  # sqrt(use count) x builtin damping
+    def_offsets: IntArray
+    def_names: IntArray
+    def_lines: IntArray
+
+    def name_id(self, name: str) -> int:
+        """Id of ``name`` in ``names``, or -1."""
+        i = bisect_left(self.names, name)
+        return i if i < len(self.names) and self.names[i] == name else -1
 
 
-_NO_INTS: IntArray = np.zeros(0, dtype=np.int64)
-_NO_FLOATS: FloatArray = np.zeros(0, dtype=np.float64)
+class FileSegments(NamedTuple):
+    """One file's rows in a ``GraphCore``, with names still as strings."""
+
+    ref_names: list[str]
+    ref_factor: FloatArray
+    def_names: list[str | None]
+    def_lines: IntArray
 
 
-def file_segment(ft: FileTags, ident_index: Mapping[str, int]) -> tuple[IntArray, FloatArray]:
-    """One file's reference edges: identifier nodes and their weight factors."""
+def file_segments(ft: FileTags) -> FileSegments:
+    """The reference and definition rows of one file, in tag order."""
     refs = ft.references
-    if not refs:
-        return _NO_INTS, _NO_FLOATS
-    nodes = np.fromiter((ident_index.get(n, -1) for n in refs), np.int64, len(refs))
     factor = np.sqrt(np.fromiter(refs.values(), np.float64, len(refs)))
-    if ft.language == "python":
+    if ft.language == "python" and refs:
         builtin = np.fromiter((n in PYTHON_BUILTINS for n in refs), bool, len(refs))
         factor = np.where(builtin, BUILTIN_DAMPING * factor, factor)
-    keep = nodes >= 0
-    return nodes[keep], factor[keep]
-
-
-def static_weights(
-    idents: list[str], definers: Mapping[str, tuple[int, ...]], users: Mapping[str, int], n: int
-) -> FloatArray:
-    return np.fromiter(
-        (ident_weight(name, len(definers[name]), users.get(name, 0), n) for name in idents),
-        np.float64,
-        len(idents),
+    defs: Sequence[Definition | None] = ft.definitions or (None,)
+    return FileSegments(
+        list(refs),
+        factor,
+        [None if d is None else d.name for d in defs],
+        np.fromiter((0 if d is None else d.line for d in defs), np.int64, len(defs)),
     )
 
 
-def _definition_edges(
-    n_files: int, idents: list[str], definers: Mapping[str, tuple[int, ...]]
-) -> tuple[IntArray, IntArray]:
-    sizes = np.fromiter((len(definers[name]) for name in idents), np.int64, len(idents))
-    def_src = np.repeat(np.arange(n_files, n_files + len(idents), dtype=np.int64), sizes)
-    def_dst = np.fromiter(
-        (f for name in idents for f in definers[name]), np.int64, int(sizes.sum())
-    )
-    return def_src, def_dst
+def _offsets(sizes: Sequence[int] | IntArray) -> IntArray:
+    return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
 
 
-def assemble(
-    files: list[str],
-    idents: list[str],
-    definers: dict[str, tuple[int, ...]],
-    refs: RefEdges,
-    tags: Mapping[str, FileTags],
-    same_idents_as: RepoGraph | None = None,
-) -> RepoGraph:
-    """Edge arrays from the parts: reference edges then definition edges.
-    ``same_idents_as``: a graph with the same files and definers, whose indexes
-    and definition edges are reused."""
-    n_files = len(files)
-    counts = np.diff(refs.offsets)
-    ref_src = np.repeat(np.arange(n_files, dtype=np.int64), counts)
-    ref_w = refs.static[refs.nodes - n_files] * refs.factor
-    if same_idents_as is None:
-        file_index = {p: i for i, p in enumerate(files)}
-        ident_index = {name: n_files + j for j, name in enumerate(idents)}
-        def_src, def_dst = _definition_edges(n_files, idents, definers)
-    else:
-        old = same_idents_as
-        file_index, ident_index = old.file_index, old.ident_index
-        split = len(old.refs.nodes)
-        def_src, def_dst = old.sources[split:], old.targets[split:]
-    return RepoGraph(
+def build_core(tags: Mapping[str, FileTags]) -> GraphCore:
+    """The core over all files in ``tags`` (files without tags are nodes too)."""
+    files = sorted(tags)
+    segments = [file_segments(tags[p]) for p in files]
+    all_names: set[str] = set()
+    for seg in segments:
+        all_names.update(seg.ref_names)
+        all_names.update(n for n in seg.def_names if n is not None)
+    names = sorted(all_names)
+    ids = dict(zip(names, range(len(names)), strict=True))
+    ref_names = [n for seg in segments for n in seg.ref_names]
+    def_names = [n for seg in segments for n in seg.def_names]
+    return GraphCore(
         files,
-        file_index,
-        idents,
-        ident_index,
-        definers,
-        refs,
-        np.concatenate([ref_src, def_src]),
-        np.concatenate([refs.nodes, def_dst]),
-        np.concatenate([ref_w, np.ones(len(def_src))]),
-        tags,
+        names,
+        np.fromiter(map(name_factor, names), np.float64, len(names)),
+        np.fromiter(map(is_specific, names), bool, len(names)),
+        _offsets([len(s.ref_names) for s in segments]),
+        np.fromiter(map(ids.__getitem__, ref_names), np.int64, len(ref_names)),
+        np.concatenate([np.zeros(0), *(s.ref_factor for s in segments)]),
+        _offsets([len(s.def_names) for s in segments]),
+        np.fromiter((NO_NAME if n is None else ids[n] for n in def_names), np.int64),
+        np.concatenate([np.zeros(0, np.int64), *(s.def_lines for s in segments)]),
     )
+
+
+class DefTable(NamedTuple):
+    """One row per definition, plus one row per file without definitions; file
+    i's rows are ``[offsets[i], offsets[i + 1])``."""
+
+    fid: IntArray
+    node: IntArray  # identifier node, -1 for a file-only row
+    ndef: FloatArray  # number of files defining the identifier (1 for file rows)
+    line: IntArray
+    offsets: IntArray
+
+
+class RepoGraph:
+    """The ranking view of a ``GraphCore`` (see module doc); immutable."""
+
+    def __init__(
+        self,
+        core: GraphCore,
+        tags: Mapping[str, FileTags],
+        file_index: dict[str, int] | None = None,
+    ) -> None:
+        """``file_index``: the index of ``core.files`` when the caller has it (a
+        patch keeps the files)."""
+        self.core = core
+        self.tags = tags
+        self.last_rank: tuple[str, FloatArray] | None = None  # (personalization key, ranks)
+        self.files = core.files
+        self.file_index = file_index or {p: i for i, p in enumerate(core.files)}
+        n_files, n_names = len(core.files), len(core.names)
+        named_rows = core.def_names >= 0
+        row_fid = np.repeat(np.arange(n_files, dtype=np.int64), np.diff(core.def_offsets))
+        # (name, file) definer pairs, sorted by name then file, without repeats
+        keys = np.sort(core.def_names[named_rows] * max(1, n_files) + row_fid[named_rows])
+        keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+        self.pair_name, self.pair_fid = np.divmod(keys, max(1, n_files))
+        self.n_definers = np.bincount(self.pair_name, minlength=n_names)
+        defined = self.n_definers > 0
+        self.node_of_name = np.where(defined, n_files + np.cumsum(defined) - 1, -1)
+        self.n_nodes = n_files + int(defined.sum())
+        self.n_users = np.bincount(core.ref_names, minlength=n_names)
+        self.static = self._static_weights(n_files)
+        self.sources, self.targets, self.weights = self._edges(n_files)
+        safe = np.where(named_rows, core.def_names, 0)
+        # one spare slot: with no named definition at all, index 0 must still exist
+        node_of = np.append(self.node_of_name, -1)
+        definers = np.append(self.n_definers, 1)
+        self.table = DefTable(
+            row_fid,
+            np.where(named_rows, node_of[safe], -1),
+            np.where(named_rows, definers[safe], 1).astype(np.float64),
+            core.def_lines,
+            core.def_offsets,
+        )
+
+    def _static_weights(self, n_files: int) -> FloatArray:
+        """Identifier weights: ``name_factor``, then the definer and ubiquity damping
+        (the same multiplication order for every identifier)."""
+        core = self.core
+        weight = core.name_factor * np.where(self.n_definers > COMMON_DEFINERS, 0.1, 1.0)
+        users = self.n_users
+        ubiquitous = (users >= UBIQUITOUS_MIN_FILES) & (users > UBIQUITOUS_SHARE * n_files)
+        return weight * np.where(ubiquitous & ~core.name_specific, 0.1, 1.0)
+
+    def _edges(self, n_files: int) -> tuple[IntArray, IntArray, FloatArray]:
+        """Reference edges (file order, then tag order) then definition edges."""
+        core = self.core
+        ref_src = np.repeat(np.arange(n_files, dtype=np.int64), np.diff(core.ref_offsets))
+        ref_node = self.node_of_name[core.ref_names]
+        keep = ref_node >= 0
+        kept_names = core.ref_names[keep]
+        ref_w = self.static[kept_names] * core.ref_factor[keep]
+        def_src = self.node_of_name[self.pair_name]
+        return (
+            np.concatenate([ref_src[keep], def_src]),
+            np.concatenate([ref_node[keep], self.pair_fid]),
+            np.concatenate([ref_w, np.ones(len(def_src))]),
+        )
+
+    @cached_property
+    def transition(self) -> Transition:
+        return transition(
+            self.n_nodes, self.sources, self.targets, self.weights, split=len(self.files)
+        )
+
+    # -- lookups --------------------------------------------------------------
+
+    def node(self, name: str) -> int | None:
+        """Node of a defined identifier, else None."""
+        nid = self.core.name_id(name)
+        if nid < 0 or self.n_definers[nid] == 0:
+            return None
+        return int(self.node_of_name[nid])
+
+    def definers(self, name: str) -> tuple[int, ...]:
+        """Ids of the files defining ``name`` (ascending)."""
+        nid = self.core.name_id(name)
+        if nid < 0 or self.n_definers[nid] == 0:
+            return ()
+        lo, hi = np.searchsorted(self.pair_name, [nid, nid + 1])
+        return tuple(self.pair_fid[lo:hi].tolist())
+
+    def n_definers_of(self, name: str) -> int:
+        nid = self.core.name_id(name)
+        return 0 if nid < 0 else int(self.n_definers[nid])
+
+    @property
+    def defined(self) -> DefinedNames:
+        """Membership view of the defined names (not cached: a cached view would
+        make a reference cycle and keep replaced graphs alive until a GC pass)."""
+        return DefinedNames(self)
+
+    @cached_property
+    def idents(self) -> list[str]:
+        """Defined names in node order (node ``F + j`` is ``idents[j]``)."""
+        names = self.core.names
+        return [names[i] for i in np.flatnonzero(self.n_definers > 0).tolist()]
+
+    def definition(self, row: int) -> Definition | None:
+        """The definition of a table row (None for a file-only row)."""
+        if self.core.def_names[row] < 0:
+            return None
+        fid = int(self.table.fid[row])
+        return self.tags[self.files[fid]].definitions[row - int(self.table.offsets[fid])]
+
+
+class DefinedNames:
+    """``name in graph.defined``: does the repository define ``name``?"""
+
+    def __init__(self, graph: RepoGraph) -> None:
+        self._graph = graph
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._graph.node(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._graph.idents)
 
 
 def build_graph(tags: Mapping[str, FileTags]) -> RepoGraph:
-    """Build the graph over all files in ``tags`` (files without tags are nodes too)."""
-    files = sorted(tags)
-    definers = {k: tuple(v) for k, v in _definers(tags, files).items()}
-    idents = sorted(definers)
-    ident_index = {name: len(files) + j for j, name in enumerate(idents)}
-    segments = [file_segment(tags[p], ident_index) for p in files]
-    users: Counter[str] = Counter()
-    for path in files:
-        users.update(tags[path].references.keys())
-    refs = RefEdges(
-        np.concatenate([[0], np.cumsum([len(s[0]) for s in segments])]).astype(np.int64),
-        np.concatenate([_NO_INTS, *(s[0] for s in segments)]),
-        np.concatenate([_NO_FLOATS, *(s[1] for s in segments)]),
-        dict(users),
-        static_weights(idents, definers, users, len(files)),
-    )
-    return assemble(files, idents, definers, refs, tags)
+    """Build the graph over all files in ``tags``."""
+    return RepoGraph(build_core(tags), tags)

@@ -1,89 +1,153 @@
-"""Update the reference graph after edits without rebuilding it.
+"""Update the graph core after edits to existing files without rebuilding it.
 
-Applies when the set of files is unchanged and every edited file still defines
-the same names (the common edit: a function body, a signature, an import).
-Then identifier node ids stay valid: only the edited files' reference segments,
-the use counts of the names they touch and those names' static weights are
-recomputed. The result is identical, array for array, to a fresh
-``build_graph`` of the same tags (tests check the bytes). Any other change
-returns None and the caller rebuilds.
+Every change patches: an edited file's reference and definition segments are
+replaced, a new file's are inserted at its sorted place, a removed file's are
+dropped, and names never seen before are merged into the sorted name list
+(existing name ids shift; the segment arrays are remapped in one vectorised
+pass). The core stores no file ids or node ids, only per-file segments, so a
+new file list needs no renumbering. Everything that depends on more than one
+file (who defines a name, use counts, weights, node numbering) is derived
+afterwards by ``RepoGraph`` exactly as for a fresh build, so a patched graph
+equals a freshly built one array for array (tests check the bytes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Collection, Mapping
 
 import numpy as np
 
+from bonsai.core.pagerank import IntArray
 from bonsai.services.repomap.graph import (
-    RefEdges,
-    RepoGraph,
-    assemble,
-    file_segment,
-    ident_weight,
+    NO_NAME,
+    FileSegments,
+    GraphCore,
+    file_segments,
+    is_specific,
+    name_factor,
 )
 from bonsai.services.repomap.models import FileTags
 
-Old = Mapping[str, FileTags | None]  # previous tags of the edited files
-Tags = Mapping[str, FileTags]
 
-
-def _names(ft: FileTags | None) -> frozenset[str]:
-    return frozenset() if ft is None else frozenset(d.name for d in ft.definitions)
-
-
-def patchable(graph: RepoGraph, old: Old, tags: Tags) -> bool:
-    if len(tags) != len(graph.files) or any(p not in graph.file_index for p in old):
-        return False
-    if any(p not in tags for p in old):
-        return False
-    return all(_names(before) == _names(tags[p]) for p, before in old.items())
-
-
-def _users(graph: RepoGraph, old: Old, tags: Tags) -> tuple[dict[str, int], set[str]]:
-    users = dict(graph.refs.users)
-    touched: set[str] = set()
-    for path, before in old.items():
-        for name in () if before is None else before.references:
-            users[name] -= 1
-            touched.add(name)
-        for name in tags[path].references:
-            users[name] = users.get(name, 0) + 1
-            touched.add(name)
-    return {k: v for k, v in users.items() if v > 0}, touched
-
-
-def patch_graph(graph: RepoGraph, old: Old, tags: Tags) -> RepoGraph | None:
-    """The graph for ``tags``, given the previous tags of the changed files
-    (``old``), or None when the change needs a full rebuild."""
-    if not patchable(graph, old, tags):
-        return None
-    n_files = len(graph.files)
-    users, touched = _users(graph, old, tags)
-    static = graph.refs.static.copy()
-    for name in touched:
-        node = graph.ident_index.get(name)
-        if node is not None:
-            n_def = len(graph.definers[name])
-            static[node - n_files] = ident_weight(name, n_def, users.get(name, 0), n_files)
-    offsets, nodes, factor = graph.refs.offsets, graph.refs.nodes, graph.refs.factor
-    node_parts: list[np.ndarray] = []
-    factor_parts: list[np.ndarray] = []
-    sizes = np.diff(offsets).copy()
-    cursor = 0
-    for fid in sorted(graph.file_index[p] for p in old):
-        seg_nodes, seg_factor = file_segment(tags[graph.files[fid]], graph.ident_index)
-        node_parts += [nodes[cursor : offsets[fid]], seg_nodes]
-        factor_parts += [factor[cursor : offsets[fid]], seg_factor]
-        cursor = int(offsets[fid + 1])
-        sizes[fid] = len(seg_nodes)
-    node_parts.append(nodes[cursor:])
-    factor_parts.append(factor[cursor:])
-    refs = RefEdges(
-        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        np.concatenate(node_parts),
-        np.concatenate(factor_parts),
-        users,
-        static,
+def _merge_names(core: GraphCore, new: set[str]) -> GraphCore:
+    """``core`` with ``new`` names merged into the sorted list (ids remapped)."""
+    merged = sorted([*core.names, *new])
+    positions = sorted(bisect_left(merged, n) for n in new)
+    is_new = np.zeros(len(merged), dtype=bool)
+    is_new[positions] = True
+    old_to_new = np.flatnonzero(~is_new).astype(np.int64)
+    factor = np.empty(len(merged))
+    specific = np.empty(len(merged), dtype=bool)
+    factor[old_to_new], specific[old_to_new] = core.name_factor, core.name_specific
+    for i in positions:
+        factor[i], specific[i] = name_factor(merged[i]), is_specific(merged[i])
+    named = core.def_names >= 0
+    def_names = np.where(named, old_to_new[np.where(named, core.def_names, 0)], NO_NAME)
+    return core._replace(
+        names=merged,
+        name_factor=factor,
+        name_specific=specific,
+        ref_names=old_to_new[core.ref_names],
+        def_names=def_names,
     )
-    return assemble(graph.files, graph.idents, graph.definers, refs, tags, same_idents_as=graph)
+
+
+Run = tuple[int, int] | str  # a run of old file ids [lo, hi), or a file with new tags
+
+
+def _runs(files: list[str], index: Mapping[str, int], new: Collection[str]) -> list[Run]:
+    """The new file list as runs of consecutive old files and single new ones."""
+    runs: list[Run] = []
+    for path in files:
+        if path in new:
+            runs.append(path)
+            continue
+        fid = index[path]
+        last = runs[-1] if runs else None
+        if isinstance(last, tuple) and last[1] == fid:
+            runs[-1] = (last[0], fid + 1)
+        else:
+            runs.append((fid, fid + 1))
+    return runs
+
+
+def _splice(
+    offsets: IntArray, arrays: list[np.ndarray], runs: list[Run], new: dict[str, list[np.ndarray]]
+) -> tuple[IntArray, list[np.ndarray]]:
+    """Segment arrays for the new file list (one array per column)."""
+    old_sizes = np.diff(offsets)
+    sizes: list[IntArray] = []
+    parts: list[list[np.ndarray]] = [[] for _ in arrays]
+    for run in runs:
+        if isinstance(run, str):
+            columns = new[run]
+            sizes.append(np.array([len(columns[0])], dtype=np.int64))
+        else:
+            lo, hi = int(offsets[run[0]]), int(offsets[run[1]])
+            columns = [array[lo:hi] for array in arrays]
+            sizes.append(old_sizes[run[0] : run[1]])
+        for col, column in enumerate(columns):
+            parts[col].append(column)
+    joined = np.concatenate([np.zeros(0, dtype=np.int64), *sizes])
+    new_offsets = np.concatenate([[0], np.cumsum(joined)]).astype(np.int64)
+    return new_offsets, [
+        np.concatenate([a[:0], *p]).astype(a.dtype) for p, a in zip(parts, arrays, strict=True)
+    ]
+
+
+def _ids(core: GraphCore, seg: FileSegments) -> tuple[IntArray, IntArray]:
+    refs = np.fromiter(map(core.name_id, seg.ref_names), np.int64, len(seg.ref_names))
+    defs = np.fromiter(
+        (NO_NAME if n is None else core.name_id(n) for n in seg.def_names),
+        np.int64,
+        len(seg.def_names),
+    )
+    return refs, defs
+
+
+def patch_core(
+    core: GraphCore,
+    edited: Mapping[str, FileTags],
+    removed: Collection[str] = (),
+    file_index: Mapping[str, int] | None = None,
+) -> GraphCore:
+    """The core after ``edited`` files (changed or new) got these tags and
+    ``removed`` files left the map. ``file_index``: of ``core.files``."""
+    if file_index is None:
+        file_index = {p: i for i, p in enumerate(core.files)}
+    segments = {p: file_segments(ft) for p, ft in edited.items()}
+    seen: set[str] = set()
+    for seg in segments.values():
+        seen.update(seg.ref_names)
+        seen.update(n for n in seg.def_names if n is not None)
+    fresh = {n for n in seen if core.name_id(n) < 0}
+    if fresh:
+        core = _merge_names(core, fresh)
+    files = core.files
+    gone = {p for p in removed if p in file_index and p not in edited}
+    added = [p for p in edited if p not in file_index]
+    if gone or added:
+        files = sorted({*(p for p in core.files if p not in gone), *added})
+    runs = _runs(files, file_index, segments)
+    refs: dict[str, list[np.ndarray]] = {}
+    defs: dict[str, list[np.ndarray]] = {}
+    for path, seg in segments.items():
+        ref_ids, def_ids = _ids(core, seg)
+        refs[path] = [ref_ids, seg.ref_factor]
+        defs[path] = [def_ids, seg.def_lines]
+    ref_offsets, (ref_names, ref_factor) = _splice(
+        core.ref_offsets, [core.ref_names, core.ref_factor], runs, refs
+    )
+    def_offsets, (def_names, def_lines) = _splice(
+        core.def_offsets, [core.def_names, core.def_lines], runs, defs
+    )
+    return core._replace(
+        files=files,
+        ref_offsets=ref_offsets,
+        ref_names=ref_names,
+        ref_factor=ref_factor,
+        def_offsets=def_offsets,
+        def_names=def_names,
+        def_lines=def_lines,
+    )

@@ -30,7 +30,8 @@ class FileResult(NamedTuple):
     path: str
     outcome: Outcome
     row: CacheRow | None  # row to write (None: nothing to write)
-    tags: FileTags | None  # None: not part of the map (binary, unreadable)
+    tags: FileTags | None  # None: not part of the map (binary, unreadable), or "trusted"
+    # (the cached row stands; its tags are decoded when needed)
 
 
 def _read(root: Path, rel: str) -> tuple[bytes, int, int]:
@@ -56,13 +57,15 @@ def analyse(rel: str, data: bytes, size: int, mtime_ns: int, sha: str) -> CacheR
 def tags_of(row: CacheRow) -> FileTags | None:
     if row.file.status != "tags":
         return None
+    if row.file.data is None:
+        raise ValueError(f"repomap: {row.path}: cache row read without its tags")
     return decode_tags(row.path, row.file.data)
 
 
 def index_file(root: Path, cand: Candidate, cached: CachedFile | None) -> FileResult:
     """Update one file against its cached row (see module doc for the rule)."""
     if cached is not None and (cached.size, cached.mtime_ns) == (cand.size, cand.mtime_ns):
-        return FileResult(cand.path, "trusted", None, tags_of(CacheRow(cand.path, cached)))
+        return FileResult(cand.path, "trusted", None, None)
     try:
         data, size, mtime_ns = _read(root, cand.path)
     except OSError as exc:

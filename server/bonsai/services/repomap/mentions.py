@@ -11,7 +11,7 @@ by how specific it is (``parse_header`` or ``HTTPConnection`` say more than
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable
 from pathlib import PurePosixPath
 from typing import NamedTuple
 
@@ -43,16 +43,25 @@ class PathIndex(NamedTuple):
     by_stem: dict[str, list[str]]
 
 
+NO_PATHS = PathIndex(frozenset(), {}, {})
+
+
+def _stem(name: str) -> str:
+    """``PurePosixPath(name).stem`` without building a path object."""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
 def build_path_index(paths: Iterable[str]) -> PathIndex:
     by_basename: dict[str, list[str]] = {}
     by_stem: dict[str, list[str]] = {}
     all_paths = sorted(paths)
     for path in all_paths:
-        pure = PurePosixPath(path)
-        by_basename.setdefault(pure.name, []).append(path)
-        stem = pure.stem
-        if stem in _INDEX_STEMS and pure.parent.name:
-            stem = pure.parent.name  # pkg/__init__.py answers to "pkg"
+        parent, _, name = path.rpartition("/")
+        by_basename.setdefault(name, []).append(path)
+        stem = _stem(name)
+        if stem in _INDEX_STEMS and parent:
+            stem = parent.rpartition("/")[2]  # pkg/__init__.py answers to "pkg"
         by_stem.setdefault(stem, []).append(path)
     return PathIndex(frozenset(all_paths), by_basename, by_stem)
 
@@ -122,7 +131,7 @@ def specificity(name: str) -> float:
     return 0.1 if len(name) >= 4 else 0.03
 
 
-def mentioned_idents(text: str, defined: Mapping[str, object]) -> dict[str, float]:
+def mentioned_idents(text: str, defined: Container[str]) -> dict[str, float]:
     code = _code_words(text)
     found: dict[str, float] = {}
     for word in sorted(set(_WORD.findall(text))):
@@ -132,7 +141,7 @@ def mentioned_idents(text: str, defined: Mapping[str, object]) -> dict[str, floa
     return found
 
 
-def parse_mentions(text: str, index: PathIndex, defined: Mapping[str, object]) -> Mentions:
+def parse_mentions(text: str, index: PathIndex, defined: Container[str]) -> Mentions:
     if not text.strip():
         return Mentions({}, {})
     return Mentions(mentioned_files(text, index), mentioned_idents(text, defined))

@@ -18,19 +18,18 @@ break by (path, line): the order is deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import NamedTuple
+import hashlib
+from collections.abc import Collection, Sequence
+from typing import overload
 
 import numpy as np
 
-from bonsai.core.pagerank import FloatArray, IntArray, personalized_pagerank
+from bonsai.core.pagerank import FloatArray, IntArray, rank_transition
 from bonsai.core.repomap_render import MapEntry, MapTag
-from bonsai.services.repomap.graph import RepoGraph
+from bonsai.services.repomap.graph import DefTable, RepoGraph
 from bonsai.services.repomap.mentions import Mentions
-from bonsai.services.repomap.models import Definition
 
 _NO_INTS: IntArray = np.zeros(0, dtype=np.int64)
-_NO_FLOATS: FloatArray = np.zeros(0, dtype=np.float64)
 BASE_SHARE = 0.10
 RECENT_WEIGHT = 0.5
 UNREFERENCED_SHARE = 0.01  # score of a definition nobody references, × file rank
@@ -40,86 +39,74 @@ NAMED_MIN_WEIGHT = 0.3  # plain words ("open", "value") rank but get no bonus
 NAMED_IDENT_BONUS = 2.0
 NAMED_FILE_BONUS = 1.0
 NAMED_FILE_TOP_DEFS = 3
+PAGERANK_TOL = 1e-8  # per node; the L1 change that stops the iteration is n_nodes x this
+NAMED_SCAN_ROWS = 2048  # rows searched for named files before sorting them all
 
 
-class DefTable(NamedTuple):
-    """One row per definition, plus one row per file without definitions; file
-    i's rows are ``[offsets[i], offsets[i + 1])``."""
+class Ranked:
+    """The ranking of one request. ``order(count)`` gives the best ``count``
+    definition-table rows (ties by path, then line), sorting only what it must."""
 
-    fid: IntArray
-    node: IntArray  # identifier node, -1 for a file-only row
-    ndef: FloatArray  # number of files defining the identifier (1 for file rows)
-    line: IntArray
-    defs: list[Definition | None]
-    offsets: IntArray
+    def __init__(
+        self, file_rank: FloatArray, score: FloatArray, keep: IntArray, graph: RepoGraph
+    ) -> None:
+        self.file_rank = file_rank  # per file id, normalised to sum 1
+        self.graph = graph
+        self.table = graph.table
+        self.named: list[str] = []  # files leading the order because the user named them
+        self._score = score
+        self._keep = keep  # rows outside the conversation
+        self._order: IntArray = _NO_INTS
+        self._complete = False
 
+    def order(self, count: int) -> IntArray:
+        """The best ``count`` rows (fewer when there are fewer), best first."""
+        if count <= len(self._order) or self._complete:
+            return self._order[:count]
+        keep, table = self._keep, self.table
+        neg = -self._score[keep]
+        if count * 2 >= len(keep):
+            rows, self._complete = keep, True
+        else:
+            cut = np.partition(neg, count - 1)[count - 1]
+            chosen = neg <= cut  # every row tied with the last one too
+            rows, neg = keep[chosen], neg[chosen]
+        self._order = rows[np.lexsort((table.line[rows], table.fid[rows], neg))]
+        return self._order[:count]
 
-class Ranked(NamedTuple):
-    file_rank: FloatArray  # per file id, normalised to sum 1
-    order: IntArray  # DefTable rows, best first (conversation files excluded)
-    table: DefTable
-    graph: RepoGraph
-    named: list[str]  # files leading the order because the user named them
-
-    def entries(self, limit: int) -> list[MapEntry]:
-        out: list[MapEntry] = []
-        for row in self.order[:limit].tolist():
-            path = self.graph.files[int(self.table.fid[row])]
-            d = self.table.defs[row]
-            out.append(MapEntry(path, None if d is None else MapTag(d.line, d.signature, d.depth)))
-        return out
-
-
-class _Rows(NamedTuple):
-    defs: list[Definition | None]
-    fid: IntArray
-    node: IntArray
-    ndef: FloatArray
-    line: IntArray
-
-
-def _rows(graph: RepoGraph, fid: int) -> _Rows:
-    defs: list[Definition | None] = list(graph.tags[graph.files[fid]].definitions) or [None]
-    index, definers, count = graph.ident_index, graph.definers, len(defs)
-    node = np.fromiter((-1 if d is None else index[d.name] for d in defs), np.int64, count)
-    ndef = np.fromiter((1 if d is None else len(definers[d.name]) for d in defs), float, count)
-    line = np.fromiter((0 if d is None else d.line for d in defs), np.int64, count)
-    return _Rows(defs, np.full(count, fid, dtype=np.int64), node, ndef, line)
+    def entries(self, limit: int) -> Sequence[MapEntry]:
+        """The best ``limit`` rows as map entries, made when first read (the
+        budget fit reads a prefix; the tags of files past it are never decoded)."""
+        return _Entries(self, self.order(limit))
 
 
-def _table(parts: list[_Rows]) -> DefTable:
-    offsets = np.concatenate([[0], np.cumsum([len(p.defs) for p in parts])]).astype(np.int64)
-    return DefTable(
-        np.concatenate([_NO_INTS, *(p.fid for p in parts)]),
-        np.concatenate([_NO_INTS, *(p.node for p in parts)]),
-        np.concatenate([_NO_FLOATS, *(p.ndef for p in parts)]),
-        np.concatenate([_NO_INTS, *(p.line for p in parts)]),
-        [d for p in parts for d in p.defs],
-        offsets,
-    )
+class _Entries(Sequence[MapEntry]):
+    def __init__(self, ranked: Ranked, rows: IntArray) -> None:
+        self._ranked = ranked
+        self._rows = rows.tolist()
+        self._made: list[MapEntry] = []
 
+    def __len__(self) -> int:
+        return len(self._rows)
 
-def build_table(graph: RepoGraph) -> DefTable:
-    return _table([_rows(graph, fid) for fid in range(len(graph.files))])
+    def _make(self, upto: int) -> None:
+        graph, fid = self._ranked.graph, self._ranked.table.fid
+        for row in self._rows[len(self._made) : upto]:
+            path = graph.files[int(fid[row])]
+            d = graph.definition(row)
+            tag = None if d is None else MapTag(d.line, d.signature, d.depth)
+            self._made.append(MapEntry(path, tag))
 
-
-def patch_table(table: DefTable, graph: RepoGraph, changed: Collection[str]) -> DefTable:
-    """Replace the rows of ``changed`` files (graph patched, identifiers unchanged)."""
-    fids = sorted(graph.file_index[p] for p in changed)
-    parts: list[_Rows] = []
-    cursor = 0
-    for fid in fids:
-        lo, hi = int(table.offsets[fid]), int(table.offsets[fid + 1])
-        parts += [_slice(table, cursor, lo), _rows(graph, fid)]
-        cursor = hi
-    parts.append(_slice(table, cursor, len(table.defs)))
-    return _table(parts)
-
-
-def _slice(table: DefTable, lo: int, hi: int) -> _Rows:
-    return _Rows(
-        table.defs[lo:hi], table.fid[lo:hi], table.node[lo:hi], table.ndef[lo:hi], table.line[lo:hi]
-    )
+    @overload
+    def __getitem__(self, index: int) -> MapEntry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[MapEntry]: ...
+    def __getitem__(self, index: int | slice) -> MapEntry | list[MapEntry]:
+        if isinstance(index, slice):
+            self._make(len(self._rows) if index.stop is None else index.stop)
+            return self._made[index]
+        self._make(index + 1 if index >= 0 else len(self._rows))
+        return self._made[index]
 
 
 def personalization(
@@ -140,8 +127,9 @@ def personalization(
         if path in graph.file_index:
             signal[graph.file_index[path]] += weight
     for name, weight in mentions.idents.items():
-        if name in graph.ident_index:
-            signal[graph.ident_index[name]] += weight
+        node = graph.node(name)
+        if node is not None:
+            signal[node] += weight
     vector = np.zeros(graph.n_nodes)
     total = float(signal.sum())
     if total <= 0:
@@ -151,9 +139,14 @@ def personalization(
     return vector + (1.0 - BASE_SHARE) * signal / total
 
 
-def _within_file_rank(fid: IntArray, score: FloatArray, line: IntArray) -> IntArray:
-    """k = position of each row among its file's rows, best score first."""
-    order = np.lexsort((line, -score, fid))
+def _within_file_rank(fid: IntArray, score: FloatArray) -> IntArray:
+    """k = position of each row among its file's rows, best score first, ties by
+    line (rows come grouped by file in line order, and the sort is stable)."""
+    by_score = np.argsort(-score, kind="stable")
+    grouped = fid[by_score]
+    if len(fid) and int(fid[-1]) < 1 << 16:
+        grouped = grouped.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
+    order = by_score[np.argsort(grouped, kind="stable")]
     sorted_fid = fid[order]
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_fid)) + 1]
     group_start = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
@@ -163,14 +156,14 @@ def _within_file_rank(fid: IntArray, score: FloatArray, line: IntArray) -> IntAr
 
 
 def _gets_bonus(graph: RepoGraph, name: str, weight: float) -> bool:
-    ids = graph.definers.get(name)
-    return ids is not None and len(ids) <= NAMED_MAX_DEFINERS and weight >= NAMED_MIN_WEIGHT
+    n_definers = graph.n_definers_of(name)
+    return 0 < n_definers <= NAMED_MAX_DEFINERS and weight >= NAMED_MIN_WEIGHT
 
 
 def _bonus_vectors(graph: RepoGraph, mentions: Mentions) -> tuple[FloatArray, FloatArray]:
     ident_bonus = np.zeros(graph.n_nodes)
     for name, weight in mentions.idents.items():
-        node = graph.ident_index.get(name)
+        node = graph.node(name)
         if node is not None and _gets_bonus(graph, name, weight):
             ident_bonus[node] = NAMED_IDENT_BONUS * weight
     file_bonus = np.zeros(len(graph.files))
@@ -190,51 +183,63 @@ def score_rows(
     base = flow + np.where(is_def, UNREFERENCED_SHARE, FILE_ONLY_SHARE) * file_rank[table.fid]
     ident_bonus, file_bonus = _bonus_vectors(graph, mentions)
     base = base + np.where(is_def, ident_bonus[node] / table.ndef, 0.0)
-    k = _within_file_rank(table.fid, base, table.line)
+    k = _within_file_rank(table.fid, base)
     score = base / (1.0 + k)
     return score + np.where(k < NAMED_FILE_TOP_DEFS, file_bonus[table.fid], 0.0)
 
 
+def pagerank_of(graph: RepoGraph, pers: FloatArray) -> FloatArray:
+    """PageRank of ``graph`` for this personalization; the last result is kept on
+    the graph (and persisted with it), so repeating the inputs costs nothing."""
+    key = hashlib.blake2b(pers.tobytes(), digest_size=16).hexdigest()
+    if graph.last_rank is not None and graph.last_rank[0] == key:
+        return graph.last_rank[1]
+    ranks = rank_transition(graph.transition, pers, tol=PAGERANK_TOL)
+    graph.last_rank = (key, ranks)
+    return ranks
+
+
 def rank(
     graph: RepoGraph,
-    table: DefTable,
     chat_files: Collection[str],
     recent_files: Collection[str],
     mentions: Mentions,
 ) -> Ranked:
     """Rank everything for one request (see module doc)."""
+    table = graph.table
     pers = personalization(graph, chat_files, recent_files, mentions)
-    ranks = personalized_pagerank(graph.n_nodes, graph.sources, graph.targets, graph.weights, pers)
+    ranks = pagerank_of(graph, pers)
     score = score_rows(graph, table, ranks, mentions)
     excluded = np.zeros(len(graph.files), dtype=bool)
     for path in chat_files:
         if path in graph.file_index:
             excluded[graph.file_index[path]] = True
-    keep = np.flatnonzero(~excluded[table.fid])
-    order = keep[np.lexsort((table.line[keep], table.fid[keep], -score[keep]))]
+    keep = np.flatnonzero(~excluded[table.fid]) if excluded.any() else np.arange(len(score))
     file_rank = ranks[: len(graph.files)]
     total = float(file_rank.sum())
     normalised = file_rank / total if total > 0 else file_rank
-    named = _named_files(graph, table, order, mentions)
-    return Ranked(normalised, order, table, graph, named)
+    ranked = Ranked(normalised, score, keep, graph)
+    ranked.named = _named_files(graph, ranked, mentions)
+    return ranked
 
 
-def _named_files(
-    graph: RepoGraph, table: DefTable, order: IntArray, mentions: Mentions, limit: int = 5
-) -> list[str]:
+def _named_files(graph: RepoGraph, ranked: Ranked, mentions: Mentions, limit: int = 5) -> list[str]:
     """Files that carry a naming bonus, in rendering order (at most ``limit``)."""
     wanted = {graph.file_index[p] for p in mentions.files if p in graph.file_index}
     for name, weight in mentions.idents.items():
         if _gets_bonus(graph, name, weight):
-            wanted.update(graph.definers[name])
+            wanted.update(graph.definers(name))
     out: list[str] = []
     if not wanted:
         return out
-    for row in order.tolist():
-        fid = int(table.fid[row])
-        if fid in wanted:
-            wanted.discard(fid)
-            out.append(graph.files[fid])
-            if len(out) >= limit or not wanted:
-                break
+    for count in (NAMED_SCAN_ROWS, len(graph.table.fid)):
+        out = []
+        remaining = set(wanted)
+        for row in ranked.order(count).tolist():
+            fid = int(graph.table.fid[row])
+            if fid in remaining:
+                remaining.discard(fid)
+                out.append(graph.files[fid])
+                if len(out) >= limit or not remaining:
+                    return out
     return out

@@ -1,8 +1,8 @@
 """``RepoMapService``: the repository map of one workspace, kept current.
 
-Owns the tag cache, the in-memory tags, the reference graph (rebuilt lazily
-after a change) and the last rendered map (for the cache-stability rule in
-``stability.py``). Thread-safe: the watcher thread, the daemon's request
+Owns the tag cache, the in-memory tags, the reference graph (patched after
+edits, loaded from its snapshot on a warm start) and the last rendered map (for
+the cache-stability rule in ``stability.py``). Thread-safe: the watcher thread, the daemon's request
 handlers and ``update_paths`` callers serialise on one re-entrant lock.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from bonsai.core.repomap_render import fit_entries
-from bonsai.services.repomap.cache import CacheRow, TagCache
+from bonsai.services.repomap.cache import CachedFile, CacheRow, TagCache
 from bonsai.services.repomap.discovery import (
     DEFAULT_EXCLUDED_DIRS,
     Candidate,
@@ -25,16 +25,20 @@ from bonsai.services.repomap.discovery import (
 )
 from bonsai.services.repomap.indexer import Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
-from bonsai.services.repomap.mentions import parse_mentions
+from bonsai.services.repomap.mentions import NO_PATHS, parse_mentions
 from bonsai.services.repomap.models import BuildStats, FileTags, RepoMap
 from bonsai.services.repomap.ranking import Ranked, rank
-from bonsai.services.repomap.state import MapState
+from bonsai.services.repomap.state import GraphOrigin, MapState
 from bonsai.services.repomap.watcher import RepoWatcher
 from bonsai.settings import RepoMapSettings
 
 log = logging.getLogger(__name__)
 
 CountTokens = Callable[[str], int]
+
+
+def _stat_changed(row: CachedFile | None, cand: Candidate) -> bool:
+    return row is not None and (row.size, row.mtime_ns) != (cand.size, cand.mtime_ns)
 
 
 class RepoMapService:
@@ -59,7 +63,7 @@ class RepoMapService:
         )
         self._key = str(self.workspace)
         self._cache = TagCache(cache_db)
-        self._state = MapState()
+        self._state = MapState(self._cache, self._key)
         self._watcher: RepoWatcher | None = None
         self._closed = False
         self._listeners: list[Callable[[BuildStats], None]] = []
@@ -75,12 +79,17 @@ class RepoMapService:
         started = time.perf_counter()
         with self._state.lock:
             found = discover(self.rules)
-            cached = self._state.rows if self._state.built else self._cache.load(self._key)
+            st = self._state
+            if not st.built:
+                st.tags.rows = self._cache.load(self._key, with_data=False)
+            cached = dict(st.tags.rows)
+            changed = [c.path for c in found.files if _stat_changed(cached.get(c.path), c)]
+            cached.update(st.tags.with_data(changed))  # a touched file is hashed against it
             results = index_files(
                 self.workspace, found.files, cached, progress, workers=self._workers()
             )
             gone = sorted(set(cached) - {c.path for c in found.files})
-            stats = self._apply(results, gone, replace=True)
+            stats = self._apply(results, gone, cached)
             stats = stats.model_copy(
                 update={
                     "files": len(found.files),
@@ -91,32 +100,32 @@ class RepoMapService:
             self.last_stats = stats
             return stats
 
-    def _apply(self, results: list[FileResult], gone: list[str], replace: bool) -> BuildStats:
-        """Store results in memory and in the cache; count what happened."""
+    def _apply(
+        self, results: list[FileResult], gone: list[str], cached: dict[str, CachedFile]
+    ) -> BuildStats:
+        """Store results in memory and in the cache; count what happened. Trusted
+        files keep their cached row (tags decoded only when read)."""
         st = self._state
         counts = {"trusted": 0, "hashed": 0, "parsed": 0, "skipped": 0}
         rows: list[CacheRow] = []
-        if replace:
-            st.rows, st.tags = {}, {}
-            st.invalidate()
         for res in results:
             counts[res.outcome] += 1
-            if res.row is not None:
-                rows.append(res.row)
-                st.rows[res.path] = res.row.file
-            if res.outcome == "parsed":
+            if res.outcome == "trusted":
+                if st.tags.rows.get(res.path) is not cached[res.path]:
+                    st.tags.put(res.path, cached[res.path])
+                continue
+            if res.outcome == "parsed" or res.row is None:
                 st.note_edit(res.path, res.tags)
-            if res.tags is not None:
-                st.tags[res.path] = res.tags
-            else:
-                st.tags.pop(res.path, None)
+            if res.row is None:
+                st.tags.drop(res.path)
+                continue
+            rows.append(res.row)
+            st.tags.put(res.path, res.row.file, res.tags)
         for path in gone:
-            st.rows.pop(path, None)
-            st.tags.pop(path, None)
+            st.tags.drop(path)
+        st.note_gone(gone)
         self._cache.put_many(self._key, rows)
         self._cache.delete_many(self._key, gone)
-        if gone:
-            st.invalidate()
         st.built = True
         return BuildStats(removed=len(gone), **counts)
 
@@ -131,10 +140,10 @@ class RepoMapService:
                 self.rules.reset()
                 return self.build()
             to_index, gone = self._plan_update(rels)
-            results = [
-                index_file(self.workspace, c, self._state.rows.get(c.path)) for c in to_index
-            ]
-            stats = self._apply(results, gone, replace=False)
+            known = dict(self._state.tags.rows)
+            known.update(self._state.tags.with_data(c.path for c in to_index))
+            results = [index_file(self.workspace, c, known.get(c.path)) for c in to_index]
+            stats = self._apply(results, gone, known)
             stats = stats.model_copy(
                 update={"files": len(results), "elapsed_ms": (time.perf_counter() - started) * 1000}
             )
@@ -144,7 +153,7 @@ class RepoMapService:
     def _plan_update(self, rels: list[str]) -> tuple[list[Candidate], list[str]]:
         to_index: dict[str, Candidate] = {}
         gone: set[str] = set()
-        known = self._state.rows
+        known = self._state.tags.rows
         for rel in rels:
             if (self.workspace / rel).is_dir():
                 for cand in discover(self.rules, rel).files:
@@ -179,10 +188,11 @@ class RepoMapService:
         with self._state.lock:
             if not self._state.built:
                 self.build()
-            graph, table, index = self._state.current_graph()
-            found = parse_mentions(mentions, index, graph.definers)
+            graph = self._state.current_graph()
+            index = self._state.path_index(graph) if mentions.strip() else NO_PATHS
+            found = parse_mentions(mentions, index, graph.defined)
             chat = self._relative_set(chat_files)
-            return rank(graph, table, chat, self._relative_set(recent_files), found)
+            return rank(graph, chat, self._relative_set(recent_files), found)
 
     def _relative_set(self, paths: Iterable[str]) -> frozenset[str]:
         return frozenset(r for r in (self._relative(p) for p in paths) if r is not None)
@@ -236,17 +246,31 @@ class RepoMapService:
             listener(stats)
 
     def stop(self) -> None:
-        """Stop watching and close the cache. The service is unusable afterwards."""
+        """Stop watching, save the graph snapshot if it changed since it was last
+        saved, and close the cache. The service is unusable afterwards."""
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
         with self._state.lock:
-            if not self._closed:
-                self._cache.close()
-                self._closed = True
+            if self._closed:
+                return
+            try:
+                self._state.save_if_changed()
+            except Exception:  # a failed save only costs the next warm start time
+                log.exception("repomap: could not save the graph snapshot")
+            self._cache.close()
+            self._closed = True
+
+    @property
+    def graph_origin(self) -> GraphOrigin:
+        """How the current graph was obtained: ``"built"`` from all tags,
+        ``"loaded"`` from the snapshot saved next to the tag cache, ``"patched"``
+        after edits, or ``"none"`` before the first map."""
+        return self._state.origin
 
     @property
     def tags(self) -> dict[str, FileTags]:
         """Current tags by path (a copy)."""
         with self._state.lock:
+            self._state.tags.decode_all()
             return dict(self._state.tags)
