@@ -1,12 +1,15 @@
-"""Memory per workspace for the daemon: the service, hand-edit sync, per-turn recall."""
+"""Memory per workspace for the daemon: the pooled service, hand-edit sync, per-turn recall."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from bonsai.daemon.service_pool import ServicePool
 from bonsai.daemon.state import Daemon
 from bonsai.services.memory.inject import InjectionState
 from bonsai.services.memory.service import MemoryService
@@ -18,38 +21,66 @@ log = logging.getLogger("bonsai.memory")
 INJECTED_KEY = "memory_injected"
 
 
+@dataclass(frozen=True)
+class LiveMemory:
+    """A workspace's memory service with the watcher that follows hand edits."""
+
+    service: MemoryService
+    watcher: MemoryWatcher
+
+
+def _pool(daemon: Daemon) -> ServicePool[LiveMemory]:
+    return daemon.pool("memory", _close)
+
+
 def memory_service(daemon: Daemon, workspace: str | None) -> MemoryService:
-    services: dict[str | None, MemoryService] = daemon.services.setdefault("memory", {})
-    service = services.get(workspace)
-    if service is None:
-        settings = daemon.settings(workspace).settings.memory
-        ws = Path(workspace) if workspace else None
-        service = services[workspace] = MemoryService(daemon.home, ws, settings)
-        # resync on the event loop, where recall also syncs: never two writers at once
-        loop = asyncio.get_running_loop()
-
-        def changed(_: Path) -> None:
-            loop.call_soon_threadsafe(_resync, service)
-
-        watcher = service.watch(changed)
-        daemon.services.setdefault("shutdown_hooks", []).append(_stopper(watcher, service))
-    return service
+    """The workspace's memory service, for use within one synchronous stretch on
+    the loop; code that awaits while using it takes :func:`memory_lease`."""
+    return _pool(daemon).get(workspace, lambda: _open(daemon, workspace)).service
 
 
-def _resync(service: MemoryService) -> None:
-    """A file was edited by hand: refresh the retrieval shadow now."""
+@contextlib.contextmanager
+def memory_lease(daemon: Daemon, workspace: str | None) -> Iterator[MemoryService]:
+    """The workspace's memory service, kept alive (never released) until the block ends."""
+    with _pool(daemon).hold(workspace, lambda: _open(daemon, workspace)) as live:
+        yield live.service
+
+
+def _open(daemon: Daemon, workspace: str | None) -> LiveMemory:
+    settings = daemon.settings(workspace).settings.memory
+    ws = Path(workspace) if workspace else None
+    service = MemoryService(daemon.home, ws, settings)
+    # resync on the event loop, where recall also syncs: never two writers at once
+    loop = asyncio.get_running_loop()
+    pool = _pool(daemon)
+    holder: list[LiveMemory] = []
+
+    def changed(_: Path) -> None:
+        loop.call_soon_threadsafe(_resync, pool, workspace, holder)
+
     try:
-        service.sync()
+        live = LiveMemory(service, service.watch(changed))
+    except BaseException:
+        service.close()
+        raise
+    holder.append(live)
+    return live
+
+
+def _resync(pool: ServicePool[LiveMemory], workspace: str | None, holder: list[LiveMemory]) -> None:
+    """A file was edited by hand: refresh the retrieval shadow now (unless released)."""
+    if not holder or not pool.is_live(workspace, holder[0]):
+        return
+    try:
+        holder[0].service.sync()
     except Exception:  # a broken hand edit is reported by list/status, never fatal here
         log.exception("memory sync after a hand edit failed")
 
 
-def _stopper(watcher: MemoryWatcher, service: MemoryService) -> Callable[[], Awaitable[None]]:
-    async def stop() -> None:
-        watcher.stop()
-        service.close()
-
-    return stop
+def _close(live: LiveMemory) -> None:
+    """Stop the watcher (joins its threads) and close the index connection."""
+    live.watcher.stop()
+    live.service.close()
 
 
 def recall_note(

@@ -14,7 +14,7 @@ import logging
 
 from bonsai.core.context import ContextState
 from bonsai.daemon.compaction import fast_summary
-from bonsai.daemon.memory import memory_service
+from bonsai.daemon.memory import memory_lease
 from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
@@ -55,8 +55,8 @@ def maybe_promote(
 
     async def run() -> None:
         try:
-            service = memory_service(daemon, workspace)
-            result = await promote(text, lambda p: fast_summary(settings, p), service, mode)
+            with memory_lease(daemon, workspace) as service:
+                result = await promote(text, lambda p: fast_summary(settings, p), service, mode)
         except Exception:
             log.exception("memory promotion failed; the session is unaffected")
             return

@@ -1,17 +1,24 @@
-"""The repository map per workspace: built off the event loop, kept current by watchdog."""
+"""The repository map per workspace: built off the event loop (one build per workspace
+even when requests race), kept current by watchdog, pooled and released when idle."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from lsprotocol import types as lsp
 
+from bonsai.daemon.service_pool import ServicePool
 from bonsai.daemon.state import Connection, Daemon
 from bonsai.domain import StoredMessage
 from bonsai.services.repomap.models import RepoMap
 from bonsai.services.repomap.service import RepoMapService
+
+log = logging.getLogger("bonsai.repomap")
 
 
 def _counter(daemon: Daemon, workspace: str):  # type: ignore[no-untyped-def]
@@ -61,31 +68,38 @@ class BuildProgress:
             client.notify_lsp(lsp.PROGRESS, lsp.ProgressParams(token=self.token, value=value))
 
 
-async def repomap_service(
+@contextlib.asynccontextmanager
+async def repomap_lease(
     daemon: Daemon, workspace: str, clients: list[Connection] | None = None
-) -> RepoMapService:
-    services: dict[str, RepoMapService] = daemon.services.setdefault("repomaps", {})
-    service = services.get(workspace)
-    if service is None:
-        settings = daemon.settings(workspace).settings.repomap
-        cache = daemon.home / "cache" / "repomap.db"
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        service = RepoMapService(Path(workspace), cache, settings, _counter(daemon, workspace))
-        progress = BuildProgress(clients or [], f"bonsai: mapping {Path(workspace).name}")
+) -> AsyncIterator[RepoMapService]:
+    """The workspace's repository map, built on first use (concurrent first requests
+    share one build) and never released while the block runs."""
+    pool: ServicePool[RepoMapService] = daemon.pool("repomap", _close)
+    async with pool.lease(workspace, lambda: _build(daemon, workspace, clients or [])) as service:
+        yield service
+
+
+async def _build(daemon: Daemon, workspace: str, clients: list[Connection]) -> RepoMapService:
+    settings = daemon.settings(workspace).settings.repomap
+    cache = daemon.home / "cache" / "repomap.db"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    service = RepoMapService(Path(workspace), cache, settings, _counter(daemon, workspace))
+    try:
+        progress = BuildProgress(clients, f"bonsai: mapping {Path(workspace).name}")
         await progress.begin()
         stats = await asyncio.to_thread(service.build, progress.report)
         progress.end(f"{stats.files} files mapped, {stats.parsed} parsed")
         service.start_watching()
-        services[workspace] = service
-        daemon.services.setdefault("shutdown_hooks", []).append(_stopper(service))
+    except BaseException:
+        await asyncio.to_thread(service.stop)
+        raise
+    log.info("repository map of %s: %s files, %s parsed", workspace, stats.files, stats.parsed)
     return service
 
 
-def _stopper(service: RepoMapService):  # type: ignore[no-untyped-def]
-    async def stop() -> None:
-        service.stop()
-
-    return stop
+def _close(service: RepoMapService) -> None:
+    """Stop the watcher (joins its threads) and close the tag cache."""
+    service.stop()
 
 
 def conversation_files(history: list[StoredMessage]) -> tuple[list[str], list[str]]:
@@ -103,8 +117,8 @@ def conversation_files(history: list[StoredMessage]) -> tuple[list[str], list[st
 async def map_for(
     daemon: Daemon, workspace: str, history: list[StoredMessage], clients: list[Connection]
 ) -> RepoMap:
-    service = await repomap_service(daemon, workspace, clients)
     files, recent = conversation_files(history)
     users = [s.message.content for s in history if s.message.role == "user"]
     mentions = users[-1] if users else ""
-    return await asyncio.to_thread(service.get, None, files, mentions, recent)
+    async with repomap_lease(daemon, workspace, clients) as service:
+        return await asyncio.to_thread(service.get, None, files, mentions, recent)

@@ -14,6 +14,7 @@ import errno
 import logging
 import re
 from collections.abc import Awaitable, Callable, Generator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -195,6 +196,20 @@ class BonsaiProtocol(LanguageServerProtocol):
             self.connection.authenticated = True
         result = yield from super().lsp_initialize(params)
         return result
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        """Answer a request whose handler raised a JSON-RPC error quietly.
+
+        Every bonsai handler error reaches here already mapped by
+        :func:`to_rpc_error`, which logged the traceback of a real bug; pygls
+        would log each one again at ERROR with a traceback, even errors raised
+        on purpose (invalid params, unknown session), burying the real ones."""
+        error = None if future.cancelled() else future.exception()
+        if isinstance(error, JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     def decode(self, data: dict[str, Any]) -> Any:
         if data.get("jsonrpc") != "2.0":

@@ -193,6 +193,9 @@ async def _shutdown(
     for hook in daemon.services.get("shutdown_hooks", []):
         with contextlib.suppress(Exception):
             await hook()
+    for pool in daemon.pools.values():
+        with contextlib.suppress(Exception):
+            await pool.close_all()
     info = lifecycle.read_daemon_json(options.home)
     if info and info.get("pid") == daemon.pid:
         with contextlib.suppress(OSError):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from bonsai.daemon.service_pool import PoolLimits, ServicePool
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings, load_settings
 from bonsai.services.store.sessions import SessionStore
@@ -75,6 +76,8 @@ class Daemon:
         self._next_id = 0
         self._settings_cache: dict[str | None, LoadedSettings] = {}
         self.services: dict[str, Any] = {}
+        # per-workspace services by kind ("memory", "repomap"), bounded and released when idle
+        self.pools: dict[str, ServicePool[Any]] = {}
 
     # -------------------------------------------------------------- clients
     def add_connection(
@@ -111,6 +114,18 @@ class Daemon:
             cached = load_settings(self.home, Path(workspace) if workspace else None)
             self._settings_cache[workspace] = cached
         return cached
+
+    def pool_limits(self) -> PoolLimits:
+        """The workspace-service limits now (user-level settings: the pools are daemon-wide)."""
+        daemon = self.settings().settings.daemon
+        return PoolLimits(daemon.max_workspace_services, daemon.service_idle_s)
+
+    def pool(self, kind: str, close: Callable[[Any], None]) -> ServicePool[Any]:
+        """The pool of one kind of per-workspace service, made on first use."""
+        pool = self.pools.get(kind)
+        if pool is None:
+            pool = self.pools[kind] = ServicePool(kind, self.pool_limits, close)
+        return pool
 
     def reload_settings(self) -> list[str]:
         self._settings_cache.clear()

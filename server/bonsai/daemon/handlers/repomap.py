@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bonsai.daemon.repomap import repomap_service
+from bonsai.daemon.repomap import repomap_lease
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams
 from bonsai.protocol import models as m
@@ -18,10 +18,11 @@ async def get(ctx: Ctx, params: m.RepomapGetParams) -> m.RepomapGetResult:
     if not workspace:
         raise InvalidParams("give a sessionId or a workspace")
     try:
-        service = await repomap_service(ctx.daemon, workspace, [ctx.connection])
+        async with repomap_lease(ctx.daemon, workspace, [ctx.connection]) as service:
+            mentions = params.mentions or ""
+            result = await asyncio.to_thread(service.get, params.tokens, (), mentions, ())
     except NotADirectoryError as error:
         raise InvalidParams(str(error)) from None
-    result = await asyncio.to_thread(service.get, params.tokens, (), params.mentions or "", ())
     files = [
         m.RepomapFile(path=f.path, rank=f.rank, tags=[t.signature for t in f.tags])
         for f in result.files
