@@ -162,3 +162,57 @@ def test_fold_is_skipped_when_the_summary_would_cost_more() -> None:
         make_input(items, counter=char_counter()), target=1, mode="deterministic"
     )
     assert plan.fold == []
+
+
+def _goal_lines(text: str) -> list[str]:
+    section = text.split("## Current goal\n", 1)[1].split("\n\n", 1)[0]
+    return section.splitlines()
+
+
+def test_the_goal_is_referenced_while_its_message_is_still_sent_in_full() -> None:
+    items = items_of(_session())
+    inp = make_input(items, settings=DETERMINISTIC)
+    result = apply_compaction(inp, plan_compaction(inp, target=8_000, mode="deterministic"), None)
+    assert result.messages[0] == items[0].message  # the task stays, verbatim
+    summary = result.state.summary
+    assert summary is not None
+    assert _goal_lines(summary.text) == ["- (the latest user message, sent in full)"]
+    assert "Port the parser" not in summary.text  # not sent twice
+
+
+def test_a_folded_task_is_quoted_in_the_summary() -> None:
+    messages = [user("Port the parser to the new API."), *step(0, "p" * 1_500, path="src/p.py")]
+    messages += [user("Now the lexer."), *step(1, "l" * 1_500, path="src/l.py")]
+    messages += [user("And the tests."), *step(2, "t" * 1_500, path="src/t.py")]
+    messages += step(3, "u" * 1_500, path="src/u.py")
+    knobs = ContextSettings(  # no tier 1: the fold takes the oldest groups
+        summary_mode="deterministic", keep_user_messages=1, min_stub_tokens=10**9
+    )
+    inp = make_input(items_of(messages), settings=knobs)
+    result = apply_compaction(inp, plan_compaction(inp, target=3_000, mode="deterministic"), None)
+    summary = result.state.summary
+    assert summary is not None and "m1" in summary.folded
+    assert _goal_lines(summary.text) == [
+        "- task: Port the parser to the new API.",
+        "- (the latest user message, sent in full)",
+    ]
+
+
+def test_the_summary_is_kept_within_its_share_of_the_window() -> None:
+    messages = [user("Port the parser to the new API.")]
+    for n in range(30):
+        messages += step(
+            n, f"out{n} " + "x" * 800, path=f"src/package/module_{n}/implementation.py"
+        )
+    items = items_of(messages)
+    texts = []
+    for fraction in (0.0125, 0.04):
+        knobs = ContextSettings(summary_mode="deterministic", summary_fraction=fraction)
+        inp = make_input(items, window=50_000, reserve=10_000, settings=knobs)  # usable 40,000
+        plan = plan_compaction(inp, target=3_000, mode="deterministic")
+        summary = apply_compaction(inp, plan, None).state.summary
+        assert summary is not None
+        texts.append(summary.text)
+    small, large = texts
+    assert len(small) <= 500 * 3 < len(large)  # 1.25% of 40,000 tokens, three characters each
+    assert len(large) <= 1_600 * 3

@@ -195,3 +195,35 @@ def test_gc_records_carry_the_cache_impact() -> None:
     gc = next(r for r in result.records if r.kind == "gc")
     assert "leading tokens stay cached" in gc.detail
     assert json.loads(gc.model_dump_json())["kind"] == "gc"
+
+
+def _fresh_session(*, latest_is_big: bool) -> list[Item]:
+    """One old output worth stubbing, small protected steps, and a 3,000-token
+    output that is either the newest result (not sent before) or one step older."""
+    messages = [user("fix it"), *step(0, "a" * 2_000, path="src/a.py")]
+    messages += step(1, "b" * 50, path="src/b.py")
+    if latest_is_big:
+        messages += step(2, "s" * 50, path="src/s.py")
+        messages += step(3, "c" * 3_000, path="src/c.py")
+    else:
+        messages += step(2, "c" * 3_000, path="src/c.py")
+        messages += step(3, "s" * 50, path="src/s.py")
+    return items_of(messages)
+
+
+@pytest.mark.parametrize(("latest_is_big", "rewrites"), [(True, True), (False, False)])
+def test_new_content_is_not_counted_as_resent_by_a_rewrite(
+    latest_is_big: bool, rewrites: bool
+) -> None:
+    # Stubbing m3 saves ~1,900 tokens and re-sends everything after it. When the big
+    # output is the newest result, the provider reads it uncached anyway: only the
+    # ~300 other tokens are the rewrite's cost (paid back 2x). One step later the big
+    # output was already cached, and re-sending it would cost more than the stub saves.
+    items = _fresh_session(latest_is_big=latest_is_big)
+    inp = make_input(items, window=16_000, reserve=9_000)  # usable 7,000: GC above 5,250
+    assert inp.settings.min_rewrite_payback == 2.0
+    result = assemble(inp)
+    before = result.records[-1].tokens_before if rewrites else result.totals.used
+    assert before is not None and before > inp.settings.gc_trigger * inp.budget.usable
+    assert ("m3" in result.state.stubs) is rewrites
+    assert [r.kind for r in result.records if r.kind == "gc"] == (["gc"] if rewrites else [])

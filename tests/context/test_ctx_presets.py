@@ -27,6 +27,9 @@ def test_presets_order_from_keeping_to_saving() -> None:
         0.95,
         0.50,
     )
+    assert save.summary_fraction < balanced.summary_fraction  # save keeps a shorter summary
+    assert save.min_rewrite_payback > balanced.min_rewrite_payback  # and rewrites more rarely
+    assert with_preset(ContextSettings(), "balanced") == ContextSettings()  # the defaults
     assert preset_overrides("save")["tools.hidden"] == ["glob", "todo_write"]
     assert preset_overrides("keep")["context.gc_trigger"] == PRESETS["keep"]["gc_trigger"]
 

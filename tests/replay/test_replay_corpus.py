@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from bonsai.core.replay_report import REWRITE_KINDS
 from bonsai.services.importers import import_file
 from bonsai.services.replay import build_config, replay, replay_steps, source_from_messages
+from bonsai.services.replay.corpus import Tally, recordings, replay_recording
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("BONSAI_TRAJECTORIES", ROOT.parent / "shared" / "trajectories"))
@@ -50,3 +52,18 @@ def test_the_corpus_saves_tokens_at_32k() -> None:
             raw += report.raw_input_tokens
             managed += report.managed_input_tokens
     assert managed < 0.75 * raw
+
+
+def test_the_save_preset_meets_the_cascade_aims_at_32k() -> None:
+    """Issue 6's aims over the whole corpus: every call fits, managed input at most
+    45% of raw, at least 83% of it a cache-eligible prefix, cost at most 0.70."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"no recorded sessions at {CORPUS}")
+    config = build_config(window=32_000, preset="save")
+    tally = Tally()
+    for _, path, run in recordings(CORPUS):
+        tally.add(replay_recording(path, run, config), REWRITE_KINDS)
+    assert tally.fit() == 1.0
+    assert tally.managed <= 0.45 * tally.raw
+    assert tally.hit() >= 0.83
+    assert tally.cost_ratio(0.1) <= 0.70

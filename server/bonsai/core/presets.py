@@ -21,21 +21,24 @@ PRESETS: dict[PresetName, dict[str, Any]] = {
         "compact_trigger": 0.97,
         "compact_target": 0.60,
         "keep_recent_groups": 4,
-        "min_rewrite_payback": 1.0,
+        "min_rewrite_payback": 2.0,
+        "summary_fraction": 0.04,
     },
     "balanced": {
         "gc_trigger": 0.75,
         "compact_trigger": 0.95,
         "compact_target": 0.50,
         "keep_recent_groups": 3,
-        "min_rewrite_payback": 1.0,
+        "min_rewrite_payback": 2.0,
+        "summary_fraction": 0.04,
     },
     "save": {
         "gc_trigger": 0.30,
-        "compact_trigger": 0.50,
+        "compact_trigger": 0.45,
         "compact_target": 0.15,
         "keep_recent_groups": 2,
-        "min_rewrite_payback": 2.0,
+        "min_rewrite_payback": 5.0,
+        "summary_fraction": 0.0125,
     },
 }
 

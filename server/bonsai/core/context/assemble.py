@@ -25,7 +25,7 @@ from bonsai.core.context.compaction import (
     plan_on,
 )
 from bonsai.core.context.episodes_stage import archive_pass, episode_rows, prepare
-from bonsai.core.context.fold import first_task, latest_goal, summary_budget_chars
+from bonsai.core.context.fold import goal_and_task, summary_budget_chars
 from bonsai.core.context.frame import visible_tools
 from bonsai.core.context.gc import collect
 from bonsai.core.context.ledger import ledger_rows, totals
@@ -84,7 +84,7 @@ def _auto_compact(work: Work) -> tuple[Work, list[Record], bool]:
 def _pays(work: Work, plan: CompactionPlan) -> bool:
     changed = set(plan.stubs) | set(plan.fold)
     kept = work.tokens_before(changed, summary_changes=bool(plan.fold))
-    resent = plan.estimated_after - kept
+    resent = max(0, plan.estimated_after - kept - work.fresh_tokens())
     return pays_for_itself(work.used - plan.estimated_after, work.used, resent, work.inp.settings)
 
 
@@ -118,13 +118,14 @@ def _background_text(work: Work, plan: CompactionPlan) -> tuple[str | None, str]
     verdict = freshness(summary, plan.through_seq)
     if summary is None or verdict == "none":
         return None, ""
+    goal, task = goal_and_task(work, plan.fold)
     text = ready_summary(
         summary,
         work.inp.items,
         plan.fold,
         work.calls,
-        goal=latest_goal(work.inp.items),
-        task=first_task(work.inp.items),
+        goal=goal,
+        task=task,
         max_chars=summary_budget_chars(work),
     )
     note = "background summary" if verdict == "use" else "background summary, extended"

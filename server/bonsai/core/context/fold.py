@@ -2,7 +2,9 @@
 
 Whole groups only (a tool call and its result are folded together); protected
 groups are skipped and stay verbatim in place. The summary is built from the
-originals of the newly folded span merged into the previous summary.
+originals of the newly folded span merged into the previous summary. Its
+Current goal quotes the latest and the first user message, unless one stays in
+the request in full: then a short reference stands in for it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from bonsai.core.context.view import summary_message
 from bonsai.core.context.work import Work
 
 CHARS_PER_SUMMARY_TOKEN = 3
+MIN_SUMMARY_TOKENS = 200
 FIRST_SUMMARY_GUESS = 300
 
 
@@ -32,8 +35,11 @@ class Fold:
 
 
 def summary_budget_chars(work: Work) -> int:
+    """The summary's size limit: ``summary_fraction`` of the usable window (at least
+    200 tokens), never above ``reflect_above_tokens``; in characters."""
     settings = work.inp.settings
-    tokens = min(settings.reflect_above_tokens, max(200, work.usable // 25))
+    share = int(work.usable * settings.summary_fraction)
+    tokens = min(settings.reflect_above_tokens, max(MIN_SUMMARY_TOKENS, share))
     return tokens * CHARS_PER_SUMMARY_TOKEN
 
 
@@ -48,12 +54,25 @@ def foldable_groups(work: Work) -> list[Group]:
     ]
 
 
-def latest_goal(items: list[Item]) -> str:
-    return next((i.message.content for i in reversed(items) if i.message.role == "user"), "")
+LATEST_USER_REF = "(the latest user message, sent in full)"
+FIRST_USER_REF = "(the first user message, sent in full)"
 
 
-def first_task(items: list[Item]) -> str:
-    return next((i.message.content for i in items if i.message.role == "user"), "")
+def goal_and_task(work: Work, fold_ids: list[str]) -> tuple[str, str]:
+    """What the summary's Current goal quotes: the latest and the first user
+    message, or a short reference to one that stays in the request in full
+    after this fold (quoting it again would send the same words twice)."""
+    users = [i for i in work.inp.items if i.message.role == "user"]
+    if not users:
+        return "", ""
+    gone = set(fold_ids) | work.state.folded() | set(work.state.stubs) | set(work.state.drops)
+    sent = {n.item.id for n in work.nodes if n.state in ("full", "pinned")}
+    kept = {i.id for i in users if i.id in sent and i.id not in gone}
+    latest, first = users[-1], users[0]
+    goal = LATEST_USER_REF if latest.id in kept else latest.message.content
+    if first.id == latest.id:
+        return goal, ""
+    return goal, FIRST_USER_REF if first.id in kept else first.message.content
 
 
 def _summary_tokens(work: Work, text: str, first_seq: int, through: int) -> int:
@@ -94,13 +113,9 @@ def _fold(
     ids = [i for g in chosen for i in g.ids if i in sent]
     by_id = {item.id: item for item in work.inp.items}
     span = [by_id[i] for i in ids]
+    goal, task = goal_and_task(work, ids)
     text = update_summary(
-        previous,
-        span,
-        work.calls,
-        goal=latest_goal(work.inp.items),
-        task=first_task(work.inp.items),
-        max_chars=summary_budget_chars(work),
+        previous, span, work.calls, goal=goal, task=task, max_chars=summary_budget_chars(work)
     )
     folded_before = work.state.folded()
     seqs = [by_id[i].seq for i in (*folded_before, *ids) if i in by_id]

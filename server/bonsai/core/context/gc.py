@@ -4,7 +4,8 @@ Runs when the request being built passes ``gc_trigger`` of the usable window.
 It takes candidates (superseded reads first, then old successful outputs,
 oldest first) until the request is down at ``compact_target``, and keeps the
 batch only when it pays for itself (``pays_for_itself``): a rewrite costs a
-provider cache miss on everything after the first change.
+provider cache miss on everything after the first change, besides the messages
+new since the previous call (those are uncached anyway).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
     if not chosen:
         return work, []
     kept = work.tokens_before(set(chosen))
-    if not pays_for_itself(saved, used, used - saved - kept, settings):
+    resent = max(0, used - saved - kept - work.fresh_tokens())
+    if not pays_for_itself(saved, used, resent, settings):
         return work, []
     after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools)
     batch = Record(

@@ -15,9 +15,11 @@ from bonsai.settings import ContextSettings
 
 def pays_for_itself(saved: int, used: int, resent: int, settings: ContextSettings) -> bool:
     """The rewrite economics. A rewrite makes the provider re-read ``resent``
-    tokens uncached (everything after the first change), so a batch must save
-    at least ``min_rewrite_tokens`` or ``min_rewrite_fraction`` of the request,
-    and at least ``min_rewrite_payback`` tokens per token it re-sends."""
+    tokens uncached (everything after the first change, except the messages new
+    since the previous call, which are uncached anyway: ``Work.fresh_tokens``),
+    so a batch must save at least ``min_rewrite_tokens`` or
+    ``min_rewrite_fraction`` of the request, and at least
+    ``min_rewrite_payback`` tokens per token it re-sends."""
     big_enough = (
         saved >= settings.min_rewrite_tokens or saved >= settings.min_rewrite_fraction * used
     )

@@ -71,6 +71,17 @@ class Work:
     def prefix_hash(self) -> str:
         return self.wire()[1]
 
+    def fresh_tokens(self) -> int:
+        """Tokens of the messages the previous model call did not send: the latest
+        assistant message and everything after it (its tool results, a new user
+        message). They reach the provider uncached with or without a rewrite, so a
+        rewrite's cost is what it re-sends *besides* them."""
+        roles = [n.item.message.role for n in self.nodes]
+        if "assistant" not in roles:
+            return 0
+        last = len(roles) - 1 - roles[::-1].index("assistant")
+        return sum(n.tokens for n in self.nodes[last:])
+
     def tokens_before(self, node_ids: set[str], *, summary_changes: bool = False) -> int:
         """Tokens sent ahead of the first of ``node_ids`` (what a rewrite there keeps
         cached); with ``summary_changes``, the current summary counts as changed too."""
