@@ -76,6 +76,9 @@ class TurnDeps:
     events: list[dict[str, Any]] = field(default_factory=list)
     # background data for this user turn (recalled memory), added after the user's words
     background: Callable[[str], str | None] | None = None
+    # the history a turn starts from (read once; the turn appends to it in memory):
+    # the log after the durable summary boundary when one holds; default: the whole log
+    load_history: Callable[[], list[StoredMessage]] | None = None
 
 
 @dataclass
@@ -90,11 +93,14 @@ class Turn:
         self.deps = deps
         self.usage_total: dict[str, int] = {"input": 0, "output": 0, "cached": 0}
         self.n = 0
+        self.history: list[StoredMessage] = []
 
     # ------------------------------------------------------------ public
     async def run(self, user_text: str) -> str:
         deps = self.deps
         self.n = deps.turns.start(deps.session_id, deps.turn_id)
+        load = deps.load_history or (lambda: deps.store.messages(deps.session_id))
+        self.history = load()
         self._append([Message(role="user", content=user_text)])
         note = deps.background(user_text) if deps.background is not None else None
         if note:
@@ -123,8 +129,7 @@ class Turn:
     # ------------------------------------------------------------ the loop
     async def _loop(self) -> None:
         for _ in range(MAX_STEPS):
-            history = self.deps.store.messages(self.deps.session_id)
-            request = await self.deps.build_request(history, self.n)
+            request = await self.deps.build_request(self.history, self.n)
             step = await self._stream_step(request)
             assistant = Message(role="assistant", content=step.text, tool_calls=tuple(step.calls))
             self._append([assistant])
@@ -217,7 +222,7 @@ class Turn:
 
     async def _guarded(self, tool: Tool, call: ToolCall) -> ToolResult:
         deps = self.deps
-        history = deps.store.messages(deps.session_id)
+        history = self.history
         deps.tool_ctx.history = history
         nudge = ""
         if deps.guard is not None:
@@ -275,14 +280,14 @@ class Turn:
     def _append(self, messages: list[Message]) -> None:
         deps = self.deps
         stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
+        self.history.extend(stored)
         deps.turns.clear_partial(deps.session_id, deps.turn_id)
         if deps.on_appended is not None:
             deps.on_appended(stored)
 
     def _close_open_calls(self, why: str) -> None:
         """Give every committed call of this session a result (pairing invariant)."""
-        messages = self.deps.store.messages(self.deps.session_id)
-        missing = open_calls(messages)
+        missing = open_calls(self.history)
         if missing:
             self._append([synthetic_result(call, why) for call in missing])
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bonsai.core.context.boundary import window_items
 from bonsai.core.context.groups import group_of
 from bonsai.core.context.models import AssembleInput, EpisodeRow, Item, Record
 from bonsai.core.context.state import ArchiveEntry, ContextState, EpisodeState, with_ids
@@ -41,9 +42,13 @@ from bonsai.core.episodes import Episode, card, segment_entries
 RECENT = frozenset({"recent message group", "latest user message", ""})
 
 
-def spans(items: list[Item]) -> list[Episode]:
-    """The episodes of these items (the active path), in order."""
-    return segment_entries([(item.id, item.seq, item.message) for item in items])
+def spans(items: list[Item], first_number: int = 1) -> list[Episode]:
+    """The episodes of these items (the active path), in order, numbered from
+    ``first_number`` (a history window continues the numbers before it)."""
+    episodes = segment_entries([(item.id, item.seq, item.message) for item in items])
+    for episode in episodes:
+        episode.number += first_number - 1
+    return episodes
 
 
 def episode_by_number(items: list[Item], number: int) -> Episode:
@@ -63,8 +68,10 @@ def prepare(inp: AssembleInput) -> tuple[AssembleInput, list[Episode], list[Reco
         state = inp.state.model_copy(update={"episodes": None})
         note = Record(kind="episodes", detail="episodes are off: archived episodes sent in full")
         return inp.model_copy(update={"state": state}), [], [note]
-    episodes = spans(inp.items)
-    state, records = repair(inp.state, inp.items, episodes)
+    boundary = inp.state.boundary
+    items = window_items(inp.items, boundary)  # a window's root is no episode's
+    episodes = spans(items, boundary.episodes_before + 1 if boundary else 1)
+    state, records = repair(inp.state, items, episodes)
     return inp.model_copy(update={"state": state}), episodes, records
 
 
@@ -189,7 +196,7 @@ def _plan(work: Work, episode: Episode) -> _Plan | None:
 def _pays(work: Work, saved: int, kept: int) -> bool:
     settings = work.inp.settings
     used = work.used
-    resent = used - saved - kept
+    resent = max(0, used - saved - kept - work.fresh_tokens())
     resolves = used - saved <= settings.gc_trigger * work.usable
     payback = saved >= settings.min_rewrite_payback * resent
     return pays_for_itself(saved, used, resent, settings) or (resolves and payback)

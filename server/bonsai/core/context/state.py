@@ -88,6 +88,39 @@ class EpisodeState(_State):
     blocked: dict[str, str] = Field(default_factory=dict)
 
 
+class HistoryBoundary(_State):
+    """The durable summary boundary (see ``bonsai.core.context.boundary``).
+
+    Every message of the active path before ``start_seq`` is folded into the
+    rolling summary, so a turn reads only the path's first message (``root_id``,
+    which stands for the whole folded prefix: the summary is sent where it is)
+    and the log from ``start_seq`` on. ``users_before`` and ``episodes_before``
+    count what lies before ``start_seq`` on the path (turn and episode numbers
+    continue from there); ``ops_mark`` is the newest tree operation when it was
+    set (a newer one means the path may have changed: read everything again)."""
+
+    start_seq: int = Field(ge=1)
+    root_id: str
+    users_before: int = Field(ge=0)
+    episodes_before: int = Field(ge=0)
+    ops_mark: int = Field(ge=0)
+    tokens_before: int = Field(default=0, ge=0)  # the path's size before ``start_seq``
+
+
+class ColdState(_State):
+    """State entries of messages before the boundary, moved out of the per-turn
+    state so it stays bounded; merged back only when the whole log is read."""
+
+    folded: list[str] = Field(default_factory=list)
+    stubs: dict[str, StubEntry] = Field(default_factory=dict)
+    pins: list[str] = Field(default_factory=list)
+    drops: list[str] = Field(default_factory=list)
+    restored: list[str] = Field(default_factory=list)
+    archives: dict[str, ArchiveEntry] = Field(default_factory=dict)
+    episodes_restored: list[str] = Field(default_factory=list)
+    episodes_blocked: dict[str, str] = Field(default_factory=dict)
+
+
 class ContextState(_State):
     """All persisted context decisions of one session."""
 
@@ -102,14 +135,19 @@ class ContextState(_State):
     guard: GuardState = Field(default_factory=GuardState)
     compactions: int = 0
     episodes: EpisodeState | None = None  # None: no episode state (or episodes are off)
+    # set: this state is the per-turn part; entries before the boundary are cold
+    boundary: HistoryBoundary | None = None
 
     @model_serializer(mode="wrap")
     def _without_empty_episodes(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Leave ``episodes`` out of the JSON when there is none: with episodes off
-        nothing about them is persisted, and older states keep their exact bytes."""
+        """Leave ``episodes`` and ``boundary`` out of the JSON when there is none:
+        with episodes off nothing about them is persisted, and older states keep
+        their exact bytes."""
         data = handler(self)
-        if isinstance(data, dict) and data.get("episodes", 0) is None:
-            del data["episodes"]
+        if isinstance(data, dict):
+            for key in ("episodes", "boundary"):
+                if key in data and data[key] is None:
+                    del data[key]
         return data
 
     def folded(self) -> frozenset[str]:
@@ -121,3 +159,133 @@ def with_ids(
 ) -> list[str]:
     """``ids`` plus ``add`` minus ``remove``, deduplicated and sorted (stable JSON)."""
     return sorted((set(ids) | set(add)) - remove)
+
+
+def split_state(
+    state: ContextState, boundary: HistoryBoundary, cold_ids: frozenset[str]
+) -> tuple[ContextState, ColdState]:
+    """The per-turn state (marked with ``boundary``) and the entries of ``cold_ids``
+    (messages before the boundary) taken out of it. The root stays folded."""
+    cold = cold_ids - {boundary.root_id}
+    episodes = state.episodes
+    summary = state.summary
+    if summary is not None:
+        kept = [i for i in summary.folded if i not in cold]
+        summary = summary.model_copy(update={"folded": kept})
+    out = ColdState(
+        folded=sorted(i for i in state.folded() if i in cold),
+        stubs={k: v for k, v in state.stubs.items() if k in cold},
+        pins=sorted(i for i in state.pins if i in cold),
+        drops=sorted(i for i in state.drops if i in cold),
+        restored=sorted(i for i in state.restored if i in cold),
+    )
+    if episodes is not None:
+        archived = {k: v for k, v in episodes.archives.items() if set(v.ids) <= cold}
+        out = out.model_copy(
+            update={
+                "archives": archived,
+                "episodes_restored": sorted(i for i in episodes.restored if i in cold),
+                "episodes_blocked": {k: v for k, v in episodes.blocked.items() if k in cold},
+            }
+        )
+        episodes = episodes.model_copy(
+            update={
+                "archives": {k: v for k, v in episodes.archives.items() if k not in archived},
+                "restored": [i for i in episodes.restored if i not in cold],
+                "blocked": {k: v for k, v in episodes.blocked.items() if k not in cold},
+            }
+        )
+    hot = state.model_copy(
+        update={
+            "summary": summary,
+            "stubs": {k: v for k, v in state.stubs.items() if k not in cold},
+            "pins": [i for i in state.pins if i not in cold],
+            "drops": [i for i in state.drops if i not in cold],
+            "restored": [i for i in state.restored if i not in cold],
+            "episodes": episodes,
+            "boundary": boundary,
+        }
+    )
+    return hot, out
+
+
+def merge_cold(cold: ColdState, more: ColdState) -> ColdState:
+    """``cold`` plus entries newly moved out by an advancing boundary."""
+    return ColdState(
+        folded=with_ids(cold.folded, more.folded),
+        stubs={**cold.stubs, **more.stubs},
+        pins=with_ids(cold.pins, more.pins),
+        drops=with_ids(cold.drops, more.drops),
+        restored=with_ids(cold.restored, more.restored),
+        archives={**cold.archives, **more.archives},
+        episodes_restored=with_ids(cold.episodes_restored, more.episodes_restored),
+        episodes_blocked={**cold.episodes_blocked, **more.episodes_blocked},
+    )
+
+
+def whole_state(hot: ContextState, cold: ColdState) -> ContextState:
+    """The full state (no boundary) for an assembly over the whole active path."""
+    summary = hot.summary
+    if summary is not None:
+        summary = summary.model_copy(update={"folded": with_ids(summary.folded, cold.folded)})
+    episodes = hot.episodes
+    if episodes is not None:
+        episodes = episodes.model_copy(
+            update={
+                "archives": {**cold.archives, **episodes.archives},
+                "restored": with_ids(episodes.restored, cold.episodes_restored),
+                "blocked": {**cold.episodes_blocked, **episodes.blocked},
+            }
+        )
+    return hot.model_copy(
+        update={
+            "summary": summary,
+            "stubs": {**cold.stubs, **hot.stubs},
+            "pins": with_ids(hot.pins, cold.pins),
+            "drops": with_ids(hot.drops, cold.drops),
+            "restored": with_ids(hot.restored, cold.restored),
+            "episodes": episodes,
+            "boundary": None,
+        }
+    )
+
+
+def copied_state(state: ContextState, ids: dict[str, str], seqs: dict[str, int]) -> ContextState:
+    """The state of a session copy: entries of copied messages only, under their new
+    ids (``ids`` old → new, ``seqs`` new id → seq). Loop guards start fresh."""
+
+    def keep(values: list[str]) -> list[str]:
+        return sorted(ids[i] for i in values if i in ids)
+
+    summary = state.summary
+    if summary is not None:
+        folded = keep(summary.folded)
+        summary = (
+            summary.model_copy(
+                update={"folded": folded, "through_seq": max(seqs[i] for i in folded)}
+            )
+            if folded
+            else None
+        )
+    episodes = state.episodes
+    if episodes is not None:
+        archives = {
+            ids[k]: v.model_copy(update={"ids": [ids[i] for i in v.ids]})
+            for k, v in episodes.archives.items()
+            if all(i in ids for i in v.ids)
+        }
+        episodes = EpisodeState(
+            archives=archives,
+            restored=keep(episodes.restored),
+            blocked={ids[k]: v for k, v in episodes.blocked.items() if k in ids},
+        )
+    return ContextState(
+        pins=keep(state.pins),
+        drops=keep(state.drops),
+        stubs={ids[k]: v for k, v in state.stubs.items() if k in ids},
+        restored=keep(state.restored),
+        summary=summary,
+        hidden_tools=list(state.hidden_tools),
+        compactions=state.compactions,
+        episodes=episodes,
+    )

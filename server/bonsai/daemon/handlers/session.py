@@ -5,19 +5,41 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from bonsai.daemon.chat import bridge_for
 from bonsai.daemon.convert import session_info, wire_message
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.domain import Message
-from bonsai.errors import InvalidParams
+from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.importers import ImportFormatError, import_file
 from bonsai.services.replay.store_import import store_imported
+from bonsai.services.store.fork import fork_session
+from bonsai.services.store.tree import load_tree
 
 
 @handles("bonsai/session/create")
 async def create(ctx: Ctx, params: m.SessionCreateParams) -> m.SessionCreateResult:
     row = ctx.daemon.store.create(params.workspace, params.title)
     return m.SessionCreateResult(session_id=row.session_id)
+
+
+@handles("bonsai/session/fork")
+async def fork(ctx: Ctx, params: m.SessionForkParams) -> m.SessionForkResult:
+    daemon = ctx.daemon
+    source = daemon.store.get(params.session_id)
+    history = daemon.store.messages(params.session_id)
+    tree = load_tree(daemon.db, params.session_id, history)
+    try:
+        leaf = tree.step_end(params.node_id) if params.node_id else tree.active
+    except KeyError as error:
+        raise NotFound(str(error).strip("'\"")) from None
+    if leaf is not None and tree.is_hidden(leaf):
+        raise InvalidParams(f"{params.node_id} is hidden; restore it first")
+    by_id = {s.message_id: s for s in history}
+    path = [by_id[node_id] for node_id in tree.path(leaf)]
+    state = bridge_for(daemon, params.session_id).keeper().whole(history).state
+    forked = fork_session(daemon.store, source, path, state, params.title)
+    return m.SessionForkResult(session=session_info(forked.session))
 
 
 @handles("bonsai/session/list")

@@ -160,6 +160,15 @@ class SessionStore:
         )
         return [_stored(row) for row in rows]
 
+    def latest(self, session_id: str, count: int = 1) -> list[StoredMessage]:
+        """The newest ``count`` messages of the log, oldest first."""
+        rows = self.conn.execute(
+            "SELECT id, session_id, seq, created_at, role, content, body FROM messages"
+            " WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+            (session_id, count),
+        )
+        return list(reversed([_stored(row) for row in rows]))
+
     def message(self, session_id: str, message_id: str) -> StoredMessage | None:
         row = self.conn.execute(
             "SELECT id, session_id, seq, created_at, role, content, body FROM messages"
@@ -183,6 +192,12 @@ class SessionStore:
             "SELECT value FROM session_state WHERE session_id = ? AND key = ?", (session_id, key)
         ).fetchone()
         return json.loads(row[0]) if row else default
+
+    def delete_state(self, session_id: str, key: str) -> None:
+        with self.conn:
+            self.conn.execute(
+                "DELETE FROM session_state WHERE session_id = ? AND key = ?", (session_id, key)
+            )
 
     def set_state(self, session_id: str, key: str, value: Any) -> None:
         with self.conn:

@@ -13,6 +13,7 @@ import apsw
 
 from bonsai.core.tree import Tree, TreeOp, derive
 from bonsai.domain import StoredMessage
+from bonsai.services.store.history import HistoryWindow
 
 
 class TreeStore:
@@ -35,21 +36,28 @@ class TreeStore:
         )
         return [TreeOp(kind=r[0], node_id=r[1], parent_id=r[2], after_seq=r[3]) for r in rows]
 
-    def cancelled(self, session_id: str) -> set[str]:
-        """Ids of messages written by turns the user cancelled."""
+    def cancelled(self, session_id: str, since_seq: int = 0) -> set[str]:
+        """Ids of messages (from ``since_seq`` on) written by turns the user cancelled."""
         rows = self.conn.execute(
             "SELECT m.id FROM messages m JOIN turns t"
             " ON t.session_id = m.session_id AND t.turn_id = m.turn_id"
-            " WHERE m.session_id = ? AND t.status = 'cancelled'",
-            (session_id,),
+            " WHERE m.session_id = ? AND m.seq >= ? AND t.status = 'cancelled'",
+            (session_id, since_seq),
         )
         return {str(r[0]) for r in rows}
 
 
 def load_tree(conn: apsw.Connection, session_id: str, history: list[StoredMessage]) -> Tree:
-    """The session's tree from ``history`` (its whole log) and its recorded operations."""
+    """The session's tree from ``history`` (its whole log) and its recorded operations.
+
+    A :class:`HistoryWindow` gives the tree of its window: the root, then the log
+    from the boundary on (no operation has been recorded since the boundary was
+    set, or the window would not have been read)."""
     store = TreeStore(conn)
     unsent = {s.message_id for s in history if s.message.status != "complete"}
+    if isinstance(history, HistoryWindow):
+        cancelled = store.cancelled(session_id, history.boundary.start_seq)
+        return derive(history, [], cancelled | unsent)
     return derive(history, store.ops(session_id), store.cancelled(session_id) | unsent)
 
 
