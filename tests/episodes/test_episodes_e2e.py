@@ -91,8 +91,10 @@ async def test_archive_recall_restore_through_the_agent_loop(home: Path, workspa
         page = tool_text(rig, -2)
         assert page.startswith('<untrusted-data source="recall">') and "p0l5 " in page
         hits = tool_text(rig, -1)
-        assert hits.startswith('<untrusted-data source="recall">') and UNIQUE in hits
-        assert "(episode 1," in hits
+        assert hits.startswith('<untrusted-data source="recall">') and "episode 1, score" in hits
+        # the hit (a ~3,100-token read) is served as one pointer line naming where the word is
+        assert "[tool result of read_file: 60 lines, about" in hits and "on line 31;" in hits
+        assert "\nPlease fix the parser.\n[answer:]" in hits, "with the question it answered"
 
         # the ledger: the card node and the archived messages
         ledger = await rig.call("bonsai/ctx/get", sessionId=sid, view="ledger")

@@ -50,6 +50,51 @@ def episode_page(
     return frame(f"{header}\n" + "\n".join(out) + footer), more
 
 
+def describe(stored: StoredMessage) -> str:
+    """What a message is, in a few words: "user question", "tool result of read_file"."""
+    message = stored.message
+    if message.role == "tool":
+        return f"tool result of {message.name or 'a tool'}"
+    return {"user": "user question", "assistant": "assistant answer"}.get(
+        message.role, f"{message.role} message"
+    )
+
+
+def fetch_call(message_id: str, cursor: int = 0) -> str:
+    """The recall call that returns one message's exact text (from line ``cursor``)."""
+    args = f'"message": "{message_id}"' + (f', "cursor": {cursor}' if cursor else "")
+    return f"recall({{{args}}})"
+
+
+def message_page(stored: StoredMessage, cursor: int) -> tuple[str, int | None]:
+    """The exact text of one message from line ``cursor`` (0-based), a page at a
+    time; the next cursor or None. Pages join back into the original."""
+    lines = stored.message.content.splitlines(keepends=True)
+    if cursor and cursor >= len(lines):
+        return frame(
+            f"message {stored.message_id} has {len(lines)} lines; nothing from {cursor}"
+        ), None
+    out: list[str] = []
+    size, index = 0, cursor
+    while index < len(lines):
+        if out and size + len(lines[index]) > PAGE_CHARS:
+            break
+        out.append(lines[index])
+        size += len(lines[index])
+        index += 1
+    more = index if index < len(lines) else None
+    body = "".join(out)
+    if more is None:
+        body += "".join(f"\n[call {c.name} {c.arguments}]" for c in stored.message.tool_calls)
+    header = (
+        f"Message {stored.message_id} ({describe(stored)}), lines {cursor + 1}-{index} "
+        f"of {len(lines)}, the exact original text:"
+    )
+    footer = f"[more: {fetch_call(stored.message_id, more)}]" if more is not None else ""
+    joint = "" if not footer or body.endswith("\n") else "\n"
+    return frame(f"{header}\n{body}{joint}{footer}"), more
+
+
 def repeat_pointer(page: str, earlier_results: Sequence[str]) -> str | None:
     """A short pointer when the very same page was already returned in this context."""
     digest = content_hash(page)

@@ -6,22 +6,29 @@ items the pipeline assembles, so numbers agree with the cards the model sees.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from bonsai.agent.context_bridge import to_items
 from bonsai.core.context import Assembly, Item, assemble
 from bonsai.core.context.episodes_stage import episode_by_number, restore_episode, spans
 from bonsai.core.episodes import Episode
-from bonsai.core.recall import episode_page, frame
+from bonsai.core.recall import episode_page, frame, message_page
+from bonsai.daemon.retrieval_view import (
+    file_regions,
+    question_of,
+    render_hits,
+    view_for,
+    worth_showing,
+)
 from bonsai.daemon.state import Daemon
+from bonsai.domain import StoredMessage
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
-from bonsai.services.store.history_search import search_history
+from bonsai.services.store.history_search import HistoryHit, search_history
 from bonsai.services.store.tree import active_history
 from bonsai.services.store.turns import TurnStore
 
-HIT_CHARS = 3_000  # of each search hit shown to the model
+SEARCH_HITS = 5  # search hits shown to the model per recall
 OFF = "episodes are turned off (BONSAI_EPISODES=0 or episodes.enabled = false)"
 
 
@@ -44,12 +51,13 @@ def find_episode(daemon: Daemon, session_id: str, number: int) -> Episode:
 
 
 def recall_hits(daemon: Daemon, session_id: str, query: str, limit: int) -> list[m.RecallHit]:
+    """Search hits as wire records: the whole original text, and the question it
+    answered when ``retrieval.mandatory_context`` is on."""
     owner = {mid: e.number for e in spans(active_items(daemon, session_id)) for mid in e.ids}
+    view = view_for(daemon, session_id)
     hits = []
-    for hit in search_history(daemon.db, session_id, query, limit):
-        stored = daemon.store.message(session_id, hit.message_id)
-        if stored is None:
-            continue
+    for stored, hit in _found(daemon, session_id, query, limit):
+        question = question_of(view, stored) if view.settings.mandatory_context else None
         hits.append(
             m.RecallHit(
                 message_id=hit.message_id,
@@ -58,45 +66,65 @@ def recall_hits(daemon: Daemon, session_id: str, query: str, limit: int) -> list
                 score=hit.score,
                 snippet=hit.snippet,
                 text=stored.message.content,
+                question_id=question.message_id if question else None,
+                question=question.message.content if question else None,
             )
         )
     return hits
 
 
-def recall_text(daemon: Daemon, session_id: str) -> Callable[[int | None, str | None, int], str]:
-    """The recall tool's service: a page of an episode, or framed search hits."""
+def _found(
+    daemon: Daemon, session_id: str, query: str, limit: int
+) -> list[tuple[StoredMessage, HistoryHit]]:
+    """The best ``limit`` hits worth showing (earlier recall pages and memory notes
+    are copies or background, not history)."""
+    out = []
+    for hit in search_history(daemon.db, session_id, query, limit * 2 + 5):
+        stored = daemon.store.message(session_id, hit.message_id)
+        if stored is not None and worth_showing(stored):
+            out.append((stored, hit))
+    return out[:limit]
 
-    def run(episode: int | None, query: str | None, cursor: int) -> str:
+
+RecallService = Callable[..., str]
+
+
+def recall_text(daemon: Daemon, session_id: str) -> RecallService:
+    """The recall tool's service: one message's exact text, a page of an episode,
+    or search hits served by size with their questions and related files."""
+
+    def run(episode: int | None, query: str | None, cursor: int, message: str | None = None) -> str:
+        if message is not None:
+            return message_text(daemon, session_id, message, cursor)
         if episode is not None:
             found = find_episode(daemon, session_id, episode)
             wanted = set(found.ids)
             messages = [s for s in daemon.store.messages(session_id) if s.message_id in wanted]
             return episode_page(messages, episode, cursor)[0]
-        hits = recall_hits(daemon, session_id, query or "", 5)
-        if not hits:
-            return frame(f"no earlier messages match {query!r}")
-        body = "\n".join(
-            f"--- {h.role} {h.message_id} (episode {h.episode}, score {h.score})\n"
-            + excerpt(h.text, query or "")
-            for h in hits
-        )
-        return frame(body)
+        return search_text(daemon, session_id, query or "")
 
     return run
 
 
-def excerpt(text: str, query: str, size: int = HIT_CHARS) -> str:
-    """Up to ``size`` characters of ``text`` around the first query word it holds
-    (the start when none does), marked with … where cut."""
-    if len(text) <= size:
-        return text
-    lowered = text.lower()
-    found = [lowered.find(w) for w in re.findall(r"\w+", query.lower()) if len(w) > 2]
-    first = min((i for i in found if i >= 0), default=0)
-    start = max(0, min(first - size // 3, len(text) - size))
-    head = "…" if start else ""
-    tail = "…" if start + size < len(text) else ""
-    return f"{head}{text[start : start + size]}{tail}"
+def message_text(daemon: Daemon, session_id: str, message_id: str, cursor: int) -> str:
+    stored = daemon.store.message(session_id, message_id)
+    if stored is None:
+        return frame(f"this session has no message {message_id!r}")
+    return message_page(stored, cursor)[0]
+
+
+def search_text(daemon: Daemon, session_id: str, query: str) -> str:
+    found = _found(daemon, session_id, query, SEARCH_HITS)
+    if not found:
+        return frame(f"no earlier messages match {query!r}")
+    owner = {mid: e.number for e in spans(active_items(daemon, session_id)) for mid in e.ids}
+    view = view_for(daemon, session_id)
+    details = [(s, f"episode {owner.get(h.message_id)}, score {h.score}") for s, h in found]
+    blocks = render_hits(view, details, query)
+    files = file_regions(view, query, {s.message_id for s, _ in found})
+    if files:
+        blocks.append("--- current files related to the question\n" + "\n".join(files))
+    return frame("\n".join(blocks))
 
 
 def current_assembly(daemon: Daemon, session_id: str) -> Assembly:

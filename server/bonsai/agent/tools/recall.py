@@ -1,4 +1,4 @@
-"""recall: page an episode back, or search the whole session history."""
+"""recall: fetch one earlier message exactly, page an episode back, or search the history."""
 
 from __future__ import annotations
 
@@ -13,13 +13,19 @@ from bonsai.agent.tools.base import (
 )
 from bonsai.core.recall import repeat_pointer
 
+ASK = "give one of message (an id), episode (a number) or query (text)"
+
 
 async def recall(ctx: ToolContext, args: Args) -> ToolResult:
     episode = arg_int(args, "episode")
     query = args.get("query")
-    if episode is None and not (isinstance(query, str) and query.strip()):
-        raise ToolFailure("give either episode (a number) or query (text)")
-    page = ctx.services["recall"](episode, query, arg_int(args, "cursor", 0) or 0)
+    message = args.get("message")
+    if message is not None and not (isinstance(message, str) and message.strip()):
+        raise ToolFailure("message must be a message id, as recall results name them")
+    if message is None and episode is None and not (isinstance(query, str) and query.strip()):
+        raise ToolFailure(ASK)
+    cursor = arg_int(args, "cursor", 0) or 0
+    page = ctx.services["recall"](episode, query, cursor, message=message)
     earlier = [
         s.message.content
         for s in ctx.history
@@ -30,14 +36,17 @@ async def recall(ctx: ToolContext, args: Args) -> ToolResult:
 
 TOOL = Tool(
     "recall",
-    "Bring back earlier work of this session: {episode: N} pages an archived episode's "
-    "original messages and tool outputs (use the cursor it returns for more); "
-    "{query: text} searches the whole session history, including what was archived or cleared.",
+    "Bring back earlier work of this session: {query: text} searches the whole session "
+    "history, including what was archived or cleared (long results come as excerpts or "
+    "one-line pointers, never summaries); {message: id} returns one message's exact "
+    "original text (use the cursor it returns for more); {episode: N} pages an archived "
+    "episode's original messages and tool outputs.",
     schema(
         {
+            "query": {"type": "string"},
+            "message": {"type": "string"},
             "episode": {"type": "integer"},
             "cursor": {"type": "integer"},
-            "query": {"type": "string"},
         },
         [],
     ),
