@@ -1,4 +1,6 @@
-"""The volatile tail: git state against the session baseline, stale reads, peers.
+"""The volatile tail: git state against the session baseline, stale reads, peers,
+and the guidance that may change between turns (the user's rules, the
+retrieval hint).
 
 It always starts with ``## Volatile state`` (providers split their cache on
 that heading) and is never part of the cacheable prefix.
@@ -10,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 from bonsai.core.context import VOLATILE_HEADING, VOLATILE_ID, SystemPart
+from bonsai.core.rules import rules_block
 from bonsai.domain import Evidence
 from bonsai.services.project_context.git import (
     GitBaseline,
@@ -118,3 +121,25 @@ def volatile_part(
     return SystemPart(
         id=VOLATILE_ID, label="volatile state", text="\n".join(lines), cacheable=False
     )
+
+
+RETRIEVAL_HINT = (
+    "Retrieval: earlier parts of this conversation may be folded or archived; call `recall` "
+    "to fetch their exact text. An excerpt or a card is not the original: fetch the full "
+    "text before relying on code, numbers or exact wording."
+)
+
+
+def with_guidance(parts: list[SystemPart], rules: list[str], hint: bool) -> list[SystemPart]:
+    """Add the ``Rules:`` block and the retrieval hint to the end of the volatile
+    tail. They live here, never in the cacheable prefix, so editing a rule or
+    crossing the hint threshold costs no cache."""
+    lines = rules_block(rules) + ([RETRIEVAL_HINT] if hint else [])
+    if not lines:
+        return parts
+    out = []
+    for part in parts:
+        if part.id == VOLATILE_ID:
+            part = part.model_copy(update={"text": "\n".join([part.text, *lines])})
+        out.append(part)
+    return out

@@ -96,5 +96,21 @@ CREATE TABLE tree_ops (
 CREATE INDEX tree_ops_by_session ON tree_ops(session_id, id);
 """
 
-MIGRATIONS: list[tuple[int, str]] = [(1, V1), (2, V2), (3, V3)]
+V4 = """
+CREATE TABLE rules (
+    id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    text TEXT NOT NULL,
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    enabled INTEGER NOT NULL DEFAULT 1,
+    origin TEXT,
+    origin_hash TEXT,
+    created_at REAL NOT NULL,
+    deleted_at REAL
+);
+CREATE INDEX rules_by_workspace ON rules(workspace, created_at);
+"""
+
+MIGRATIONS: list[tuple[int, str]] = [(1, V1), (2, V2), (3, V3), (4, V4)]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

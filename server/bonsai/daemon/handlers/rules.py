@@ -1,0 +1,45 @@
+"""bonsai/rules/*: a workspace's standing instructions for the agent."""
+
+from __future__ import annotations
+
+from bonsai.daemon.rpc import Ctx, handles
+from bonsai.daemon.rules import (
+    announce,
+    rule_info,
+    rule_infos,
+    rule_store,
+    scope_workspace,
+    user_errors,
+)
+from bonsai.protocol import models as m
+
+
+@handles("bonsai/rules/list")
+async def list_(ctx: Ctx, params: m.RulesScope) -> m.RulesListResult:
+    workspace = scope_workspace(ctx.daemon, params)
+    return m.RulesListResult(workspace=workspace, rules=rule_infos(ctx.daemon, workspace))
+
+
+@handles("bonsai/rules/add")
+async def add(ctx: Ctx, params: m.RulesAddParams) -> m.RuleResult:
+    workspace = scope_workspace(ctx.daemon, params)
+    with user_errors():
+        rule = rule_store(ctx.daemon).add(workspace, params.text, "user")
+    announce(ctx.daemon, workspace, "added", ctx.connection)
+    return m.RuleResult(rule=rule_info(rule))
+
+
+@handles("bonsai/rules/edit")
+async def edit(ctx: Ctx, params: m.RulesEditParams) -> m.RuleResult:
+    with user_errors():
+        rule = rule_store(ctx.daemon).edit(params.id, text=params.text, enabled=params.enabled)
+    announce(ctx.daemon, rule.workspace, "edited", ctx.connection)
+    return m.RuleResult(rule=rule_info(rule))
+
+
+@handles("bonsai/rules/delete")
+async def delete(ctx: Ctx, params: m.RulesIdParams) -> m.Empty:
+    with user_errors():
+        rule = rule_store(ctx.daemon).delete(params.id)
+    announce(ctx.daemon, rule.workspace, "deleted", ctx.connection)
+    return m.Empty()
