@@ -14,7 +14,12 @@ Operations are rows of their own, each recorded after a known log position
 - ``jump``: this node becomes the active leaf;
 - ``reparent``: move a node and its subtree under another node;
 - ``hide``: soft-delete a node and its subtree into the recycle bin;
-- ``restore``: take a node back out of the recycle bin.
+- ``restore``: take a node back out of the recycle bin;
+- ``attach``: move a question under an answer, or (no parent) to a new branch
+  under the root: where the attachment rule (``bonsai.core.attach``) put it.
+
+``fork`` at :data:`ROOT` makes the next question start a new branch under the
+root (a question with no parent: the model sees only that branch).
 
 A target that is an answer with tool calls (or one of its results) means the
 end of that step, its last result: a question never lands between a call and
@@ -33,8 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from bonsai.domain import Message, StoredMessage
 
 NodeKind = Literal["question", "answer", "tool_result", "system"]
-OpKind = Literal["fork", "reparent", "hide", "restore", "jump"]
-OP_KINDS: tuple[OpKind, ...] = ("fork", "reparent", "hide", "restore", "jump")
+OpKind = Literal["fork", "reparent", "hide", "restore", "jump", "attach"]
+OP_KINDS: tuple[OpKind, ...] = ("fork", "reparent", "hide", "restore", "jump", "attach")
+ROOT = "@root"  # fork target: the next question starts a new branch under the root
 
 
 class TreeOp(BaseModel):
@@ -44,7 +50,7 @@ class TreeOp(BaseModel):
 
     kind: OpKind
     node_id: str = Field(min_length=1)
-    parent_id: str | None = None  # reparent only
+    parent_id: str | None = None  # reparent; attach (None: under the root)
     after_seq: int = Field(ge=0)
 
 
@@ -166,7 +172,7 @@ def attach(tree: Tree, stored: StoredMessage) -> None:
     elif head is not None:
         parent = tree.last_result.get(head, head)  # a late result on another branch
     elif kind == "question" and tree.fork is not None:
-        parent, tree.fork = tree.fork, None
+        parent, tree.fork = (None if tree.fork == ROOT else tree.fork), None
     else:
         parent = tree.active
     node = TreeNode(stored.message_id, stored.seq, kind, parent, message, head)
@@ -190,6 +196,9 @@ def _follows_call(tree: Tree, head: str) -> bool:
 def apply_op(tree: Tree, op: TreeOp) -> None:
     """Apply ``op`` to ``tree``. ``KeyError`` names an unknown node; ``ValueError``
     says why the operation is refused. A refused operation changes nothing."""
+    if op.kind == "fork" and op.node_id == ROOT:
+        tree.fork = ROOT
+        return
     node = tree.node(op.node_id)
     if op.kind == "restore":
         if node.id not in tree.hidden:
@@ -204,6 +213,8 @@ def apply_op(tree: Tree, op: TreeOp) -> None:
         tree.active, tree.fork = tree.step_end(node.id), None
     elif op.kind == "hide":
         _hide(tree, node)
+    elif op.kind == "attach":
+        _attach(tree, node, op.parent_id)
     else:
         _reparent(tree, node, op.parent_id)
 
@@ -237,6 +248,15 @@ def _reparent(tree: Tree, node: TreeNode, parent_id: str | None) -> None:
     if anchor in tree.subtree(node.id):
         raise ValueError(f"{target.id} is inside the subtree of {node.id}: that would be a cycle")
     node.parent = anchor
+
+
+def _attach(tree: Tree, node: TreeNode, parent_id: str | None) -> None:
+    if node.kind != "question":
+        raise ValueError(f"{node.id} is not a question: only questions attach")
+    if parent_id is None:
+        node.parent = None
+        return
+    _reparent(tree, node, parent_id)
 
 
 # ------------------------------------------------------------------ reading

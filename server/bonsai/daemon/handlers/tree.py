@@ -1,5 +1,6 @@
 """bonsai/tree/*: the conversation tree and its operations (fork, reparent, hide,
-restore, jump, compare). Operations are stored as rows and replayed over the log."""
+restore, jump, attach, compare). Operations are stored as rows and replayed over
+the log; each one recorded tells attached clients (``bonsai/tree/changed``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from collections.abc import Awaitable, Callable
 
 from bonsai.core.context.text import message_label
 from bonsai.core.tree import OpKind, Tree, TreeOp, apply_op, branch_tokens, compare, hidden_ids
+from bonsai.daemon.attach import decisions, info
 from bonsai.daemon.chat import bridge_for, runtime
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.daemon.state import Daemon
+from bonsai.daemon.tree_events import tree_changed
 from bonsai.errors import Conflict, InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.store.tree import TreeStore, load_tree
@@ -37,6 +40,8 @@ def _tokens(daemon: Daemon, session_id: str, tree: Tree) -> dict[str, tuple[int,
 
 
 def tree_result(daemon: Daemon, session_id: str, tree: Tree) -> m.TreeGetResult:
+    settings = daemon.settings(daemon.store.get(session_id).workspace).settings
+    attach = decisions(daemon, settings, tree)
     counts = _tokens(daemon, session_id, tree)
     tokens = {k: v[0] for k, v in counts.items()}
     branches = branch_tokens(tree, tokens)
@@ -56,6 +61,7 @@ def tree_result(daemon: Daemon, session_id: str, tree: Tree) -> m.TreeGetResult:
             branch_tokens=branches[node.id],
             confidence=counts[node.id][1],  # type: ignore[arg-type]
             on_active_path=node.id in on_path,
+            attach=info(tree, node.id, attach[node.id]) if node.id in attach else None,
         )
         for node in tree.nodes.values()
     ]
@@ -66,6 +72,7 @@ def tree_result(daemon: Daemon, session_id: str, tree: Tree) -> m.TreeGetResult:
         active_path=path,
         recycle_bin=list(tree.hidden),
         path_tokens=branches[path[-1]] if path else 0,
+        attach_mode=settings.tree.attach,
     )
 
 
@@ -75,7 +82,9 @@ async def _operate(ctx: Ctx, params: m.TreeNodeParams, kind: OpKind) -> m.TreeGe
     if runtime(daemon, sid).running is not None:
         raise Conflict("a turn is running in this session; wait for it or cancel it first")
     history = daemon.store.messages(sid)
-    parent = params.parent_id if isinstance(params, m.TreeReparentParams) else None
+    parent = (
+        params.parent_id if isinstance(params, m.TreeReparentParams | m.TreeAttachParams) else None
+    )
     op = TreeOp(
         kind=kind,
         node_id=params.node_id,
@@ -89,6 +98,7 @@ async def _operate(ctx: Ctx, params: m.TreeNodeParams, kind: OpKind) -> m.TreeGe
     except ValueError as error:
         raise InvalidParams(str(error)) from None
     TreeStore(daemon.db).add(sid, op)
+    tree_changed(daemon, sid, kind)
     return tree_result(daemon, sid, _tree(daemon, sid))
 
 
@@ -104,7 +114,7 @@ def _op_handler(kind: OpKind) -> Callable[[Ctx, m.TreeNodeParams], Awaitable[m.T
     return handler
 
 
-for _kind in ("fork", "reparent", "hide", "restore", "jump"):  # bonsai/tree/<op>
+for _kind in ("fork", "reparent", "hide", "restore", "jump", "attach"):  # bonsai/tree/<op>
     handles(f"bonsai/tree/{_kind}")(_op_handler(_kind))  # type: ignore[arg-type]
 
 
