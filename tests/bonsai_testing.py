@@ -86,6 +86,9 @@ NOTIFICATIONS = (
     "bonsai/config/changed",
     "bonsai/memory/suggestion",
     "bonsai/handoff/suggested",
+    "bonsai/rules/changed",
+    "bonsai/tree/changed",
+    "bonsai/reflect/offered",
 )
 
 

@@ -77,7 +77,7 @@ class ContextSettings(Section):
     min_rewrite_tokens: int = 8_000
     min_rewrite_fraction: float = 0.08
     min_stub_tokens: int = Field(200, ge=0)  # smaller tool outputs are not worth a stub
-    min_rewrite_payback: float = Field(1.0, ge=0)  # tokens saved per token re-sent uncached
+    min_rewrite_payback: float = Field(2.0, ge=0)  # tokens saved per token re-sent uncached
     keep_recent_groups: int = 3
     keep_user_messages: int = 2
     steering_cap_bytes: int = 16 * 1024
@@ -86,9 +86,10 @@ class ContextSettings(Section):
     soft_fraction: float = 0.80
     recitation: bool = False
     reflect_above_tokens: int = 4_000
+    summary_fraction: float = Field(0.04, gt=0, le=1)  # summary size: this share of usable
     handoff_nudge: bool = False
     handoff_fraction: float = 0.90
-    retrieval_reinjection: bool = False
+    retrieval_reinjection: bool = False  # older name of retrieval.auto_inject (either turns it on)
     retrieval_min_score: float = 0.5
     retrieval_max_results: int = 3
 
@@ -128,10 +129,29 @@ class RetrievalSettings(Section):
     hint: bool = True  # one line saying folded history can be fetched
     hint_above_tokens: int = Field(12_000, ge=0)  # send the hint once the conversation is this big
     auto_inject: bool = False  # push the whole retrieval block every turn instead of the hint
-    mandatory_context: bool = True  # a retrieved answer always comes with its question
-    file_region: Literal["auto", "digest", "full", "off"] = "auto"  # current text of files read
-    excerpt_above_tokens: int = Field(800, ge=1)  # longer texts are served as excerpts
-    pointer_above_tokens: int = Field(3_000, ge=1)  # longer texts are served as a one-line pointer
+    # a retrieved answer or tool result comes with the user question it answered
+    mandatory_context: bool = True
+    # current text of related files the session read: auto (whole when it fits
+    # excerpt_above_tokens, else the head), digest (head), full, off
+    file_region: Literal["auto", "digest", "full", "off"] = "auto"
+    # retrieved texts up to this size come back as they are; longer: a verbatim excerpt
+    excerpt_above_tokens: int = Field(800, ge=1)
+    # longer still: one line (what it is, line count) with the recall call for the exact text
+    pointer_above_tokens: int = Field(3_000, ge=1)
+
+
+class DaemonSettings(Section):
+    """Per-workspace services the daemon keeps alive (read from the user file and environment)."""
+
+    max_workspace_services: int = Field(8, ge=1)  # per kind (memory, repo map); LRU released first
+    service_idle_s: float = Field(900.0, gt=0)  # an unused workspace service is released after this
+
+
+class TreeSettings(Section):
+    """Where new questions attach in the conversation tree; reflection on failed turns."""
+
+    attach: Literal["suggest", "topic", "off"] = "suggest"  # suggest: shown, the user moves it
+    auto_reflect: bool = True  # grade a failed turn, offer a retry with a reflection
 
 
 class Settings(Section):
@@ -143,3 +163,5 @@ class Settings(Section):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     repomap: RepoMapSettings = Field(default_factory=RepoMapSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    tree: TreeSettings = Field(default_factory=TreeSettings)
+    daemon: DaemonSettings = Field(default_factory=DaemonSettings)

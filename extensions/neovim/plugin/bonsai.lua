@@ -59,6 +59,12 @@ local plugs = {
       require("bonsai.memory").open()
     end,
   },
+  rules = {
+    "list rules",
+    function()
+      require("bonsai.rules").open()
+    end,
+  },
   compact = {
     "compact the context now",
     function()

@@ -2,6 +2,9 @@
 import * as os from "node:os";
 import * as vscode from "vscode";
 import { ChatController } from "./chat/chatController";
+import { registerConversationCommands } from "./conversation/conversationCommands";
+import { ConversationProvider } from "./conversation/conversationProvider";
+import { registerReflectOffers } from "./conversation/reflectOffer";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatViewProvider";
 import { registerEpisodeCommands } from "./episodes/episodeCommands";
 import { EPISODES_VIEW_ID, EpisodesProvider } from "./episodes/episodesProvider";
@@ -15,6 +18,8 @@ import { registerConnectionCommands } from "./rpc/connectionCommands";
 import { registerHandoff } from "./session/handoff";
 import { registerSessionCommands } from "./session/sessionCommands";
 import { Sessions } from "./session/sessions";
+import { registerRulesCommands } from "./rules/rulesCommands";
+import { RulesProvider } from "./rules/rulesProvider";
 import { watchSettings } from "./settings/settingsSync";
 import { StatusChip } from "./status/statusBar";
 
@@ -36,6 +41,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const ledger = new LedgerProvider(connection, sessions);
   const episodes = new EpisodesProvider(connection, sessions);
   const memory = new MemoryProvider(connection, workspace);
+  const conversation = new ConversationProvider(connection, sessions);
+  const rules = new RulesProvider(connection, workspace);
   const views = { ledger, episodes, memory };
   const chat = new ChatController(connection, sessions, {
     reveal: (view) => {
@@ -54,6 +61,7 @@ export function activate(context: vscode.ExtensionContext): void {
     ledger,
     episodes,
     memory,
+    rules,
     new StatusChip(connection, sessions),
     documents,
     vscode.workspace.registerTextDocumentContentProvider(CTX_SCHEME, documents),
@@ -61,11 +69,15 @@ export function activate(context: vscode.ExtensionContext): void {
     connection.onServerRequest("bonsai/approval/request", (params, signal) => chat.requestApproval(params, signal)),
     connection.onDidChangeState((state) => state.kind === "running" && void sessions.restore()),
     registerHandoff(connection, sessions),
+    conversation,
+    registerReflectOffers(connection, sessions),
+    ...registerConversationCommands(connection, conversation),
     ...registerConnectionCommands(connection, output),
     ...registerSessionCommands(sessions, connection),
     ...registerCtxCommands(connection, sessions, ledger),
     ...registerEpisodeCommands(connection, episodes, chat),
     ...registerMemoryCommands(connection, memory),
+    ...registerRulesCommands(connection, rules),
     ...watchSettings(connection, workspace, output, () => connection.restart()),
   );
   void connection.start();

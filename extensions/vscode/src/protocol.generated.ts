@@ -311,6 +311,28 @@ export interface RecallHit {
   score: number;
   snippet: string;
   text: string;
+  questionId?: string | null;
+  question?: string | null;
+}
+
+export interface ReflectGrade {
+  kind: "tests_failing" | "tool_error" | "user_rejected";
+  severity: "low" | "medium" | "high";
+  evidence: string[];
+}
+
+export interface ReflectOfferParams {
+  sessionId: string;
+  offerId: string;
+}
+
+export interface ReflectOfferedParams {
+  sessionId: string;
+  offerId: string;
+  questionId: string;
+  grade: ReflectGrade;
+  reflection: string;
+  autoRetry?: boolean;
 }
 
 export interface RepomapFile {
@@ -332,6 +354,52 @@ export interface RepomapGetResult {
   tokens: number;
   builtMs: number;
   cached: boolean;
+}
+
+export interface RuleInfo {
+  id: string;
+  text: string;
+  source: "user" | "detected";
+  enabled: boolean;
+  created: number;
+  origin?: string | null;
+}
+
+export interface RuleResult {
+  rule: RuleInfo;
+}
+
+export interface RulesAddParams {
+  sessionId?: string | null;
+  workspace?: string | null;
+  text: string;
+}
+
+export interface RulesChangedParams {
+  workspace: string;
+  rules: RuleInfo[];
+  change: "added" | "edited" | "deleted" | "detected";
+}
+
+export interface RulesEditParams {
+  id: string;
+  text?: string | null;
+  enabled?: boolean | null;
+}
+
+export interface RulesIdParams {
+  id: string;
+}
+
+export interface RulesListResult {
+  workspace: string;
+  rules: RuleInfo[];
+}
+
+/** Whose rules: a session's workspace, or a workspace directly (one of the two). */
+export interface RulesScope {
+  sessionId?: string | null;
+  workspace?: string | null;
 }
 
 export interface SessionAppendParams {
@@ -363,6 +431,16 @@ export interface SessionEventParams {
   kind: "messageAppended" | "titleChanged" | "deleted";
   message?: WireMessage | null;
   title?: string | null;
+}
+
+export interface SessionForkParams {
+  sessionId: string;
+  nodeId?: string | null;
+  title?: string | null;
+}
+
+export interface SessionForkResult {
+  session: SessionInfo;
 }
 
 export interface SessionImportParams {
@@ -406,6 +484,27 @@ export interface SessionRenameParams {
   title: string;
 }
 
+/** Where the attachment rule puts a question (design 003). */
+export interface TreeAttachInfo {
+  target?: string | null;
+  score: number;
+  reason: string;
+  term?: string | null;
+  similarity: "model2vec" | "lexical";
+  placed: boolean;
+}
+
+export interface TreeAttachParams {
+  sessionId: string;
+  nodeId: string;
+  parentId?: string | null;
+}
+
+export interface TreeChangedParams {
+  sessionId: string;
+  op: string;
+}
+
 export interface TreeCompareMessage {
   nodeId: string;
   kind: "question" | "answer" | "tool_result" | "system";
@@ -440,6 +539,7 @@ export interface TreeGetResult {
   activePath: string[];
   recycleBin: string[];
   pathTokens: number;
+  attachMode?: "suggest" | "topic" | "off";
 }
 
 export interface TreeNodeInfo {
@@ -453,6 +553,7 @@ export interface TreeNodeInfo {
   branchTokens: number;
   confidence: "exact" | "high" | "low";
   onActivePath?: boolean;
+  attach?: TreeAttachInfo | null;
 }
 
 export interface TreeNodeParams {
@@ -525,6 +626,11 @@ export type TreeRestoreParams = TreeNodeParams;
 export type TreeRestoreResult = TreeGetResult;
 export type TreeJumpParams = TreeNodeParams;
 export type TreeJumpResult = TreeGetResult;
+export type TreeAttachResult = TreeGetResult;
+export type ReflectRetryParams = ReflectOfferParams;
+export type ReflectRetryResult = ChatSendResult;
+export type ReflectDismissParams = ReflectOfferParams;
+export type ReflectDismissResult = Empty;
 export type MemoryListParams = MemoryScope;
 export type MemoryGetParams = MemoryNameParams;
 export type MemoryAddResult = MemoryEntryResult;
@@ -532,12 +638,18 @@ export type MemoryEditResult = MemoryEntryResult;
 export type MemoryForgetParams = MemoryNameParams;
 export type MemoryForgetResult = Empty;
 export type MemorySetEnabledResult = Empty;
+export type RulesListParams = RulesScope;
+export type RulesAddResult = RuleResult;
+export type RulesEditResult = RuleResult;
+export type RulesDeleteParams = RulesIdParams;
+export type RulesDeleteResult = Empty;
 
 export interface RequestMap {
   "bonsai/daemon/status": { params: Empty; result: DaemonStatusResult };
   "bonsai/daemon/stop": { params: Empty; result: Empty };
   "bonsai/session/create": { params: SessionCreateParams; result: SessionCreateResult };
   "bonsai/session/list": { params: SessionListParams; result: SessionListResult };
+  "bonsai/session/fork": { params: SessionForkParams; result: SessionForkResult };
   "bonsai/session/attach": { params: SessionRef; result: SessionAttachResult };
   "bonsai/session/detach": { params: SessionRef; result: Empty };
   "bonsai/session/rename": { params: SessionRenameParams; result: Empty };
@@ -566,6 +678,9 @@ export interface RequestMap {
   "bonsai/tree/hide": { params: TreeNodeParams; result: TreeGetResult };
   "bonsai/tree/restore": { params: TreeNodeParams; result: TreeGetResult };
   "bonsai/tree/jump": { params: TreeNodeParams; result: TreeGetResult };
+  "bonsai/tree/attach": { params: TreeAttachParams; result: TreeGetResult };
+  "bonsai/reflect/retry": { params: ReflectOfferParams; result: ChatSendResult };
+  "bonsai/reflect/dismiss": { params: ReflectOfferParams; result: Empty };
   "bonsai/tree/compare": { params: TreeCompareParams; result: TreeCompareResult };
   "bonsai/memory/list": { params: MemoryScope; result: MemoryListResult };
   "bonsai/memory/get": { params: MemoryNameParams; result: MemoryGetResult };
@@ -574,6 +689,10 @@ export interface RequestMap {
   "bonsai/memory/forget": { params: MemoryNameParams; result: Empty };
   "bonsai/memory/setEnabled": { params: MemorySetEnabledParams; result: Empty };
   "bonsai/memory/search": { params: MemorySearchParams; result: MemorySearchResult };
+  "bonsai/rules/list": { params: RulesScope; result: RulesListResult };
+  "bonsai/rules/add": { params: RulesAddParams; result: RuleResult };
+  "bonsai/rules/edit": { params: RulesEditParams; result: RuleResult };
+  "bonsai/rules/delete": { params: RulesIdParams; result: Empty };
   "bonsai/repomap/get": { params: RepomapGetParams; result: RepomapGetResult };
 }
 export interface ServerRequestMap {
@@ -585,7 +704,10 @@ export interface NotificationMap {
   "bonsai/ctx/changed": CtxChangedParams;
   "bonsai/config/changed": ConfigChangedParams;
   "bonsai/memory/suggestion": MemorySuggestionParams;
+  "bonsai/rules/changed": RulesChangedParams;
   "bonsai/handoff/suggested": HandoffSuggestedParams;
+  "bonsai/tree/changed": TreeChangedParams;
+  "bonsai/reflect/offered": ReflectOfferedParams;
 }
 
 export const METHODS = {
@@ -593,6 +715,7 @@ export const METHODS = {
   daemonStop: "bonsai/daemon/stop",
   sessionCreate: "bonsai/session/create",
   sessionList: "bonsai/session/list",
+  sessionFork: "bonsai/session/fork",
   sessionAttach: "bonsai/session/attach",
   sessionDetach: "bonsai/session/detach",
   sessionRename: "bonsai/session/rename",
@@ -621,6 +744,9 @@ export const METHODS = {
   treeHide: "bonsai/tree/hide",
   treeRestore: "bonsai/tree/restore",
   treeJump: "bonsai/tree/jump",
+  treeAttach: "bonsai/tree/attach",
+  reflectRetry: "bonsai/reflect/retry",
+  reflectDismiss: "bonsai/reflect/dismiss",
   treeCompare: "bonsai/tree/compare",
   memoryList: "bonsai/memory/list",
   memoryGet: "bonsai/memory/get",
@@ -629,12 +755,19 @@ export const METHODS = {
   memoryForget: "bonsai/memory/forget",
   memorySetEnabled: "bonsai/memory/setEnabled",
   memorySearch: "bonsai/memory/search",
+  rulesList: "bonsai/rules/list",
+  rulesAdd: "bonsai/rules/add",
+  rulesEdit: "bonsai/rules/edit",
+  rulesDelete: "bonsai/rules/delete",
   repomapGet: "bonsai/repomap/get",
   sessionEvent: "bonsai/session/event",
   chatEvent: "bonsai/chat/event",
   ctxChanged: "bonsai/ctx/changed",
   configChanged: "bonsai/config/changed",
   memorySuggestion: "bonsai/memory/suggestion",
+  rulesChanged: "bonsai/rules/changed",
   handoffSuggested: "bonsai/handoff/suggested",
+  treeChanged: "bonsai/tree/changed",
+  reflectOffered: "bonsai/reflect/offered",
   approvalRequest: "bonsai/approval/request",
 } as const;

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bonsai.agent.history import HistoryKeeper, View
 from bonsai.core.context import (
     VOLATILE_ID,
     AssembleInput,
@@ -22,15 +23,24 @@ from bonsai.core.context import (
     Budget,
     ContextState,
     Item,
+    Record,
     SystemPart,
     apply_compaction,
     assemble,
     plan_compaction,
 )
+from bonsai.core.context.reflect import (
+    needs_reflect,
+    reflect_prompt,
+    reflect_summary,
+    with_summary_text,
+)
 from bonsai.core.presets import effective_context
 from bonsai.domain import Evidence, StoredMessage
 from bonsai.services.project_context import GitBaseline, gather_parts, take_baseline
+from bonsai.services.project_context.volatile import with_guidance
 from bonsai.services.providers.types import ChatRequest, SystemBlock, ToolSpec
+from bonsai.services.rules import RuleStore
 from bonsai.services.store.sessions import SessionStore
 from bonsai.services.store.tree import active_history
 from bonsai.services.tokens import TokenCounter
@@ -67,6 +77,11 @@ def with_operator_suffix(parts: list[SystemPart], suffix: str) -> list[SystemPar
     part = SystemPart(id="sys:operator", label="operator suffix", text=suffix, cacheable=True)
     tail = [p for p in parts if p.id == VOLATILE_ID]
     return [p for p in parts if p.id != VOLATILE_ID] + [part] + tail
+
+
+def auto_inject(settings: Settings) -> bool:
+    """``retrieval.auto_inject``, or its older spelling ``context.retrieval_reinjection``."""
+    return settings.retrieval.auto_inject or settings.context.retrieval_reinjection
 
 
 def to_chat_request(assembly: Assembly, model: str, max_tokens: int) -> ChatRequest:
@@ -108,12 +123,15 @@ class ContextBridge:
             return baseline
         return GitBaseline.model_validate(raw)
 
-    def parts(self, history: list[StoredMessage]) -> list[SystemPart]:
+    def parts(self, view: View) -> list[SystemPart]:
         context = effective_context(self.settings.context)
+        folded = view.state.folded()  # a folded read is no longer in the context
         reads = [
             s.message.evidence
-            for s in history
-            if s.message.evidence is not None and s.message.evidence.kind == "read"
+            for s in view.history
+            if s.message.evidence is not None
+            and s.message.evidence.kind == "read"
+            and s.message_id not in folded
         ]
         parts = gather_parts(
             self.workspace,
@@ -124,14 +142,51 @@ class ContextBridge:
             peers=self.peers,
             persona=PERSONA,
         )
-        return with_operator_suffix(parts, context.operator_suffix)
+        parts = with_operator_suffix(parts, context.operator_suffix)
+        rules = RuleStore(self.store.conn).enabled_texts(str(self.workspace))
+        return with_guidance(parts, rules, self.hint_due(view))
+
+    def hint_due(self, view: View) -> bool:
+        """The retrieval hint: on, not replaced by auto-inject, the recall tool
+        offered, and the conversation at least ``hint_above_tokens`` big."""
+        retrieval = self.settings.retrieval
+        if not retrieval.hint or auto_inject(self.settings):
+            return False
+        if "recall" not in {t["name"] for t in self.tools} or "recall" in self.hidden_tools():
+            return False
+        boundary = view.state.boundary
+        items = view.items[1:] if boundary is not None else view.items  # the root is counted
+        size = boundary.tokens_before if boundary is not None else 0
+        for item in items:
+            size += self.counter.count_message(item.message).tokens
+            if size >= retrieval.hint_above_tokens:
+                return True
+        return size >= retrieval.hint_above_tokens
+
+    def keeper(self) -> HistoryKeeper:
+        return HistoryKeeper(
+            store=self.store,
+            session_id=self.session_id,
+            to_items=to_items,
+            active=self.active,
+            count=lambda stored: self.counter.count_message(stored.message).tokens,
+            episodes=self.settings.episodes.enabled,
+        )
+
+    def history(self) -> list[StoredMessage]:
+        """What a turn reads: the log after the summary boundary when it holds, else all."""
+        return self.keeper().read()
 
     def state(self) -> ContextState:
-        raw = self.store.get_state(self.session_id, STATE_KEY)
-        return ContextState() if raw is None else ContextState.model_validate(raw)
+        """The per-turn state (without the cold entries before the boundary)."""
+        return self.keeper().state()
 
     def save_state(self, state: ContextState) -> None:
-        self.store.set_state(self.session_id, STATE_KEY, state.model_dump(mode="json"))
+        self.keeper().save(state)
+
+    def view(self, history: list[StoredMessage]) -> View:
+        """History, active items and state of a model call (the window when it holds)."""
+        return self.keeper().view(history)
 
     def budget(self) -> Budget:
         """The window in estimator units. When the provider bills more than we
@@ -146,12 +201,20 @@ class ContextBridge:
         return Budget(window=window, reserve=reserve)
 
     def input(self, history: list[StoredMessage], turn: int) -> AssembleInput:
+        """The input over the whole active path and the whole state (ledger, actions)."""
+        return self.input_of(self.keeper().whole(history), turn)
+
+    def window_input(self, history: list[StoredMessage], turn: int) -> AssembleInput:
+        """The input of a model call: over the window after the boundary when it holds."""
+        return self.input_of(self.view(history), turn)
+
+    def input_of(self, view: View, turn: int) -> AssembleInput:
         context = effective_context(self.settings.context)
         return AssembleInput(
-            parts=self.parts(history),
+            parts=self.parts(view),
             tools=self.tools,
-            items=to_items(self.active(history)),
-            state=self.state(),
+            items=view.items,
+            state=view.state,
             budget=self.budget(),
             settings=context,
             family=self.model_info.family,
@@ -175,7 +238,7 @@ class ContextBridge:
         self, history: list[StoredMessage], turn: int, assembly: Assembly
     ) -> Assembly:
         """Tier 2 with the fast model's summary; the deterministic one if that fails."""
-        inp = self.input(history, turn).model_copy(update={"state": assembly.state})
+        inp = self.window_input(history, turn)  # its state is ``assembly.state``, saved
         plan = plan_compaction(inp, target=None, mode="provider")
         text = None
         if plan.fold and plan.prompt and self.summarize is not None:
@@ -186,7 +249,7 @@ class ContextBridge:
         return compacted
 
     def assemble(self, history: list[StoredMessage], turn: int) -> Assembly:
-        assembly = assemble(self.input(history, turn))
+        assembly = assemble(self.window_input(history, turn))
         for record in assembly.records:
             if record.kind == "episode-repair":
                 log.warning("session %s: %s", self.session_id, record.detail)
@@ -194,9 +257,48 @@ class ContextBridge:
         self.last = assembly
         return assembly
 
+    async def reflect(
+        self, history: list[StoredMessage], turn: int, assembly: Assembly
+    ) -> Assembly:
+        """The reflect pass: condense the rolling summary once it passes
+        ``reflect_above_tokens`` (the fast model in provider mode, else or on failure
+        the deterministic condenser), then assemble again with it."""
+        summary = assembly.state.summary
+        limit = effective_context(self.settings.context).reflect_above_tokens
+        if summary is None:
+            return assembly
+        before = self.counter.count_text(summary.text).tokens
+        if not needs_reflect(summary.text, before, limit):
+            return assembly
+        text, how = None, "deterministic"
+        if self.summarize is not None:
+            text = await self.summarize(reflect_prompt(summary.text, limit))
+            if text is not None and self.counter.count_text(text).tokens > limit:
+                text = None  # too long still: condense it ourselves
+            how = "fast model" if text is not None else "deterministic fallback"
+        if text is None:
+            text = reflect_summary(summary.text, limit)
+        after = self.counter.count_text(text).tokens
+        self.save_state(with_summary_text(assembly.state, text))
+        reflected = assemble(self.window_input(history, turn))
+        record = Record(
+            kind="reflect",
+            node_id=summary.node_id,
+            detail=f"summary {summary.node_id} condensed from {before:,} to {after:,} "
+            f"tokens (over {limit:,}); {how}",
+            tokens_before=assembly.totals.used,
+            tokens_after=reflected.totals.used,
+        )
+        records = [*assembly.records, *reflected.records, record]  # the fold, then this
+        reflected = reflected.model_copy(update={"records": records})
+        self.save_state(reflected.state)
+        self.last = reflected
+        return reflected
+
     async def build_request(self, history: list[StoredMessage], turn: int) -> ChatRequest:
         assembly = self.assemble(history, turn)
         if assembly.summary_due and self.summarize is not None:
             assembly = await self.compact_with_model(history, turn, assembly)
+        assembly = await self.reflect(history, turn, assembly)
         max_tokens = min(self.model_info.max_output, self.settings.context.output_reserve)
         return to_chat_request(assembly, self.model, max_tokens)

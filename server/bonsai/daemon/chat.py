@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bonsai.agent.context_bridge import ContextBridge, to_items
+from bonsai.agent.context_bridge import ContextBridge, auto_inject
 from bonsai.agent.runtime import SessionRuntime
 from bonsai.agent.tools import recall
 from bonsai.agent.tools.base import Tool, ToolContext, ToolResult
@@ -25,11 +25,13 @@ from bonsai.daemon.compaction import ctx_events, fast_summary
 from bonsai.daemon.convert import wire_message
 from bonsai.daemon.episodes import recall_text
 from bonsai.daemon.handoff import maybe_suggest_handoff
-from bonsai.daemon.memory import memory_service, recall_note
+from bonsai.daemon.memory import memory_lease, recall_note
 from bonsai.daemon.promotion import maybe_promote
 from bonsai.daemon.reinjection import related_context
 from bonsai.daemon.repomap import map_for
+from bonsai.daemon.rules import detect_in_user_message
 from bonsai.daemon.state import Daemon
+from bonsai.daemon.turn_watch import TurnWatch
 from bonsai.domain import StoredMessage, ToolCall
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key
@@ -188,8 +190,12 @@ def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: li
         settings = bridge.settings
         if settings.repomap.enabled and not effective_context(settings.context).smol:
             clients = daemon.subscribers(session_id)
-            repomap = await map_for(daemon, str(bridge.workspace), history, clients)
-            bridge.repomap_text = repomap.text or None
+            try:
+                repomap = await map_for(daemon, str(bridge.workspace), history, clients)
+                bridge.repomap_text = repomap.text or None
+            except Exception:  # the map is an aid: a broken one must never break a turn
+                log.exception("repository map failed; this request goes without it")
+                bridge.repomap_text = None
         await wait_if_due(daemon, session_id, bridge)
         before = bridge.state()
         request = await bridge.build_request(history, turn)
@@ -230,7 +236,8 @@ def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
     """Loop guards before a tool runs; read reuse after a read returns."""
 
     def guard(call: ToolCall, history: list[StoredMessage]) -> tuple[str, str]:
-        verdict = loop_guard(to_items(bridge.active(history)), call, bridge.state())
+        view = bridge.view(history)
+        verdict = loop_guard(view.items, call, view.state)
         bridge.save_state(verdict.state)
         return verdict.level, verdict.message
 
@@ -239,8 +246,8 @@ def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
         if evidence is None or evidence.kind != "read" or result.is_error:
             return result
         explicit = bool(_loads_dict(call.arguments).get("fresh"))
-        items = to_items(bridge.active(history))
-        pointer = read_reuse(items, evidence, explicit=explicit, state=bridge.state())
+        view = bridge.view(history)
+        pointer = read_reuse(view.items, evidence, explicit=explicit, state=view.state)
         return ToolResult(pointer, evidence) if pointer else result
 
     return guard, after
@@ -248,7 +255,8 @@ def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
 
 def _background(daemon: Daemon, session_id: str, bridge: ContextBridge):  # type: ignore[no-untyped-def]
     """Background data for a user turn: recalled memory (off in smol mode or when
-    memory is disabled) and, opt-in, related earlier history."""
+    memory is disabled) and, with ``retrieval.auto_inject``, related earlier
+    history. Rules the user states in this message are detected here too."""
     settings = bridge.settings
     smol = effective_context(settings.context).smol
 
@@ -263,8 +271,10 @@ def _background(daemon: Daemon, session_id: str, bridge: ContextBridge):  # type
                 parts.append(recall_note(daemon, session_id, ws, user_text, count))
             except Exception:  # memory must never break a turn
                 log.exception("memory recall failed; the turn goes on without it")
-        history = daemon.store.messages(session_id)
-        parts.append(related_context(daemon, session_id, settings, history, user_text))
+        detect_in_user_message(daemon, str(bridge.workspace), daemon.store.latest(session_id))
+        if auto_inject(settings):  # related history searches the whole log
+            history = daemon.store.messages(session_id)
+            parts.append(related_context(daemon, session_id, settings, history, user_text))
         joined = "\n\n".join(p for p in parts if p)
         return joined or None
 
@@ -279,17 +289,30 @@ def _loads_dict(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-async def run_turn(daemon: Daemon, session_id: str, turn_id: str, text: str) -> str:
+def send_turn(daemon: Daemon, session_id: str, text: str, reflection: str | None = None) -> str:
+    """Queue a turn; ``reflection`` (a retry's data block) goes with the question."""
+
+    async def go(turn_id: str, queued: str) -> str:
+        return await run_turn(daemon, session_id, turn_id, queued, reflection=reflection)
+
+    return runtime(daemon, session_id).send(text, go)
+
+
+async def run_turn(
+    daemon: Daemon, session_id: str, turn_id: str, text: str, *, reflection: str | None = None
+) -> str:
     rt = runtime(daemon, session_id)
     bridge = bridge_for(daemon, session_id)
     settings = bridge.settings
     provider = make_provider(settings.providers, env=os.environ)
     tools = tools_for(settings)
+    watch = TurnWatch(daemon, session_id, settings, tools)
     events: list[dict[str, Any]] = []
     build, usage = _observer(daemon, session_id, bridge, events)
     guard, after = _guards(bridge)
 
     def appended(stored: list[StoredMessage]) -> None:
+        watch.appended(stored)
         for item in stored:
             event = m.SessionEventParams(
                 session_id=session_id, kind="messageAppended", message=wire_message(item)
@@ -301,6 +324,7 @@ async def run_turn(daemon: Daemon, session_id: str, turn_id: str, text: str) -> 
         event = m.SessionEventParams(session_id=session_id, kind="titleChanged", title=title)
         daemon.broadcast(session_id, "bonsai/session/event", event)
 
+    held = contextlib.ExitStack()  # the turn's leases: its memory service stays alive
     tool_ctx = ToolContext(
         workspace=bridge.workspace,
         session_id=session_id,
@@ -311,7 +335,7 @@ async def run_turn(daemon: Daemon, session_id: str, turn_id: str, text: str) -> 
             "save_todos": lambda todos: daemon.store.set_state(session_id, "todos", todos),
             "tool_outputs": ToolOutputStore(daemon.db),
             "recall": recall_text(daemon, session_id),
-            "memory": memory_service(daemon, str(bridge.workspace)),
+            "memory": held.enter_context(memory_lease(daemon, str(bridge.workspace))),
         },
     )
     deps = TurnDeps(
@@ -334,10 +358,19 @@ async def run_turn(daemon: Daemon, session_id: str, turn_id: str, text: str) -> 
         events=events,
         guard=guard,
         after_tool=after,
-        background=_background(daemon, session_id, bridge),
+        background=watch.background(_background(daemon, session_id, bridge), reflection),
+        load_history=bridge.history,
     )
     try:
-        return await Turn(deps).run(text)
+        status = await Turn(deps).run(text)
+        await watch.finish(
+            status,
+            text,
+            retried=reflection is not None,
+            send=lambda question, block: send_turn(daemon, session_id, question, block),
+        )
+        return status
     finally:
+        held.close()
         with contextlib.suppress(Exception):
             await provider.aclose()

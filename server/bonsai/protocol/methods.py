@@ -68,6 +68,13 @@ METHODS: tuple[Method, ...] = (
     ),
     _req("bonsai/session/list", m.SessionListParams, m.SessionListResult, "List sessions."),
     _req(
+        "bonsai/session/fork",
+        m.SessionForkParams,
+        m.SessionForkResult,
+        "Copy a session's active path (up to a node) into a new session: its messages, "
+        "context state and spilled tool outputs are copies, never shared.",
+    ),
+    _req(
         "bonsai/session/attach",
         m.SessionRef,
         m.SessionAttachResult,
@@ -170,6 +177,19 @@ METHODS: tuple[Method, ...] = (
         "Make a node the active leaf: the model sees the path to it.",
     ),
     _req(
+        "bonsai/tree/attach",
+        m.TreeAttachParams,
+        m.TreeGetResult,
+        "Move a question under an answer, or to a new branch under the root (no parentId).",
+    ),
+    _req(
+        "bonsai/reflect/retry",
+        m.ReflectOfferParams,
+        m.ChatSendResult,
+        "Retry a failed question as a sibling branch, with the offer's reflection attached.",
+    ),
+    _req("bonsai/reflect/dismiss", m.ReflectOfferParams, m.Empty, "Dismiss a retry offer."),
+    _req(
         "bonsai/tree/compare",
         m.TreeCompareParams,
         m.TreeCompareResult,
@@ -193,6 +213,21 @@ METHODS: tuple[Method, ...] = (
         m.MemorySearchResult,
         "Hybrid search with lane scores.",
     ),
+    # rules
+    _req(
+        "bonsai/rules/list",
+        m.RulesScope,
+        m.RulesListResult,
+        "A workspace's rules (hand-written and detected), oldest first.",
+    ),
+    _req("bonsai/rules/add", m.RulesAddParams, m.RuleResult, "Add a hand-written rule."),
+    _req(
+        "bonsai/rules/edit",
+        m.RulesEditParams,
+        m.RuleResult,
+        "Change a rule's text and/or switch it on or off.",
+    ),
+    _req("bonsai/rules/delete", m.RulesIdParams, m.Empty, "Delete a rule."),
     # repository map
     _req("bonsai/repomap/get", m.RepomapGetParams, m.RepomapGetResult, "The repository map."),
     # daemon -> client
@@ -210,9 +245,24 @@ METHODS: tuple[Method, ...] = (
         "Durable facts extracted before a compaction, for the user to confirm.",
     ),
     _note(
+        "bonsai/rules/changed",
+        m.RulesChangedParams,
+        "A workspace's rules changed (an edit or a detection): the whole new list.",
+    ),
+    _note(
         "bonsai/handoff/suggested",
         m.HandoffSuggestedParams,
         "The window is nearly full: suggest a fresh session with this handoff.",
+    ),
+    _note(
+        "bonsai/tree/changed",
+        m.TreeChangedParams,
+        "A tree operation was recorded: clients showing the tree fetch it again.",
+    ),
+    _note(
+        "bonsai/reflect/offered",
+        m.ReflectOfferedParams,
+        "A turn failed: its grade, a reflection and an offer to retry as a sibling branch.",
     ),
     Method(
         "bonsai/approval/request",

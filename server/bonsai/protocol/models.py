@@ -77,6 +77,21 @@ class SessionCreateResult(Wire):
     session_id: str
 
 
+class SessionForkParams(Wire):
+    session_id: str = Field(min_length=1, max_length=128)
+    node_id: str | None = Field(
+        default=None,
+        max_length=128,
+        description="copy the active path up to this node (the end of its step); "
+        "default: the active leaf",
+    )
+    title: str | None = Field(default=None, max_length=512)
+
+
+class SessionForkResult(Wire):
+    session: SessionInfo
+
+
 class SessionListParams(Wire):
     workspace: str | None = None
 
@@ -337,6 +352,9 @@ class RecallHit(Wire):
     score: float
     snippet: str
     text: str
+    # the user question an answer or tool result answered (retrieval.mandatory_context)
+    question_id: str | None = None
+    question: str | None = None
 
 
 class EpisodesRecallResult(Wire):
@@ -455,6 +473,17 @@ class HandoffSuggestedParams(Wire):
 TreeNodeKind = Literal["question", "answer", "tool_result", "system"]
 
 
+class TreeAttachInfo(Wire):
+    """Where the attachment rule puts a question (design 003)."""
+
+    target: str | None = None  # the answer to move under; None: a new branch under the root
+    score: float  # 0.5 · term coverage + 0.5 · similarity, in [0, 1]
+    reason: str
+    term: str | None = None  # the specific term that decided it
+    similarity: Literal["model2vec", "lexical"]  # how similarity was measured
+    placed: bool  # the question already sits there
+
+
 class TreeNodeInfo(Wire):
     node_id: str
     parent_id: str | None = None
@@ -466,6 +495,7 @@ class TreeNodeInfo(Wire):
     branch_tokens: int  # the path root → this node
     confidence: Confidence
     on_active_path: bool = False
+    attach: TreeAttachInfo | None = None  # questions, unless tree.attach is off
 
 
 class TreeGetResult(Wire):
@@ -475,6 +505,7 @@ class TreeGetResult(Wire):
     active_path: list[str]
     recycle_bin: list[str]
     path_tokens: int  # what the active path costs (messages only)
+    attach_mode: Literal["suggest", "topic", "off"] = "suggest"
 
 
 class TreeNodeParams(SessionRef):
@@ -483,6 +514,15 @@ class TreeNodeParams(SessionRef):
 
 class TreeReparentParams(TreeNodeParams):
     parent_id: str = Field(min_length=1, max_length=256)
+
+
+class TreeAttachParams(TreeNodeParams):
+    parent_id: str | None = Field(None, min_length=1, max_length=256)  # None: under the root
+
+
+class TreeChangedParams(Wire):
+    session_id: str
+    op: str  # fork, jump, reparent, hide, restore, attach
 
 
 class TreeCompareParams(SessionRef):
@@ -509,3 +549,72 @@ class TreeCompareResult(Wire):
     ancestor_id: str | None = None
     a: TreeCompareSide
     b: TreeCompareSide
+
+
+# ---------------------------------------------------------------- rules
+RuleSource = Literal["user", "detected"]
+
+
+class RulesScope(Wire):
+    """Whose rules: a session's workspace, or a workspace directly (one of the two)."""
+
+    session_id: str | None = Field(default=None, min_length=1, max_length=128)
+    workspace: str | None = Field(default=None, min_length=1, max_length=4096)
+
+
+class RuleInfo(Wire):
+    id: str
+    text: str
+    source: RuleSource
+    enabled: bool
+    created: float  # unix time
+    origin: str | None = None  # the user message a detected rule came from
+
+
+class RulesListResult(Wire):
+    workspace: str
+    rules: list[RuleInfo]
+
+
+class RulesAddParams(RulesScope):
+    text: str = Field(max_length=4096)  # the rule limit (300) is checked with a clear message
+
+
+class RulesEditParams(Wire):
+    id: str = Field(min_length=1, max_length=128)
+    text: str | None = Field(default=None, max_length=4096)
+    enabled: bool | None = None
+
+
+class RulesIdParams(Wire):
+    id: str = Field(min_length=1, max_length=128)
+
+
+class RuleResult(Wire):
+    rule: RuleInfo
+
+
+class RulesChangedParams(Wire):
+    workspace: str
+    rules: list[RuleInfo]
+    change: Literal["added", "edited", "deleted", "detected"]
+
+
+# ---------------------------------------------------------------- reflection
+class ReflectGrade(Wire):
+    kind: Literal["tests_failing", "tool_error", "user_rejected"]
+    severity: Literal["low", "medium", "high"]
+    evidence: list[str]  # lines quoted from the turn, never invented
+
+
+class ReflectOfferedParams(Wire):
+    session_id: str
+    offer_id: str
+    question_id: str  # the failed question; a retry is its sibling
+    grade: ReflectGrade
+    reflection: str
+    auto_retry: bool = False  # the daemon is retrying on its own (no tool needs approval)
+
+
+class ReflectOfferParams(SessionRef):
+    offer_id: str = Field(min_length=1, max_length=64)

@@ -20,6 +20,7 @@ H.test("<Plug> mappings exist for the main actions", function()
     "ctx",
     "episodes",
     "memory",
+    "rules",
     "compact",
     "sessions",
     "smol",
@@ -49,8 +50,11 @@ H.test("subcommands complete on the command line", function()
     "preset",
     "remember",
     "restart",
+    "retry",
+    "rules",
     "sessions",
     "smol",
+    "tree",
   }, vim.fn.getcompletion("Bonsai ", "cmdline"))
 end)
 
@@ -64,6 +68,7 @@ H.test("subcommand arguments complete", function()
   H.eq({ "on", "off", "toggle" }, vim.fn.getcompletion("Bonsai smol ", "cmdline"))
   H.eq({ "save" }, vim.fn.getcompletion("Bonsai preset s", "cmdline"))
   H.eq({ "forget" }, vim.fn.getcompletion("Bonsai memory ", "cmdline"))
+  H.eq({ "add" }, vim.fn.getcompletion("Bonsai rules ", "cmdline"))
   H.eq({}, vim.fn.getcompletion("Bonsai attach ", "cmdline"), "no daemon running: nothing to offer")
 end)
 

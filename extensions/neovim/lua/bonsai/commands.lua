@@ -85,6 +85,19 @@ M.subcommands = {
     end,
     complete = first_arg({ "ledger", "wire", "turns" }),
   },
+  tree = {
+    desc = "show the conversation tree (m moves a question where the rule puts it)",
+    impl = function()
+      require("bonsai.tree").open()
+    end,
+  },
+  retry = {
+    desc = "retry the last failed turn with its reflection (`dismiss` drops the offer)",
+    impl = function(args)
+      require("bonsai.reflect").retry(args[1] == "dismiss")
+    end,
+    complete = first_arg({ "dismiss" }),
+  },
   episodes = {
     desc = "list the task episodes of the session",
     impl = function()
@@ -112,6 +125,20 @@ M.subcommands = {
       end
       return {}
     end,
+  },
+  rules = {
+    desc = "list this workspace's rules; `add {text}` adds one",
+    impl = function(args)
+      local rules = require("bonsai.rules")
+      if args[1] == nil then
+        return rules.open()
+      end
+      if args[1] == "add" and args[2] then
+        return rules.add(table.concat(args, " ", 2))
+      end
+      fail("usage: :Bonsai rules [add {text}]")
+    end,
+    complete = first_arg({ "add" }),
   },
   compact = {
     desc = "compact now: [preview] [target=N] [provider|deterministic|fallback]",

@@ -40,6 +40,8 @@ local M = {}
 ---@field ledger bonsai.LedgerConfig
 ---@field episodes bonsai.PanelConfig
 ---@field memory bonsai.PanelConfig
+---@field rules bonsai.PanelConfig
+---@field tree bonsai.PanelConfig
 ---@field statusline bonsai.StatuslineConfig
 
 ---@type bonsai.Config
@@ -94,6 +96,23 @@ M.defaults = {
       refresh = "R",
       close = "q",
     },
+  },
+  rules = {
+    split = "horizontal",
+    size = 10,
+    keys = {
+      add = "a",
+      edit = "e",
+      toggle = "t",
+      delete = "x",
+      refresh = "R",
+      close = "q",
+    },
+  },
+  tree = {
+    split = "vertical",
+    size = 60,
+    keys = { jump = "<CR>", move = "m", refresh = "R", close = "q" },
   },
   statusline = { format = "ctx %d%%" },
 }

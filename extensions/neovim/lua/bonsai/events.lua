@@ -13,6 +13,9 @@ local M = {}
 ---| "config_changed"
 ---| "memory_suggestion"
 ---| "handoff_suggested"
+---| "rules_changed"
+---| "tree_changed"
+---| "reflect_offered"
 ---| "client_started"
 ---| "client_exited"
 

@@ -15,8 +15,14 @@ M.hooks = {
   memory_suggestion = function(params)
     require("bonsai.memory").suggest(params)
   end,
+  rules_changed = function(params)
+    require("bonsai.rules").changed(params)
+  end,
   handoff_suggested = function(params)
     require("bonsai.actions").handoff(params)
+  end,
+  reflect_offered = function(params)
+    require("bonsai.reflect").offered(params)
   end,
   config_changed = function(params)
     for _, problem in ipairs(params.problems or {}) do

@@ -263,6 +263,25 @@
 ---@field score number
 ---@field snippet string
 ---@field text string
+---@field questionId? string|nil
+---@field question? string|nil
+
+---@class bonsai.ReflectGrade
+---@field kind "tests_failing"|"tool_error"|"user_rejected"
+---@field severity "low"|"medium"|"high"
+---@field evidence string[]
+
+---@class bonsai.ReflectOfferParams
+---@field sessionId string
+---@field offerId string
+
+---@class bonsai.ReflectOfferedParams
+---@field sessionId string
+---@field offerId string
+---@field questionId string
+---@field grade bonsai.ReflectGrade
+---@field reflection string
+---@field autoRetry? boolean
 
 ---@class bonsai.RepomapFile
 ---@field path string
@@ -281,6 +300,43 @@
 ---@field tokens integer
 ---@field builtMs number
 ---@field cached boolean
+
+---@class bonsai.RuleInfo
+---@field id string
+---@field text string
+---@field source "user"|"detected"
+---@field enabled boolean
+---@field created number
+---@field origin? string|nil
+
+---@class bonsai.RuleResult
+---@field rule bonsai.RuleInfo
+
+---@class bonsai.RulesAddParams
+---@field sessionId? string|nil
+---@field workspace? string|nil
+---@field text string
+
+---@class bonsai.RulesChangedParams
+---@field workspace string
+---@field rules bonsai.RuleInfo[]
+---@field change "added"|"edited"|"deleted"|"detected"
+
+---@class bonsai.RulesEditParams
+---@field id string
+---@field text? string|nil
+---@field enabled? boolean|nil
+
+---@class bonsai.RulesIdParams
+---@field id string
+
+---@class bonsai.RulesListResult
+---@field workspace string
+---@field rules bonsai.RuleInfo[]
+
+---@class bonsai.RulesScope
+---@field sessionId? string|nil
+---@field workspace? string|nil
 
 ---@class bonsai.SessionAppendParams
 ---@field sessionId string
@@ -306,6 +362,14 @@
 ---@field kind "messageAppended"|"titleChanged"|"deleted"
 ---@field message? bonsai.WireMessage|nil
 ---@field title? string|nil
+
+---@class bonsai.SessionForkParams
+---@field sessionId string
+---@field nodeId? string|nil
+---@field title? string|nil
+
+---@class bonsai.SessionForkResult
+---@field session bonsai.SessionInfo
 
 ---@class bonsai.SessionImportParams
 ---@field path string
@@ -341,6 +405,23 @@
 ---@field sessionId string
 ---@field title string
 
+---@class bonsai.TreeAttachInfo
+---@field target? string|nil
+---@field score number
+---@field reason string
+---@field term? string|nil
+---@field similarity "model2vec"|"lexical"
+---@field placed boolean
+
+---@class bonsai.TreeAttachParams
+---@field sessionId string
+---@field nodeId string
+---@field parentId? string|nil
+
+---@class bonsai.TreeChangedParams
+---@field sessionId string
+---@field op string
+
 ---@class bonsai.TreeCompareMessage
 ---@field nodeId string
 ---@field kind "question"|"answer"|"tool_result"|"system"
@@ -371,6 +452,7 @@
 ---@field activePath string[]
 ---@field recycleBin string[]
 ---@field pathTokens integer
+---@field attachMode? "suggest"|"topic"|"off"
 
 ---@class bonsai.TreeNodeInfo
 ---@field nodeId string
@@ -383,6 +465,7 @@
 ---@field branchTokens integer
 ---@field confidence "exact"|"high"|"low"
 ---@field onActivePath? boolean
+---@field attach? bonsai.TreeAttachInfo|nil
 
 ---@class bonsai.TreeNodeParams
 ---@field sessionId string
@@ -423,6 +506,7 @@ M.methods = {
   daemon_stop = "bonsai/daemon/stop",
   session_create = "bonsai/session/create",
   session_list = "bonsai/session/list",
+  session_fork = "bonsai/session/fork",
   session_attach = "bonsai/session/attach",
   session_detach = "bonsai/session/detach",
   session_rename = "bonsai/session/rename",
@@ -451,6 +535,9 @@ M.methods = {
   tree_hide = "bonsai/tree/hide",
   tree_restore = "bonsai/tree/restore",
   tree_jump = "bonsai/tree/jump",
+  tree_attach = "bonsai/tree/attach",
+  reflect_retry = "bonsai/reflect/retry",
+  reflect_dismiss = "bonsai/reflect/dismiss",
   tree_compare = "bonsai/tree/compare",
   memory_list = "bonsai/memory/list",
   memory_get = "bonsai/memory/get",
@@ -459,6 +546,10 @@ M.methods = {
   memory_forget = "bonsai/memory/forget",
   memory_set_enabled = "bonsai/memory/setEnabled",
   memory_search = "bonsai/memory/search",
+  rules_list = "bonsai/rules/list",
+  rules_add = "bonsai/rules/add",
+  rules_edit = "bonsai/rules/edit",
+  rules_delete = "bonsai/rules/delete",
   repomap_get = "bonsai/repomap/get",
 }
 
@@ -468,7 +559,10 @@ M.notifications = {
   ctx_changed = "bonsai/ctx/changed",
   config_changed = "bonsai/config/changed",
   memory_suggestion = "bonsai/memory/suggestion",
+  rules_changed = "bonsai/rules/changed",
   handoff_suggested = "bonsai/handoff/suggested",
+  tree_changed = "bonsai/tree/changed",
+  reflect_offered = "bonsai/reflect/offered",
 }
 
 M.server_requests = {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { episodeNodes } from "../../src/episodes/episodesModel";
 import { memoryNodes } from "../../src/memory/memoryModel";
+import { ruleNodes, rulesMessage } from "../../src/rules/rulesModel";
 
 describe("episodeNodes", () => {
   it("lists episodes by number with state and token figures", () => {
@@ -47,5 +48,28 @@ describe("memoryNodes", () => {
       description: "project · disabled · tests use pytest",
       icon: { id: "circle-slash" },
     });
+  });
+});
+
+describe("ruleNodes", () => {
+  it("shows each rule as one row: on/off, source and the actions it offers", () => {
+    const rules = [
+      { id: "r1", text: "Always use pnpm", source: "user" as const, enabled: true, created: 1 },
+      { id: "r2", text: "Never touch generated files", source: "detected" as const, enabled: false, created: 2 },
+    ];
+    const [mine, detected] = ruleNodes(rules);
+    expect(mine).toMatchObject({
+      label: "Always use pnpm",
+      description: "yours",
+      contextValue: "rule.enabled",
+      data: { id: "r1", text: "Always use pnpm", enabled: true },
+    });
+    expect(detected).toMatchObject({
+      description: "detected · off",
+      contextValue: "rule.disabled",
+      icon: { id: "circle-slash" },
+    });
+    expect(rulesMessage(rules)).toBe("1 of 2 rules on · sent every turn");
+    expect(rulesMessage([])).toContain("No rules yet");
   });
 });

@@ -7,9 +7,23 @@ from bonsai.daemon.handlers import (
     daemon,
     episodes,
     memory,
+    reflect,
     repomap,
+    rules,
     session,
     tree,
 )
 
-__all__ = ["chat", "config", "ctx", "daemon", "episodes", "memory", "repomap", "session", "tree"]
+__all__ = [
+    "chat",
+    "config",
+    "ctx",
+    "daemon",
+    "episodes",
+    "memory",
+    "reflect",
+    "repomap",
+    "rules",
+    "session",
+    "tree",
+]
