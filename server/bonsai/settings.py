@@ -34,87 +34,103 @@ class ModelInfo(Section):
 
 
 class ProviderSettings(Section):
-    provider: ProviderName = "openai"
-    model: str = "gpt-4o-mini"
-    fast_model: str | None = None
-    base_url: str | None = None
+    provider: ProviderName = "openai"  # which wire format and defaults (sim: the local simulator)
+    model: str = "gpt-4o-mini"  # the model of every agent step
+    fast_model: str | None = None  # summaries and reflections; None: the main model
+    base_url: str | None = None  # None: the provider's public endpoint
     api_key: SecretStr | None = None
-    connect_timeout_s: float = 10.0
-    read_timeout_s: float = 120.0
-    max_retries: int = 4
-    retry_base_delay_s: float = Field(0.5, ge=0)
-    retry_max_delay_s: float = Field(20.0, ge=0)
+    connect_timeout_s: float = 10.0  # give up connecting after this
+    read_timeout_s: float = 120.0  # give up when the stream is silent this long
+    max_retries: int = 4  # 429 and 5xx are retried this many times
+    retry_base_delay_s: float = Field(0.5, ge=0)  # first backoff; doubles each retry
+    retry_max_delay_s: float = Field(20.0, ge=0)  # backoff ceiling
     retry_after_cap_s: float = Field(60.0, ge=0)  # longer retry-after: fail instead of waiting
-    models: dict[str, ModelInfo] = Field(default_factory=dict)
+    models: dict[str, ModelInfo] = Field(
+        default_factory=dict
+    )  # extra model registry rows (window, prices, tokenizer)
 
 
 class ToolOutputSettings(Section):
-    max_chars: int = 24_000
-    head_fraction: float = 0.7
-    persist_raw: bool = True
-    raw_cap_bytes: int = 2 * 1024 * 1024
+    max_chars: int = (
+        24_000  # a longer tool output is cut (head and tail kept) before the model sees it
+    )
+    head_fraction: float = 0.7  # share of the cut output taken from its head
+    persist_raw: bool = True  # keep the uncut output for read_tool_output
+    raw_cap_bytes: int = 2 * 1024 * 1024  # largest uncut output kept
 
 
 _DEFAULT_POLICY: dict[str, ToolPolicy] = {"edit_file": "ask", "write_file": "ask", "bash": "ask"}
 
 
 class ToolSettings(Section):
-    policy: dict[str, ToolPolicy] = Field(default_factory=lambda: dict(_DEFAULT_POLICY))
-    bash_timeout_s: float = 120.0
-    hidden: list[str] = Field(default_factory=list)
+    policy: dict[str, ToolPolicy] = Field(
+        default_factory=lambda: dict(_DEFAULT_POLICY)
+    )  # per tool: ask (approval), allow or deny
+    bash_timeout_s: float = 120.0  # a shell command is killed after this
+    hidden: list[str] = Field(
+        default_factory=list
+    )  # tools left out of requests (names are checked)
 
 
 class ContextSettings(Section):
     """How the window is assembled and managed (fractions of the usable window)."""
 
-    preset: PresetName = "balanced"
+    preset: PresetName = "balanced"  # keep / balanced / save: sets the thresholds below at once
     operator_suffix: str = ""  # appended to the system message, before the volatile tail
-    smol: bool = False
-    output_reserve: int = 16_000
-    gc_trigger: float = 0.75
-    compact_trigger: float = 0.95
-    compact_target: float = 0.50
-    min_rewrite_tokens: int = 8_000
-    min_rewrite_fraction: float = 0.08
+    smol: bool = False  # small-model profile: lower thresholds, fewer tools, no repo map
+    output_reserve: int = 16_000  # tokens kept free for the reply; usable = window - this
+    gc_trigger: float = 0.75  # continuous GC may stub old outputs above this share
+    compact_trigger: float = 0.95  # compaction runs above this share
+    compact_target: float = 0.50  # compaction reclaims down to this share
+    min_rewrite_tokens: int = 8_000  # a stub batch must save this many tokens ...
+    min_rewrite_fraction: float = (
+        0.08  # ... or this share of the request, else nothing is rewritten
+    )
     min_stub_tokens: int = Field(200, ge=0)  # smaller tool outputs are not worth a stub
     min_rewrite_payback: float = Field(2.0, ge=0)  # tokens saved per token re-sent uncached
-    keep_recent_groups: int = 3
-    keep_user_messages: int = 2
-    steering_cap_bytes: int = 16 * 1024
-    summary_mode: Literal["provider", "deterministic"] = "provider"
-    background_summary: bool = False
-    soft_fraction: float = 0.80
-    recitation: bool = False
-    reflect_above_tokens: int = 4_000
+    keep_recent_groups: int = 3  # last message groups never stubbed or folded
+    keep_user_messages: int = 2  # latest user messages never folded
+    steering_cap_bytes: int = 16 * 1024  # AGENTS.md / CLAUDE.md and friends are cut past this
+    summary_mode: Literal["provider", "deterministic"] = (
+        "provider"  # who writes the rolling summary (fast model, or fixed headings)
+    )
+    background_summary: bool = False  # start the summary early, off the turn
+    soft_fraction: float = 0.80  # share at which a background summary starts
+    recitation: bool = False  # re-pin open tasks as a <plan> block after a summary
+    reflect_above_tokens: int = 4_000  # a longer rolling summary is condensed (reflect pass)
     summary_fraction: float = Field(0.04, gt=0, le=1)  # summary size: this share of usable
-    handoff_nudge: bool = False
-    handoff_fraction: float = 0.90
+    handoff_nudge: bool = False  # suggest a fresh session with a handoff near the limit
+    handoff_fraction: float = 0.90  # share at which the handoff is suggested
     retrieval_reinjection: bool = False  # older name of retrieval.auto_inject (either turns it on)
-    retrieval_min_score: float = 0.5
-    retrieval_max_results: int = 3
+    retrieval_min_score: float = 0.5  # auto-injected history below this score is left out
+    retrieval_max_results: int = 3  # at most this many auto-injected hits
 
 
 class EpisodeSettings(Section):
-    enabled: bool = True
+    enabled: bool = True  # segment the session into task episodes and archive closed ones
     card_max_chars: int = Field(1_600, ge=500, le=1_600)  # an archived episode's card
 
 
 class MemorySettings(Section):
-    enabled: bool = True
-    embeddings: Literal["auto", "off"] = "auto"
-    model_path: str | None = None
-    model_name: str = "minishlab/potion-base-8M"
-    cosine_floor: float = 0.35
-    max_entries_per_turn: int = 3
-    max_tokens_per_turn: int = 500
-    promotion: Literal["off", "suggest", "auto"] = "off"
+    enabled: bool = True  # recall project and user memory each turn
+    embeddings: Literal["auto", "off"] = (
+        "auto"  # auto: model2vec vectors when a model is on disk; off: BM25 only
+    )
+    model_path: str | None = None  # a local model2vec folder
+    model_name: str = "minishlab/potion-base-8M"  # hub name, used only with allow_download
+    cosine_floor: float = 0.35  # vector hits below this similarity are dropped
+    max_entries_per_turn: int = 3  # memory entries recalled per turn
+    max_tokens_per_turn: int = 500  # token cap of the recalled-memory note
+    promotion: Literal["off", "suggest", "auto"] = (
+        "off"  # lift durable facts from folded history into memory
+    )
     allow_download: bool = False  # one-time hub download of model_name when no local model
 
 
 class RepoMapSettings(Section):
-    enabled: bool = True
-    tokens: int = 1_024
-    tokens_no_files: int = 2_048
+    enabled: bool = True  # the ranked repository map in the cacheable prefix
+    tokens: int = 1_024  # map budget when files are in the conversation
+    tokens_no_files: int = 2_048  # map budget before any file is
     max_file_bytes: int = Field(1_000_000, gt=0)  # larger files are left out
     extra_exclude_dirs: list[str] = Field(default_factory=list)  # added to the built-in list
     stability_top_k: int = Field(10, ge=1)  # leading files whose change re-renders

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
+import io
 import json
+import tokenize
 from typing import Any
 
 from pydantic import BaseModel
 
+from bonsai import settings as settings_module
 from bonsai.services.config import ENV_KEYS
 from bonsai.settings import Settings
 
@@ -45,6 +50,39 @@ def _default(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def field_notes() -> dict[tuple[str, str], str]:
+    """(section class, field) → the comment written beside the field in settings.py:
+    the one place a setting is explained, so the table cannot drift from the code."""
+    source = inspect.getsource(settings_module)
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    comments = {
+        t.start[0]: t.string.lstrip("#").strip() for t in tokens if t.type == tokenize.COMMENT
+    }
+    standalone = {
+        t.start[0]
+        for t in tokens
+        if t.type == tokenize.COMMENT and not t.line[: t.start[1]].strip()
+    }
+    notes: dict[tuple[str, str], str] = {}
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                start = stmt.lineno
+                while start - 1 in standalone:
+                    start -= 1  # a comment block right above the field
+                lines = range(start, (stmt.end_lineno or stmt.lineno) + 1)
+                text = " ".join(comments[n] for n in lines if n in comments)
+                if text:
+                    notes[(node.name, stmt.target.id)] = text
+    return notes
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def render() -> str:
     lines = [INTRO.rstrip("\n")]
     lines += [f"| `{name}` | `{key}` |" for name, key in ENV_KEYS.items()]
@@ -55,16 +93,18 @@ def render() -> str:
         "",
     ]
     defaults = Settings()
+    notes = field_notes()
     for section in Settings.model_fields:
         model = getattr(defaults, section)
         doc = (type(model).__doc__ or "").strip().splitlines()
         lines += [f"## `{section}`", ""]
         if doc:
             lines += [doc[0], ""]
-        lines += ["| key | default |", "|---|---|"]
+        lines += ["| key | default | what it does |", "|---|---|---|"]
         for name in type(model).model_fields:
             if name == "api_key":
                 continue
-            lines.append(f"| `{section}.{name}` | `{_default(getattr(model, name))}` |")
+            note = _cell(notes.get((type(model).__name__, name), ""))
+            lines.append(f"| `{section}.{name}` | `{_default(getattr(model, name))}` | {note} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
