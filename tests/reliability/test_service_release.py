@@ -179,3 +179,20 @@ async def test_services_in_use_are_not_released_under_pressure(
     )
     for i, result in enumerate(results):
         assert f"invoice_total_{i}" in result["text"]
+
+
+async def test_spellings_of_one_directory_share_its_services(
+    daemon: tuple[LanguageClient, int], tmp_path: Path
+) -> None:
+    """``ws``, ``ws/`` and ``ws/./`` are one workspace: one set of watchers, not three."""
+    client, pid = daemon
+    base = inotify_instances(pid)
+    ws = make_workspace(tmp_path, 0)
+    await open_workspace(client, ws, 0)
+    one = inotify_instances(pid) - base
+    for spelling in (f"{ws}/", f"{ws}/./"):
+        mapped = await rpc(client, "bonsai/repomap/get", {"workspace": spelling, "tokens": 200})
+        assert "invoice_total_0" in mapped["text"]
+        listed = await rpc(client, "bonsai/memory/list", {"workspace": spelling})
+        assert listed["entries"], "the entry added under the plain spelling"
+    assert inotify_instances(pid) - base == one

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bonsai.daemon.service_pool import ServicePool
+from bonsai.daemon.service_pool import ServicePool, workspace_key
 from bonsai.daemon.state import Daemon
 from bonsai.services.memory.inject import InjectionState
 from bonsai.services.memory.service import MemoryService
@@ -36,12 +36,14 @@ def _pool(daemon: Daemon) -> ServicePool[LiveMemory]:
 def memory_service(daemon: Daemon, workspace: str | None) -> MemoryService:
     """The workspace's memory service, for use within one synchronous stretch on
     the loop; code that awaits while using it takes :func:`memory_lease`."""
+    workspace = None if workspace is None else workspace_key(workspace)
     return _pool(daemon).get(workspace, lambda: _open(daemon, workspace)).service
 
 
 @contextlib.contextmanager
 def memory_lease(daemon: Daemon, workspace: str | None) -> Iterator[MemoryService]:
     """The workspace's memory service, kept alive (never released) until the block ends."""
+    workspace = None if workspace is None else workspace_key(workspace)
     with _pool(daemon).hold(workspace, lambda: _open(daemon, workspace)) as live:
         yield live.service
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from bonsai.daemon.service_pool import ServicePool
+from bonsai.daemon.service_pool import ServicePool, workspace_key
 from bonsai.daemon.state import Connection, Daemon
 from bonsai.domain import StoredMessage
 from bonsai.services.repomap.models import RepoMap
@@ -74,6 +74,7 @@ async def repomap_lease(
 ) -> AsyncIterator[RepoMapService]:
     """The workspace's repository map, built on first use (concurrent first requests
     share one build) and never released while the block runs."""
+    workspace = workspace_key(workspace)
     pool: ServicePool[RepoMapService] = daemon.pool("repomap", _close)
     async with pool.lease(workspace, lambda: _build(daemon, workspace, clients or [])) as service:
         yield service
