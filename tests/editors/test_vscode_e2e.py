@@ -41,7 +41,10 @@ E2E_TIMEOUT_S = 300
 MESSAGE = "hello bonsai, please say hi"
 REPLY = "Hi from the simulator: the bonsai e2e works."
 EDIT = {"path": "notes.txt", "old_string": "teh cat", "new_string": "the cat"}
-STEP_COUNT = 11
+# A test run that fails (exit 1): the daemon's autoReflect grades it tests_failing.
+FAILING_TESTS = "echo 'E   assert 3 == 4'; echo '1 failed'; exit 1  # pytest stand-in"
+RETRY_REPLY = "Second attempt, with the reflection."  # e2e/steps.mts RETRY_REPLY
+STEP_COUNT = 14
 
 
 def toolchain_problem() -> str | None:
@@ -129,8 +132,19 @@ def sim_url() -> Iterator[str]:
     edit = Reply(
         text="Fixing the typo.", tool_calls=[ToolCallSpec(name="edit_file", arguments=EDIT)]
     )
+    tests = Reply(
+        text="Running the tests.",
+        tool_calls=[ToolCallSpec(name="bash", arguments={"command": FAILING_TESTS})],
+    )
     script = Script(
-        steps=[Reply(text=REPLY), edit, Reply(text="Fixed the typo in notes.txt.")],
+        steps=[
+            Reply(text=REPLY),
+            edit,
+            Reply(text="Fixed the typo in notes.txt."),
+            tests,
+            Reply(text="Fixed it, all good."),
+            Reply(text=RETRY_REPLY),
+        ],
         latency_ms=15,
     )
     with SimulatorThread(script) as sim:

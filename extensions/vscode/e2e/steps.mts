@@ -6,6 +6,7 @@ import type { DaemonClient } from "./daemonClient.mts";
 import {
   STATUS_CHIP,
   chatFrame,
+  collapsePane,
   contextMenu,
   expandPane,
   expandRow,
@@ -247,6 +248,99 @@ const otherWindow: Step = {
   },
 };
 
+/** A rule added from the Rules view's title action (the "+" of "Add a Rule"). */
+export const RULE_TEXT = "Always run the tests with pytest -q";
+
+const rules: Step = {
+  name: "rules",
+  async run(context) {
+    const { page } = context;
+    await expandPane(page, "Rules");
+    const header = page.locator('.pane-header[aria-label^="Rules"]');
+    await header.hover();
+    await header.locator('.action-label[aria-label="Add a Rule"]').click();
+    const input = page.locator(".quick-input-widget input");
+    await input.fill(RULE_TEXT);
+    await input.press("Enter");
+    await paneRows(page, "Rules").filter({ hasText: RULE_TEXT }).first().waitFor();
+    await pane(page, "Rules").locator(".message", { hasText: "1 of 1 rule on" }).waitFor();
+    const { rules: stored } = await context.daemon.request<{ rules: { text: string; source: string }[] }>(
+      "bonsai/rules/list",
+      { workspace: context.workspace },
+    );
+    assert(
+      stored.length === 1 && stored[0]?.text === RULE_TEXT && stored[0].source === "user",
+      `the daemon stores ${JSON.stringify(stored)}`,
+    );
+    return `added "${RULE_TEXT}" from the Rules view; listed there and stored by the daemon`;
+  },
+};
+
+/**
+ * The simulator answers this with a bash test run that exits 1, then a final
+ * reply, then (for the retry) a second attempt; see tests/editors/test_vscode_e2e.py.
+ */
+export const FAILING_MESSAGE = "make parse() return 4 and run the tests";
+export const RETRY_REPLY = "Second attempt, with the reflection.";
+
+const reflectOffer: Step = {
+  name: "reflect-retry",
+  async run(context) {
+    const { page } = context;
+    const chat = chatFrame(page);
+    await chat.locator("#input").fill(FAILING_MESSAGE);
+    await chat.locator("#input").press("Enter");
+    const card = chat.locator(".entry.approval.pending");
+    await card.first().waitFor({ timeout: 60_000 });
+    await card.locator("button.approve").click();
+    await chat.locator(".entry.tool", { hasText: "bash" }).first().waitFor({ timeout: 60_000 });
+    const toast = page.locator(".notification-toast", { hasText: "the last turn failed (tests failing" });
+    await toast.waitFor({ timeout: 60_000 });
+    const offer = (await toast.locator(".notification-list-item-message").textContent())?.trim() ?? "";
+    await toast.locator(".monaco-button", { hasText: "Retry with reflection" }).click();
+    await toast.waitFor({ state: "detached" });
+    await chat.locator(".entry.assistant:not(.streaming)", { hasText: RETRY_REPLY }).first().waitFor({
+      timeout: 60_000,
+    });
+    return `offer "${offer}" shown; "Retry with reflection" clicked and the retry's reply arrived`;
+  },
+};
+
+interface TreeNodeInfo {
+  nodeId: string;
+  parentId?: string | null;
+  kind: string;
+  label: string;
+}
+
+const conversationTree: Step = {
+  name: "conversation-tree",
+  async run(context) {
+    const { page } = context;
+    // The tree nests every message under the one before: give it the sidebar, so
+    // that the two branches at its end are rendered (rows off screen are not).
+    for (const other of ["Chat", "Context", "Episodes", "Rules"]) {
+      await collapsePane(page, other);
+    }
+    await expandPane(page, "Conversation Tree");
+    const rows = paneRows(page, "Conversation Tree").filter({ hasText: FAILING_MESSAGE });
+    await rows.nth(1).waitFor();
+    const levels = await rows.evaluateAll((els) => els.map((el) => el.getAttribute("aria-level")));
+    assert(
+      levels.length === 2 && levels[0] === levels[1],
+      `the view shows the question at levels ${JSON.stringify(levels)}, not as two siblings`,
+    );
+    const { sessionId } = await currentSession(context);
+    const tree = await context.daemon.request<{ nodes: TreeNodeInfo[] }>("bonsai/tree/get", { sessionId });
+    const asked = tree.nodes.filter((node) => node.kind === "question" && node.label === FAILING_MESSAGE);
+    assert(
+      asked.length === 2 && (asked[0]?.parentId ?? null) === (asked[1]?.parentId ?? null),
+      `the daemon's tree has ${JSON.stringify(asked)}`,
+    );
+    return `the Conversation Tree shows the failed question and its retry as siblings (level ${levels[0]}), as the daemon's tree does`;
+  },
+};
+
 export const STEPS: readonly Step[] = [
   workbench,
   connect,
@@ -259,4 +353,7 @@ export const STEPS: readonly Step[] = [
   views,
   episodes,
   otherWindow,
+  rules,
+  reflectOffer,
+  conversationTree,
 ];

@@ -30,6 +30,15 @@ export async function expandPane(page: Page, title: string): Promise<void> {
   await page.locator(`.pane-header[aria-label^="${title}"][aria-expanded="true"]`).waitFor();
 }
 
+/** Collapse a view pane by clicking its header, to give the others room. */
+export async function collapsePane(page: Page, title: string): Promise<void> {
+  const header = page.locator(`.pane-header[aria-label^="${title}"]`);
+  if ((await header.getAttribute("aria-expanded")) === "true") {
+    await header.click();
+  }
+  await page.locator(`.pane-header[aria-label^="${title}"][aria-expanded="false"]`).waitFor();
+}
+
 /**
  * Right-click the row labelled `label` and run a context-menu entry (hover focuses it,
  * Enter runs it). A tree refresh can recycle the row under the pointer, so the menu

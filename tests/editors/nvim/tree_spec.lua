@@ -49,6 +49,17 @@ H.test("the tree indents by depth, marks the active path and shows suggestions",
   H.eq("q3", item_at[6].nodeId)
 end)
 
+H.test("long labels are cut by characters, never inside a multibyte one", function()
+  local label = string.rep("é", 70)
+  local lines = tree.render({
+    nodes = { node("q1", vim.NIL, "question", label) },
+    activePath = { "q1" },
+    recycleBin = {},
+    pathTokens = 5,
+  })
+  H.eq("* ? " .. string.rep("é", 59) .. "…", lines[3])
+end)
+
 H.test(":Bonsai retry takes the latest offer once; without one it says so", function()
   local notes = H.capture_notify()
   reflect.offered({

@@ -23,7 +23,8 @@ local MARK = { question = "?", answer = "A", tool_result = "T", system = "S" }
 ---@return string
 local function short(text, max)
   text = text:gsub("\n", " ")
-  return #text <= max and text or (text:sub(1, max - 1) .. "…")
+  -- by characters, not bytes: cutting a multibyte character in half breaks the line
+  return vim.fn.strchars(text) <= max and text or (vim.fn.strcharpart(text, 0, max - 1) .. "…")
 end
 
 --- The suggestion of a question not where the rule would put it, or nil.
