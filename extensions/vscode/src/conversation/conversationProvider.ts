@@ -1,59 +1,35 @@
 /** The conversation tree view: refreshed on bonsai/tree/changed and on new messages. */
-import * as vscode from "vscode";
 import type { Rpc } from "../rpc/rpc";
 import type { Sessions } from "../session/sessions";
-import { ModelTreeProvider } from "../tree/modelTreeProvider";
-import type { TreeNode } from "../tree/node";
-import { errorText } from "../util/format";
+import { type ListContent, RpcListView } from "../tree/rpcListView";
 import { conversationNodes } from "./conversationModel";
 
 export const CONVERSATION_VIEW_ID = "bonsai.conversation";
 
-export class ConversationProvider implements vscode.Disposable {
-  readonly tree = new ModelTreeProvider();
-  readonly view: vscode.TreeView<TreeNode>;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private readonly disposables: vscode.Disposable[] = [];
-
+export class ConversationProvider extends RpcListView {
   constructor(
-    private readonly rpc: Rpc,
+    rpc: Rpc,
     private readonly sessions: Sessions,
   ) {
-    this.view = vscode.window.createTreeView(CONVERSATION_VIEW_ID, { treeDataProvider: this.tree });
+    super(CONVERSATION_VIEW_ID, rpc, "the conversation tree");
     const mine = (event: { sessionId: string }): boolean => event.sessionId === sessions.sessionId;
     this.disposables.push(
-      this.view,
-      this.tree,
       rpc.onNotification("bonsai/tree/changed", (event) => mine(event) && this.scheduleRefresh()),
       rpc.onNotification("bonsai/session/event", (event) => mine(event) && this.scheduleRefresh()),
       sessions.onDidChange(() => this.scheduleRefresh()),
-      rpc.onDidChangeState((state) => state.kind === "running" && this.scheduleRefresh()),
     );
   }
 
-  scheduleRefresh(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.refresh(), 200);
+  protected override waitingFor(): string | undefined {
+    return this.sessions.sessionId === undefined ? "No session yet." : undefined;
   }
 
-  async refresh(): Promise<void> {
-    const sessionId = this.sessions.sessionId;
-    if (sessionId === undefined || this.rpc.state.kind !== "running") {
-      this.tree.setRoots([]);
-      this.view.message = sessionId === undefined ? "No session yet." : "bonsai is not connected.";
-      return;
-    }
-    try {
-      const tree = await this.rpc.request("bonsai/tree/get", { sessionId });
-      this.view.message = tree.nodes.length === 0 ? "No messages yet." : undefined;
-      this.tree.setRoots(conversationNodes(sessionId, tree));
-    } catch (error) {
-      this.view.message = `Could not load the conversation tree: ${errorText(error)}`;
-    }
-  }
-
-  dispose(): void {
-    clearTimeout(this.timer);
-    this.disposables.forEach((item) => item.dispose());
+  protected async load(): Promise<ListContent> {
+    const sessionId = this.sessions.sessionId as string;
+    const tree = await this.rpc.request("bonsai/tree/get", { sessionId });
+    return {
+      roots: conversationNodes(sessionId, tree),
+      message: tree.nodes.length === 0 ? "No messages yet." : undefined,
+    };
   }
 }

@@ -1,48 +1,24 @@
 /** The rules TreeView: this workspace's standing instructions for the agent. */
-import * as vscode from "vscode";
 import type { Rpc } from "../rpc/rpc";
-import { ModelTreeProvider } from "../tree/modelTreeProvider";
-import type { TreeNode } from "../tree/node";
-import { errorText } from "../util/format";
+import { type ListContent, RpcListView } from "../tree/rpcListView";
 import { ruleNodes, rulesMessage } from "./rulesModel";
 
 export const RULES_VIEW_ID = "bonsai.rules";
 
-export class RulesProvider implements vscode.Disposable {
-  readonly tree = new ModelTreeProvider();
-  readonly view: vscode.TreeView<TreeNode>;
-  private readonly disposables: vscode.Disposable[] = [];
-
+export class RulesProvider extends RpcListView {
   constructor(
-    private readonly rpc: Rpc,
+    rpc: Rpc,
     readonly workspace: string,
   ) {
-    this.view = vscode.window.createTreeView(RULES_VIEW_ID, { treeDataProvider: this.tree });
+    super(RULES_VIEW_ID, rpc, "rules");
     this.disposables.push(
-      this.view,
-      this.tree,
       rpc.onNotification("bonsai/rules/changed", () => void this.refresh()),
-      rpc.onDidChangeState((state) => state.kind === "running" && void this.refresh()),
       this.view.onDidChangeVisibility((event) => event.visible && void this.refresh()),
     );
   }
 
-  async refresh(): Promise<void> {
-    if (this.rpc.state.kind !== "running") {
-      this.tree.setRoots([]);
-      this.view.message = "bonsai is not connected.";
-      return;
-    }
-    try {
-      const result = await this.rpc.request("bonsai/rules/list", { workspace: this.workspace });
-      this.view.message = rulesMessage(result.rules);
-      this.tree.setRoots(ruleNodes(result.rules));
-    } catch (error) {
-      this.view.message = `Could not load rules: ${errorText(error)}`;
-    }
-  }
-
-  dispose(): void {
-    this.disposables.forEach((item) => item.dispose());
+  protected async load(): Promise<ListContent> {
+    const result = await this.rpc.request("bonsai/rules/list", { workspace: this.workspace });
+    return { roots: ruleNodes(result.rules), message: rulesMessage(result.rules) };
   }
 }
