@@ -113,9 +113,8 @@ end
 ---@param session_id string?
 ---@param cb fun(p: bonsai.Panel)? called after the list is drawn
 function M.open(session_id, cb)
-  session_id = session_id or state.session_for_buffer()
+  session_id = state.require_session(session_id)
   if not session_id then
-    vim.notify("bonsai: no session yet: open one with :Bonsai chat", vim.log.levels.WARN)
     return
   end
   panel.open(spec(session_id), cb)

@@ -156,9 +156,8 @@ end
 ---@param view ("ledger"|"wire"|"turns")?
 ---@param cb fun(lv: bonsai.LedgerView)? called after the first refresh
 function M.open(session_id, view, cb)
-  session_id = session_id or state.session_for_buffer()
+  session_id = state.require_session(session_id)
   if not session_id then
-    vim.notify("bonsai: no session yet: open one with :Bonsai chat", vim.log.levels.WARN)
     return
   end
   local cfg = config.get().ledger

@@ -35,6 +35,18 @@ function M.session_for_buffer()
   return M.current
 end
 
+--- The session a command acts on: the one given, else this buffer's, else the
+--- current one; nil (with a warning) when there is none yet.
+---@param session_id string?
+---@return string?
+function M.require_session(session_id)
+  session_id = session_id or M.session_for_buffer()
+  if not session_id then
+    vim.notify("bonsai: no session yet: open one with :Bonsai chat", vim.log.levels.WARN)
+  end
+  return session_id
+end
+
 ---@param params bonsai.CtxChangedParams
 function M.update_ctx(params)
   M.ctx[params.sessionId] = {
