@@ -2,7 +2,8 @@
 
 Builds each session straight into a temporary store (a user request, a tool
 step reading a file and an answer per step; a new task episode every ten
-steps) with a rolling summary folding all but the last 40 messages, as a long
+steps, or with ``--one-episode`` one task episode all along, the commonest
+long session) with a rolling summary folding all but the last 40 messages, as a long
 session's compactions leave it. Then, in a fresh process per session and
 path, it runs turns the way the daemon does (append a step, read the history,
 assemble through the real bridge and pipeline, save the state) and reports
@@ -13,7 +14,8 @@ the median time per turn and the process's resident memory.
 - **full** (``--full``, the path before the boundary existed): the turn
   reads the whole log, derives the whole tree and assembles over it.
 
-    .venv/bin/python bench/history_window.py [--full] [--turns 5] [--sizes 1000,10000,100000]
+    .venv/bin/python bench/history_window.py [--full] [--one-episode] [--turns 5]
+        [--sizes 1000,10000,100000]
 """
 
 from __future__ import annotations
@@ -42,12 +44,12 @@ MODEL = "gpt-4o-mini"
 KEEP = 40
 
 
-def step(i: int) -> list[Message]:
+def step(i: int, topics: bool = True) -> list[Message]:
     path = f"src/m{i % 50}.py"
     read = ToolCall(id=f"call_{i}", name="read_file", arguments=json.dumps({"path": path}))
     calls = (read,)
     extra: list[Message] = []
-    if i % 10 == 0 and i:
+    if topics and i % 10 == 0 and i:
         args = json.dumps({"title": f"batch {i}", "episode_action": "new_topic"})
         title = ToolCall(id=f"title_{i}", name="set_session_title", arguments=args)
         calls = (title, read)
@@ -67,14 +69,14 @@ def step(i: int) -> list[Message]:
     ]
 
 
-def build(db: Path, workspace: Path, messages: int) -> str:
+def build(db: Path, workspace: Path, messages: int, topics: bool) -> str:
     store = SessionStore(open_database(db))
     sid = store.create(str(workspace), "long").session_id
     batch: list[Message] = []
     i = 0
     total = 0
     while total < messages:
-        batch.extend(step(i))
+        batch.extend(step(i, topics))
         i += 1
         if len(batch) >= min(5_000, messages - total):
             store.append_many(sid, batch)
@@ -126,7 +128,9 @@ def rss_mb() -> float:
     return 0.0
 
 
-def measure(db: Path, sid: str, workspace: Path, path: str, turns: int) -> dict[str, float]:
+def measure(
+    db: Path, sid: str, workspace: Path, path: str, turns: int, topics: bool
+) -> dict[str, float]:
     """One process, one session, one path: turns as the daemon runs them."""
     store = SessionStore(open_database(db))
     b = bridge(store, sid, workspace)
@@ -134,7 +138,7 @@ def measure(db: Path, sid: str, workspace: Path, path: str, turns: int) -> dict[
     start_rss = rss_mb()
     times, rows = [], []
     for n in range(turns):
-        store.append_many(sid, step(1_000_000 + n))
+        store.append_many(sid, step(1_000_000 + n, topics))
         t0 = time.perf_counter()
         if path == "window":
             history = b.history()
@@ -156,6 +160,8 @@ def measure(db: Path, sid: str, workspace: Path, path: str, turns: int) -> dict[
         "rss_growth": rss_mb() - start_rss,
         "state_kb": state_bytes / 1024,
         "sent": len(assembly.messages),
+        "episodes": len(assembly.episodes),
+        "first_episode": assembly.episodes[0].number if assembly.episodes else 0,
     }
 
 
@@ -170,17 +176,23 @@ def main() -> None:
         default=10_000,
         help="largest session the full-read path is timed on (it grows with the log)",
     )
+    parser.add_argument(
+        "--one-episode",
+        action="store_true",
+        help="one task episode all along (no topic changes) instead of one every ten steps",
+    )
     parser.add_argument("--child", nargs=4, metavar=("DB", "SID", "WORKSPACE", "PATH"))
     args = parser.parse_args()
+    topics = not args.one_episode
     if args.child:
         db, sid, ws, path = args.child
-        print(json.dumps(measure(Path(db), sid, Path(ws), path, args.turns)))
+        print(json.dumps(measure(Path(db), sid, Path(ws), path, args.turns, topics)))
         return
     paths = ["window", "full"] if args.full else ["window"]
     sizes = [int(s) for s in args.sizes.split(",")]
     print(
         f"{'messages':>9} {'path':>7} {'rows read':>10} {'ms/turn':>9} {'RSS MB':>8} "
-        f"{'RSS +MB':>8} {'state KB':>9} {'sent':>5}"
+        f"{'RSS +MB':>8} {'state KB':>9} {'sent':>5} {'episodes':>9}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp) / "ws"
@@ -190,12 +202,13 @@ def main() -> None:
                 if path == "full" and size > args.full_max:
                     continue
                 db = Path(tmp) / f"s{size}-{path}.db"  # each path gets the same fresh session
-                sid = build(db, workspace, size)
+                sid = build(db, workspace, size, topics)
                 command = [
                     sys.executable,
                     __file__,
                     "--turns",
                     str(args.turns),
+                    *(["--one-episode"] if args.one_episode else []),
                     "--child",
                     str(db),
                     sid,
@@ -212,7 +225,8 @@ def main() -> None:
                 r = json.loads(out.stdout)
                 print(
                     f"{size:>9,} {path:>7} {r['rows']:>10,.0f} {r['ms']:>9.1f} {r['rss']:>8.1f} "
-                    f"{r['rss_growth']:>8.1f} {r['state_kb']:>9.1f} {r['sent']:>5}",
+                    f"{r['rss_growth']:>8.1f} {r['state_kb']:>9.1f} {r['sent']:>5} "
+                    f"{r['first_episode']:>5}..{r['first_episode'] + r['episodes'] - 1:<2}",
                     flush=True,
                 )
 

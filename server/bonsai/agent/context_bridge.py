@@ -126,12 +126,12 @@ class ContextBridge:
     def parts(self, view: View) -> list[SystemPart]:
         context = effective_context(self.settings.context)
         folded = view.state.folded()  # a folded read is no longer in the context
-        reads = [
-            s.message.evidence
-            for s in view.history
-            if s.message.evidence is not None
-            and s.message.evidence.kind == "read"
-            and s.message_id not in folded
+        reads = [  # nor is a read on another branch of the tree
+            item.message.evidence
+            for item in view.items
+            if item.message.evidence is not None
+            and item.message.evidence.kind == "read"
+            and item.id not in folded
         ]
         parts = gather_parts(
             self.workspace,
@@ -170,7 +170,6 @@ class ContextBridge:
             to_items=to_items,
             active=self.active,
             count=lambda stored: self.counter.count_message(stored.message).tokens,
-            episodes=self.settings.episodes.enabled,
         )
 
     def history(self) -> list[StoredMessage]:

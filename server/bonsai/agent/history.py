@@ -52,7 +52,6 @@ class HistoryKeeper:
     to_items: ToItems
     active: Active
     count: Count
-    episodes: bool
 
     # ------------------------------------------------------------ storage
     def state(self) -> ContextState:
@@ -100,7 +99,8 @@ class HistoryKeeper:
     # ------------------------------------------------------------ windows
     def _holds(self, boundary: HistoryBoundary, state: ContextState) -> bool:
         return (
-            boundary.root_id in state.folded()
+            boundary.episode is not None  # older boundaries are set again from the whole log
+            and boundary.root_id in state.folded()
             and ops_mark(self.store.conn, self.session_id) == boundary.ops_mark
         )
 
@@ -131,22 +131,23 @@ class HistoryKeeper:
     def _from_whole(self, history: list[StoredMessage], hot: ContextState) -> View:
         """Fall back to the whole log; set the boundary again when one is possible."""
         whole = self.whole(history)
-        found = window_start(whole.items, whole.state, episodes=self.episodes)
+        found = window_start(whole.items, whole.state)
         if found is None:
             if hot.boundary is not None:
                 self.save(whole.state)  # the boundary no longer holds: the state is whole again
             return whole
-        index, users, episodes_before = found
+        index = found.index
         items = whole.items
         by_id = {s.message_id: s for s in whole.history}
         start = items[index].seq
         boundary = HistoryBoundary(
             start_seq=start,
             root_id=items[0].id,
-            users_before=users,
-            episodes_before=episodes_before,
+            users_before=found.users_before,
+            episodes_before=found.episode.number - 1,
             ops_mark=ops_mark(self.store.conn, self.session_id),
             tokens_before=sum(self.count(by_id[i.id]) for i in items[:index]),
+            episode=found.episode,
         )
         window = HistoryWindow(
             [by_id[items[0].id], *(s for s in whole.history if s.seq >= start)], boundary
@@ -161,26 +162,28 @@ class HistoryKeeper:
     def _advanced(self, window: HistoryWindow, hot: ContextState) -> View:
         """The window view, with the boundary moved forward when more is folded."""
         items = self.window_items(window)
-        found = window_start(items, hot, episodes=self.episodes)
+        found = window_start(items, hot)
         if found is None:
             return View(window, items, hot)
-        index, users, episodes_before = found
+        index = found.index
         old = window.boundary
         by_id = {s.message_id: s for s in window}
         boundary = old.model_copy(
             update={
                 "start_seq": items[index].seq,
-                "users_before": users,
-                "episodes_before": episodes_before,
+                "users_before": found.users_before,
+                "episodes_before": found.episode.number - 1,
                 "tokens_before": old.tokens_before
                 + sum(self.count(by_id[i.id]) for i in items[1:index]),
+                "episode": found.episode,
             }
         )
         narrowed = window.narrowed(boundary)
         if not self._same_path(narrowed, [items[0], *items[index:]]):
             return View(window, items, hot)
         cold_ids = frozenset(s.message_id for s in window[1:] if s.seq < boundary.start_seq)
-        hot_state, more = split_state(hot, boundary, cold_ids)
+        retired = frozenset({old.episode.start}) if old.episode is not None else frozenset()
+        hot_state, more = split_state(hot, boundary, cold_ids, retired)
         self.save(hot_state, merge_cold(self.cold(), more))
         return View(narrowed, self.window_items(narrowed), hot_state)
 

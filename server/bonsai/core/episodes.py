@@ -7,13 +7,20 @@ message before it; ``same_topic`` only renames. A span without real work
 (no tool call besides titles and plans) never closes: a ``new_topic`` on it
 just renames it. Pure functions over the session log (or any sequence of
 ``(id, seq, message)`` entries, such as the pipeline's items).
+
+Segmentation is a left-to-right pass whose only look-back is to the last user
+message before a ``new_topic`` call. So it can **resume**: given the episode
+that was open just before a user message (its number, first message, size,
+title, work, files, task and outcome), segmenting the log from that user
+message on gives exactly the episodes a pass over the whole log gives there.
+A history window that starts inside an episode relies on this.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bonsai.domain import Message, StoredMessage
 
@@ -33,10 +40,31 @@ class Episode:
     files: list[str] = field(default_factory=list)
     outcome: str = ""
     task: str = ""  # the first user message of the span
+    carried: int = 0  # messages of the span before the log segmented (a resumed span)
+    first_id: str | None = None  # the span's first message when ``carried``
 
     @property
     def start(self) -> str | None:
+        if self.carried:
+            return self.first_id
         return self.ids[0] if self.ids else None
+
+    @property
+    def size(self) -> int:
+        """All its messages, the carried ones included."""
+        return self.carried + len(self.ids)
+
+    def resumed(self) -> Episode:
+        """This span as the open span a later segmentation continues: its ids become
+        carried (only their count and first id are kept)."""
+        return replace(
+            self,
+            ids=[],
+            closed=False,
+            files=list(self.files),
+            carried=self.size,
+            first_id=self.start,
+        )
 
     @property
     def end(self) -> str | None:
@@ -73,14 +101,21 @@ def segment(log: Sequence[StoredMessage], resets: Sequence[int] = ()) -> list[Ep
     return segment_entries([(s.message_id, s.seq, s.message) for s in log], resets)
 
 
-def segment_entries(log: Sequence[Entry], resets: Sequence[int] = ()) -> list[Episode]:
-    """``segment`` over ``(id, seq, message)`` entries, in conversation order."""
-    episodes = [Episode(number=1, title="")]
+def segment_entries(
+    log: Sequence[Entry], resets: Sequence[int] = (), resume: Episode | None = None
+) -> list[Episode]:
+    """``segment`` over ``(id, seq, message)`` entries, in conversation order.
+
+    ``resume`` continues a span opened before ``log`` (``Episode.resumed``; the
+    log must then start with a user message): numbering goes on from it, and it
+    is returned first even when all its messages lie before ``log``."""
+    first = replace(resume, files=list(resume.files)) if resume is not None else None
+    episodes = [first or Episode(number=1, title="")]
     owner: dict[int, Episode] = {}
     reset_seqs = set(resets)
     for index, (message_id, seq, message) in enumerate(log):
         current = episodes[-1]
-        if seq in reset_seqs and current.ids:
+        if seq in reset_seqs and current.size:
             current = _open_next(episodes, current, index, log, owner, at_user=False)
         action = _action(message) if message.role == "assistant" else None
         if action is not None:
@@ -92,12 +127,12 @@ def segment_entries(log: Sequence[Entry], resets: Sequence[int] = ()) -> list[Ep
         owner[index] = current
         current.ids.append(message_id)
         _note_work(current, message)
-    return _renumbered([e for e in episodes if e.ids])
+    return _renumbered([e for e in episodes if e.size], episodes[0].number)
 
 
-def _renumbered(episodes: list[Episode]) -> list[Episode]:
-    """Episodes numbered 1..n (a span emptied by a boundary leaves no gap)."""
-    for number, episode in enumerate(episodes, 1):
+def _renumbered(episodes: list[Episode], first: int = 1) -> list[Episode]:
+    """Episodes numbered from ``first`` (a span emptied by a boundary leaves no gap)."""
+    for number, episode in enumerate(episodes, first):
         episode.number = number
     return episodes
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bonsai.core.context.boundary import window_items
+from bonsai.core.context.boundary import resumed, window_items
 from bonsai.core.context.groups import group_of
 from bonsai.core.context.models import AssembleInput, EpisodeRow, Item, Record
 from bonsai.core.context.state import ArchiveEntry, ContextState, EpisodeState, with_ids
@@ -42,13 +42,12 @@ from bonsai.core.episodes import Episode, card, segment_entries
 RECENT = frozenset({"recent message group", "latest user message", ""})
 
 
-def spans(items: list[Item], first_number: int = 1) -> list[Episode]:
-    """The episodes of these items (the active path), in order, numbered from
-    ``first_number`` (a history window continues the numbers before it)."""
-    episodes = segment_entries([(item.id, item.seq, item.message) for item in items])
-    for episode in episodes:
-        episode.number += first_number - 1
-    return episodes
+def spans(items: list[Item], resume: Episode | None = None) -> list[Episode]:
+    """The episodes of these items (the active path), in order. A history window
+    passes the episode open at its start as ``resume``: it is continued (numbers
+    go on from it) and left out when none of its messages are among ``items``."""
+    entries = [(item.id, item.seq, item.message) for item in items]
+    return [e for e in segment_entries(entries, resume=resume) if e.ids]
 
 
 def episode_by_number(items: list[Item], number: int) -> Episode:
@@ -70,7 +69,7 @@ def prepare(inp: AssembleInput) -> tuple[AssembleInput, list[Episode], list[Reco
         return inp.model_copy(update={"state": state}), [], [note]
     boundary = inp.state.boundary
     items = window_items(inp.items, boundary)  # a window's root is no episode's
-    episodes = spans(items, boundary.episodes_before + 1 if boundary else 1)
+    episodes = spans(items, resumed(boundary.episode) if boundary else None)
     state, records = repair(inp.state, items, episodes)
     return inp.model_copy(update={"state": state}), episodes, records
 
@@ -164,8 +163,8 @@ def blocker(work: Work, episode: Episode) -> str | None:
     held = next((i for i in episode.ids if work.protected.get(i, "") not in RECENT), None)
     if held is not None:
         return f"holds a protected message ({held}: {work.protected[held]})"
-    if set(episode.ids) & work.state.folded():
-        return "partly folded into the rolling summary"
+    if episode.carried or set(episode.ids) & work.state.folded():
+        return "partly folded into the rolling summary"  # carried: it began before the window
     owner = group_of(work.groups)
     ids = set(episode.ids)
     if any(i not in owner or not set(owner[i].ids) <= ids for i in episode.ids):
@@ -275,7 +274,7 @@ def episode_rows(work: Work, episodes: list[Episode]) -> list[EpisodeRow]:
                 title=episode.title or f"episode {episode.number}",
                 start=key,
                 end=episode.end or key,
-                messages=len(episode.ids),
+                messages=episode.size,
                 state=name,
                 archivable=episode.closed and not restored and key not in state.blocked,
                 note=why or "",

@@ -202,5 +202,6 @@ def totals(work: Work, rows: list[LedgerRow]) -> Totals:
         used=used,
         percent=round(100 * used / usable, 1),
         reserve=work.inp.budget.reserve,
-        confidence=weakest([r.confidence for r in rows if r.state in ON_WIRE_STATES]),
+        # what is on the wire: a message folded into the summary counts 0 tokens there
+        confidence=weakest([r.confidence for r in rows if r.state in ON_WIRE_STATES and r.tokens]),
     )

@@ -88,16 +88,35 @@ class EpisodeState(_State):
     blocked: dict[str, str] = Field(default_factory=dict)
 
 
+class OpenEpisode(_State):
+    """The task episode open just before a history window's start: what the
+    segmenter carries over the boundary (``bonsai.core.episodes``), so a window
+    that starts inside an episode continues it exactly as the whole path would."""
+
+    number: int = Field(ge=1)
+    start: str  # its first message id (the key of its archive/restore/blocked entries)
+    messages: int = Field(ge=1)  # how many of its messages lie before the window
+    title: str = ""
+    work: int = Field(default=0, ge=0)
+    files: list[str] = Field(default_factory=list)
+    task: str = ""
+    outcome: str = ""
+
+
 class HistoryBoundary(_State):
     """The durable summary boundary (see ``bonsai.core.context.boundary``).
 
     Every message of the active path before ``start_seq`` is folded into the
     rolling summary, so a turn reads only the path's first message (``root_id``,
     which stands for the whole folded prefix: the summary is sent where it is)
-    and the log from ``start_seq`` on. ``users_before`` and ``episodes_before``
-    count what lies before ``start_seq`` on the path (turn and episode numbers
-    continue from there); ``ops_mark`` is the newest tree operation when it was
-    set (a newer one means the path may have changed: read everything again)."""
+    and the log from ``start_seq`` on. ``users_before`` counts the user messages
+    before ``start_seq`` on the path (turn numbers continue from there),
+    ``episodes_before`` the episodes ended before ``episode``, the task
+    episode open at ``start_seq`` (the window continues it; ``None`` only in
+    boundaries persisted before windows could start inside an episode, which
+    are set again from the whole log); ``ops_mark`` is the newest tree
+    operation when it was set (a newer one means the path may have changed:
+    read everything again)."""
 
     start_seq: int = Field(ge=1)
     root_id: str
@@ -105,6 +124,7 @@ class HistoryBoundary(_State):
     episodes_before: int = Field(ge=0)
     ops_mark: int = Field(ge=0)
     tokens_before: int = Field(default=0, ge=0)  # the path's size before ``start_seq``
+    episode: OpenEpisode | None = None
 
 
 class ColdState(_State):
@@ -162,11 +182,19 @@ def with_ids(
 
 
 def split_state(
-    state: ContextState, boundary: HistoryBoundary, cold_ids: frozenset[str]
+    state: ContextState,
+    boundary: HistoryBoundary,
+    cold_ids: frozenset[str],
+    retired: frozenset[str] = frozenset(),
 ) -> tuple[ContextState, ColdState]:
     """The per-turn state (marked with ``boundary``) and the entries of ``cold_ids``
-    (messages before the boundary) taken out of it. The root stays folded."""
+    (messages before the boundary) taken out of it. The root stays folded; the
+    restore and repair marks of the episode the window continues stay too (its
+    first message is before the window), and ``retired`` names earlier such
+    episodes whose marks go cold now."""
     cold = cold_ids - {boundary.root_id}
+    keep = {boundary.episode.start} if boundary.episode is not None else set()
+    marks = (cold | retired) - keep
     episodes = state.episodes
     summary = state.summary
     if summary is not None:
@@ -184,15 +212,15 @@ def split_state(
         out = out.model_copy(
             update={
                 "archives": archived,
-                "episodes_restored": sorted(i for i in episodes.restored if i in cold),
-                "episodes_blocked": {k: v for k, v in episodes.blocked.items() if k in cold},
+                "episodes_restored": sorted(i for i in episodes.restored if i in marks),
+                "episodes_blocked": {k: v for k, v in episodes.blocked.items() if k in marks},
             }
         )
         episodes = episodes.model_copy(
             update={
                 "archives": {k: v for k, v in episodes.archives.items() if k not in archived},
-                "restored": [i for i in episodes.restored if i not in cold],
-                "blocked": {k: v for k, v in episodes.blocked.items() if k not in cold},
+                "restored": [i for i in episodes.restored if i not in marks],
+                "blocked": {k: v for k, v in episodes.blocked.items() if k not in marks},
             }
         )
     hot = state.model_copy(
