@@ -17,6 +17,11 @@ and file-localization recall: tasks written like issues that name identifiers
 (never files); a task is a hit when its defining file appears in the map, at
 1,024 and 4,096 tokens. aider varies between runs, so it runs ``--aider-runs``
 times with different hash seeds and the spread is printed.
+
+``--recall-only --families named,prose,swe`` measures only localization, per
+task family (bench/repomap_tasks.py): identifier-naming tasks, behaviour-only
+tasks made from docstrings, and real SWE-bench issues with the files of their
+patch as the answer (repositories marshmallow and pydicom come from PyPI sdists).
 """
 
 from __future__ import annotations
@@ -32,6 +37,15 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+
+from repomap_tasks import (
+    SWE_REPOS,
+    fetch_sdist,
+    make_prose_tasks,
+    swe_instances,
+    swe_tasks,
+    targets_of,
+)
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
@@ -65,9 +79,14 @@ def _source_dir(name: str) -> Path:
     return Path(module.__file__ or "").parent
 
 
+SDISTS = dict(SWE_REPOS.values())  # project -> version
+
+
 def prepare_repo(name: str) -> Path:
     dest = REPOS / name
-    if not dest.exists():
+    if name in SDISTS:
+        fetch_sdist(name, SDISTS[name], dest, OUT / "sdists")
+    elif not dest.exists():
         ignore = shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc", ".aider*")
         shutil.copytree(_source_dir(name), dest, ignore=ignore)
     shutil.rmtree(dest / ".aider.tags.cache.v4", ignore_errors=True)
@@ -131,11 +150,30 @@ def make_tasks(root: Path, count: int, seed: int = 7) -> list[dict[str, str]]:
     ]
 
 
+def family_tasks(name: str, root: Path, files: list[str], families: list[str], count: int):
+    """Tasks of the wanted families for one repository (``family`` and ``targets`` set)."""
+    tasks: list[dict] = []
+    if "named" in families:
+        tasks += [
+            {"family": "named", "text": t["text"], "targets": [t["target"]]}
+            for t in make_tasks(root, count)
+        ]
+    if "prose" in families:
+        tasks += make_prose_tasks(root, files, count)
+    if "swe" in families:
+        for instance in swe_instances():
+            if SWE_REPOS[instance["instance"]][0] == name:
+                tasks += swe_tasks(instance)
+    return tasks
+
+
 # -- bonsai side (runs in a child process: --ours JOB) --------------------------
 
 
-def _shown(text: str, rel: str) -> bool:
-    return any(line.rstrip(":") == rel for line in text.splitlines())
+def _shown(text: str, task: dict) -> bool:
+    """Every file of the task's answer is in the map."""
+    shown = {line.rstrip(":") for line in text.splitlines()}
+    return all(rel in shown for rel in targets_of(task))
 
 
 def run_ours(job: dict) -> dict:
@@ -161,7 +199,7 @@ def run_ours(job: dict) -> dict:
         for task in job["tasks"]:
             service.forget_previous()
             result = service.get(tokens=tokens, mentions=task["text"])
-            hits[str(tokens)].append(_shown(result.text, task["target"]))
+            hits[str(tokens)].append(_shown(result.text, task))
     out["hits"] = hits
     service.stop()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -321,6 +359,61 @@ def print_report(r: dict) -> None:
         )
 
 
+RECALL_REPORT = OUT / "repomap-recall.json"
+
+
+def _recall_reports() -> dict[str, dict]:
+    try:
+        return {r["repo"]: r for r in json.loads(RECALL_REPORT.read_text())}
+    except (OSError, ValueError):
+        return {}
+
+
+def recall_repo(
+    name: str, families: list[str], n_tasks: int, aider_runs: int, aider_ok: bool, reuse: bool
+) -> dict:
+    """Localization only: one bonsai process and ``aider_runs`` aider processes
+    (with ``reuse``, aider's runs of the saved report when its tasks are the same)."""
+    from bonsai.services.repomap.discovery import IgnoreRules, discover
+
+    root = prepare_repo(name)
+    files = [c.path for c in discover(IgnoreRules(root)).files]
+    tasks = family_tasks(name, root, files, families, n_tasks)
+    db = OUT / f"{name}-recall.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    job = {"root": str(root), "db": str(db), "files": files, "tasks": tasks}
+    job["budgets"] = list(BUDGETS)
+    ours_cmd = [sys.executable, str(Path(__file__).resolve()), "--ours"]
+    report: dict = {"repo": name, "files": len(files), "task_list": tasks}
+    report["ours"] = _child(ours_cmd, job)
+    old = _recall_reports().get(name) if reuse else None
+    runs = old["aider_runs"] if old and old["task_list"] == tasks else []
+    if aider_ok and not runs:
+        for i in range(aider_runs):
+            runs.append(_child([str(AIDER_PY), str(DRIVER)], job, seed=str(i + 1)))
+    report["aider_runs"] = runs
+    shutil.rmtree(root / ".aider.tags.cache.v4", ignore_errors=True)
+    return report
+
+
+def _family_recall(hits: list[bool], tasks: list[dict], family: str) -> float:
+    return _recall([h for h, t in zip(hits, tasks, strict=True) if t["family"] == family])
+
+
+def print_recall(r: dict) -> None:
+    tasks = r["task_list"]
+    print(f"\n== {r['repo']}: {r['files']} files (chars/4 tokens)")
+    for family in sorted({t["family"] for t in tasks}):
+        n = sum(t["family"] == family for t in tasks)
+        for tokens in BUDGETS:
+            key = str(tokens)
+            ours = _family_recall(r["ours"]["hits"][key], tasks, family)
+            theirs = [_family_recall(run["hits"][key], tasks, family) for run in r["aider_runs"]]
+            spread = f"{min(theirs):.2f}..{max(theirs):.2f}" if theirs else "n/a"
+            print(f"{family:<12} {n:>3} tasks @ {tokens:<5} bonsai {ours:.2f}  aider {spread}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repos", default="stdlib,pydantic")
@@ -333,6 +426,10 @@ def main() -> None:
     parser.add_argument(
         "--reuse-aider", action="store_true", help="reuse aider figures of the last report"
     )
+    parser.add_argument(
+        "--recall-only", action="store_true", help="measure localization only, per family"
+    )
+    parser.add_argument("--families", default="named,prose,swe")
     parser.add_argument("--ours", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ours:
@@ -342,6 +439,19 @@ def main() -> None:
     problem = "skipped (--no-aider)" if args.no_aider else ensure_aider()
     if problem:
         print("aider:", problem)
+    if args.recall_only:
+        families = args.families.split(",")
+        recall = [
+            recall_repo(
+                name, families, args.tasks, args.aider_runs, problem is None, args.reuse_aider
+            )
+            for name in args.repos.split(",")
+        ]
+        saved = _recall_reports() | {r["repo"]: r for r in recall}
+        RECALL_REPORT.write_text(json.dumps(list(saved.values()), indent=2))
+        for report in recall:
+            print_recall(report)
+        return
     reports = [
         bench_repo(
             name, args.tasks, args.aider_runs, problem is None, args.reuse_aider, args.warm_runs

@@ -79,15 +79,16 @@ def main() -> None:
         hits = []
         for task in job["tasks"]:
             text = _render(rm, files, tokens, task["text"], rel_files)
-            hits.append(_shown(text, task["target"]))
+            hits.append(_shown(text, task.get("targets") or [task["target"]]))
         recalls[str(tokens)] = hits
     out["hits"] = recalls
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
 
 
-def _shown(text: str, rel: str) -> bool:
-    return any(line.rstrip(":") == rel for line in text.splitlines())
+def _shown(text: str, targets: list[str]) -> bool:
+    shown = {line.rstrip(":") for line in text.splitlines()}
+    return all(rel in shown for rel in targets)
 
 
 if __name__ == "__main__":

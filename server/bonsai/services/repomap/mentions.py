@@ -1,11 +1,19 @@
 """Read a user's text for the files and identifiers it names.
 
 Files: a path (``src/http/client.py``), a path suffix (``http/client.py``), a
+longer path ending in a workspace path (a link to the file on a forge), a
 basename with extension (``client.py``, when at most three files share it), a
 dotted module (``http.client``) or a bare module/file stem (``shlex``, when at
 most two files have it). Identifiers: any word the repository defines, weighted
 by how specific it is (``parse_header`` or ``HTTPConnection`` say more than
 ``open``) and 3× when written as code (in backticks, called, or dotted).
+
+Prose: an issue that only describes behaviour ("the default browser is not
+used") rarely writes a defined name, but its words are often *parts* of names
+(``BaseBrowser``, ``get_default``). Every plain word of four or more letters
+(minus a few English fillers; a simple plural/verb ending stripped too) gives
+``PART_SHARE`` spread evenly over the defined names having it as a part, when
+at most ``PART_MAX_IDENTS`` do: a word shared by many names says little.
 """
 
 from __future__ import annotations
@@ -26,6 +34,18 @@ _INDEX_STEMS = frozenset({"__init__", "index", "mod", "main", "lib"})
 
 FILE_WEIGHT = 1.0
 STEM_WEIGHT = 0.5
+PART_SHARE = 1.0
+PART_MAX_IDENTS = 50
+_NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+_PROSE_WORD = re.compile(r"[A-Za-z]{4,}")
+_ENDINGS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ing", ""), ("er", ""))
+_FILLER_TEXT = (
+    "this that with from when what which where there their then than into onto have been"
+    " being were will would should could does done make made also only some such more most"
+    " much many very just like each every other returns return given used uses using value"
+    " values true false none data file self object objects type types name names"
+)
+_FILLERS = frozenset(_FILLER_TEXT.split())
 
 
 class Mentions(NamedTuple):
@@ -73,9 +93,10 @@ def _path_candidates(token: str, index: PathIndex) -> list[str]:
     if token in index.paths:
         return [token]
     name = PurePosixPath(token).name
-    if "/" in token:
+    if "/" in token:  # a path suffix, or a longer path (a URL) ending in one of ours
         suffix = "/" + token
-        return [p for p in index.by_basename.get(name, ()) if p.endswith(suffix)]
+        found = index.by_basename.get(name, ())
+        return [p for p in found if p.endswith(suffix) or token.endswith("/" + p)]
     matches = index.by_basename.get(name, [])
     return matches if 0 < len(matches) <= 3 else []
 
@@ -141,7 +162,64 @@ def mentioned_idents(text: str, defined: Container[str]) -> dict[str, float]:
     return found
 
 
-def parse_mentions(text: str, index: PathIndex, defined: Container[str]) -> Mentions:
+class WordParts(NamedTuple):
+    """Lower-case name part (four letters or more) -> the names containing it."""
+
+    by_part: dict[str, list[str]]
+
+
+NO_PARTS = WordParts({})
+
+
+def name_parts(name: str) -> set[str]:
+    """``HTTPConnection`` -> {http, connection}; ``get_default`` -> {default}."""
+    if name.islower() or name.isupper():  # no camel humps: the underscores split it
+        return {p.lower() for p in name.split("_") if len(p) >= 4 and p.isalpha()}
+    return {p.lower() for p in _NAME_PART.findall(name) if len(p) >= 4}
+
+
+def build_word_parts(names: Iterable[str]) -> WordParts:
+    parts = WordParts({})
+    add_word_parts(parts, names)
+    return parts
+
+
+def add_word_parts(parts: WordParts, names: Iterable[str]) -> None:
+    """Index more names in place (names no longer defined may stay: lookups
+    keep only defined ones)."""
+    for name in names:
+        for part in name_parts(name):
+            parts.by_part.setdefault(part, []).append(name)
+
+
+def _word_forms(word: str) -> set[str]:
+    forms = {word}
+    for ending, replacement in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            forms.add(word[: -len(ending)] + replacement)
+    return forms
+
+
+def prose_idents(text: str, parts: WordParts, defined: Container[str]) -> dict[str, float]:
+    """Defined names whose parts the text's plain words are (see module doc)."""
+    found: dict[str, float] = {}
+    words = {w.lower() for w in _PROSE_WORD.findall(text)} - _FILLERS
+    for word in sorted(words):
+        hits = sorted(
+            {n for form in _word_forms(word) for n in parts.by_part.get(form, ()) if n in defined}
+        )
+        if 0 < len(hits) <= PART_MAX_IDENTS:
+            for name in hits:
+                found[name] = found.get(name, 0.0) + PART_SHARE / len(hits)
+    return found
+
+
+def parse_mentions(
+    text: str, index: PathIndex, defined: Container[str], parts: WordParts = NO_PARTS
+) -> Mentions:
     if not text.strip():
         return Mentions({}, {})
-    return Mentions(mentioned_files(text, index), mentioned_idents(text, defined))
+    idents = mentioned_idents(text, defined)
+    for name, weight in prose_idents(text, parts, defined).items():
+        idents[name] = idents.get(name, 0.0) + weight
+    return Mentions(mentioned_files(text, index), idents)

@@ -25,7 +25,7 @@ from bonsai.services.repomap.discovery import (
 )
 from bonsai.services.repomap.indexer import Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
-from bonsai.services.repomap.mentions import NO_PATHS, parse_mentions
+from bonsai.services.repomap.mentions import NO_PARTS, NO_PATHS, parse_mentions
 from bonsai.services.repomap.models import BuildStats, FileTags, RepoMap
 from bonsai.services.repomap.ranking import Ranked, rank
 from bonsai.services.repomap.state import GraphOrigin, MapState
@@ -190,7 +190,8 @@ class RepoMapService:
                 self.build()
             graph = self._state.current_graph()
             index = self._state.path_index(graph) if mentions.strip() else NO_PATHS
-            found = parse_mentions(mentions, index, graph.defined)
+            parts = self._state.word_parts(graph) if mentions.strip() else NO_PARTS
+            found = parse_mentions(mentions, index, graph.defined, parts)
             chat = self._relative_set(chat_files)
             return rank(graph, chat, self._relative_set(recent_files), found)
 

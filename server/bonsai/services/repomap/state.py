@@ -23,7 +23,13 @@ from bonsai.services.repomap.graph_store import (
     encode,
     snapshot_key,
 )
-from bonsai.services.repomap.mentions import PathIndex, build_path_index
+from bonsai.services.repomap.mentions import (
+    PathIndex,
+    WordParts,
+    add_word_parts,
+    build_path_index,
+    build_word_parts,
+)
 from bonsai.services.repomap.models import FileTags, MapFile, MapTagOut, RepoMap
 from bonsai.services.repomap.ranking import Ranked
 from bonsai.services.repomap.stability import RenderState, decide, fingerprint
@@ -99,6 +105,7 @@ class MapState:
         self._key = workspace_key
         self._saved: tuple[int, str | None] | None = None  # (id(graph), rank key) on disk
         self._path_index: tuple[list[str], PathIndex] | None = None
+        self._word_parts: tuple[list[str], WordParts] | None = None
         self.origin: GraphOrigin = "none"  # how the current graph was obtained
         self._fingerprints: dict[str, tuple[object, str]] = {}  # path -> (definitions, fp)
 
@@ -150,6 +157,18 @@ class MapState:
         if self._path_index is None or self._path_index[0] is not graph.files:
             self._path_index = (graph.files, build_path_index(graph.files))
         return self._path_index[1]
+
+    def word_parts(self, graph: RepoGraph) -> WordParts:
+        """Name parts of every known name, built on the first mention; an edit
+        that brings new names (a new name list) indexes just those."""
+        names = graph.core.names
+        if self._word_parts is None:
+            self._word_parts = (names, build_word_parts(names))
+        elif self._word_parts[0] is not names:
+            old, parts = self._word_parts
+            add_word_parts(parts, sorted(set(names).difference(old)))
+            self._word_parts = (names, parts)
+        return self._word_parts[1]
 
     # -- the persisted graph ------------------------------------------------
 
