@@ -19,7 +19,9 @@ at most ``PART_MAX_IDENTS`` do: a word shared by many names says little.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Container, Iterable
+from itertools import accumulate
 from pathlib import PurePosixPath
 from typing import NamedTuple
 
@@ -162,13 +164,45 @@ def mentioned_idents(text: str, defined: Container[str]) -> dict[str, float]:
     return found
 
 
-class WordParts(NamedTuple):
-    """Lower-case name part (four letters or more) -> the names containing it."""
+class WordParts:
+    """The defined names, searchable by lower-case name part (four letters or
+    more). Nothing is indexed up front: the names are joined into one lower-case
+    text once, and a part is looked up with one scan of it (a task has a few
+    dozen words; a large repository tens of thousands of names)."""
 
-    by_part: dict[str, list[str]]
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self._names: list[str] = list(names)
+        self._joined: tuple[str, list[int]] | None = None
+        self._found: dict[str, set[str]] = {}  # a session's task words come back each turn
+
+    def add(self, names: Iterable[str]) -> None:
+        self._names.extend(names)
+        self._joined = None
+        self._found.clear()
+
+    def containing(self, part: str) -> set[str]:
+        """Names having ``part`` as one of their parts."""
+        found = self._found.get(part)
+        if found is None:
+            found = self._found[part] = self._scan(part)
+        return found
+
+    def _scan(self, part: str) -> set[str]:
+        text, starts = self._text()
+        lines: set[int] = set()
+        for match in re.finditer(re.escape(part), text):
+            lines.add(bisect_right(starts, match.start()) - 1)
+        return {n for n in (self._names[i] for i in lines) if part in name_parts(n)}
+
+    def _text(self) -> tuple[str, list[int]]:
+        if self._joined is None:
+            lower = [name.lower() for name in self._names]
+            starts = list(accumulate((len(n) + 1 for n in lower[:-1]), initial=0))
+            self._joined = ("\n".join(lower), starts)
+        return self._joined
 
 
-NO_PARTS = WordParts({})
+NO_PARTS = WordParts()
 
 
 def name_parts(name: str) -> set[str]:
@@ -179,17 +213,13 @@ def name_parts(name: str) -> set[str]:
 
 
 def build_word_parts(names: Iterable[str]) -> WordParts:
-    parts = WordParts({})
-    add_word_parts(parts, names)
-    return parts
+    return WordParts(names)
 
 
 def add_word_parts(parts: WordParts, names: Iterable[str]) -> None:
-    """Index more names in place (names no longer defined may stay: lookups
+    """Make more names searchable (names no longer defined may stay: lookups
     keep only defined ones)."""
-    for name in names:
-        for part in name_parts(name):
-            parts.by_part.setdefault(part, []).append(name)
+    parts.add(names)
 
 
 def _word_forms(word: str) -> set[str]:
@@ -206,7 +236,7 @@ def prose_idents(text: str, parts: WordParts, defined: Container[str]) -> dict[s
     words = {w.lower() for w in _PROSE_WORD.findall(text)} - _FILLERS
     for word in sorted(words):
         hits = sorted(
-            {n for form in _word_forms(word) for n in parts.by_part.get(form, ()) if n in defined}
+            {n for form in _word_forms(word) for n in parts.containing(form) if n in defined}
         )
         if 0 < len(hits) <= PART_MAX_IDENTS:
             for name in hits:
