@@ -63,12 +63,14 @@ class HistoryKeeper:
         return ColdState() if raw is None else ColdState.model_validate(raw)
 
     def save(self, state: ContextState, cold: ColdState | None = None) -> None:
-        """Persist the per-turn state; a state without boundary is whole (no cold part)."""
-        self.store.set_state(self.session_id, STATE_KEY, state.model_dump(mode="json"))
-        if cold is not None:
-            self.store.set_state(self.session_id, COLD_KEY, cold.model_dump(mode="json"))
-        elif state.boundary is None:
-            self.store.delete_state(self.session_id, COLD_KEY)
+        """Persist the per-turn state; a state without boundary is whole (no cold part).
+        One transaction: a crash never leaves a boundary without the entries it moved."""
+        with self.store.conn:
+            self.store.set_state(self.session_id, STATE_KEY, state.model_dump(mode="json"))
+            if cold is not None:
+                self.store.set_state(self.session_id, COLD_KEY, cold.model_dump(mode="json"))
+            elif state.boundary is None:
+                self.store.delete_state(self.session_id, COLD_KEY)
 
     # ------------------------------------------------------------ reading
     def read(self) -> list[StoredMessage]:
