@@ -176,3 +176,30 @@ async def test_background_summary_is_made_early_and_used_by_the_fold(
         turns = await rpc(rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "turns"})
         details = " ".join(e.get("detail", "") for t in turns["turns"] for e in t["events"])
         assert "background summary" in details
+
+
+async def test_a_narrower_reread_of_unchanged_lines_reaches_the_provider_as_a_pointer(
+    home: Path, workspace: Path
+) -> None:
+    (workspace / "big.py").write_text("".join(f"value_{n} = {n}\n" for n in range(1, 301)))
+    steps = [
+        Reply(text="Whole file.", tool_calls=[call("read_file", path="big.py")]),
+        Reply(
+            text="Lines 50-249.",
+            tool_calls=[call("read_file", path="big.py", offset=50, limit=200)],
+        ),
+        Reply(text="Again.", tool_calls=[call("read_file", path="big.py", offset=50, limit=200)]),
+        Reply(text="Done."),
+    ]
+    async with make_rig(Script(steps=steps), home, workspace) as rig:
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "look at big.py", timeout=60)
+        assert events[-1]["kind"] == "done", events[-1]
+        last = [r for r in rig.sim.requests if r.route == "openai"][-1].body["messages"]
+        tools = [m["content"] for m in last if m["role"] == "tool"]
+        assert len(tools) == 3
+        assert "   120\tvalue_120 = 120" in tools[0]
+        assert tools[1].startswith("[reused previous read: ")
+        assert "`big.py` lines 50-249 is unchanged" in tools[1]
+        assert "value_120" not in tools[1]
+        assert "   120\tvalue_120 = 120" in tools[2], "asked again: the real bytes"

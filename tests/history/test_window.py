@@ -111,7 +111,9 @@ def test_the_boundary_and_summary_survive_a_restart(home: Path, workspace: Path)
     assert isinstance(history, HistoryWindow) and history.boundary == boundary
     after = assemble(bridge.window_input(history, 9))
     same_request(before, after)
-    assert after.messages[0].content.startswith("[bonsai summary 1: earlier messages (seq 1–")
+    summary = after.messages[0].content
+    assert summary.startswith("[bonsai summary of earlier messages: lossy reference data")
+    assert summary.splitlines()[-1].startswith("[summary revision 1, messages seq 1–")
 
 
 def test_a_fork_before_the_boundary_falls_back_to_the_whole_log(

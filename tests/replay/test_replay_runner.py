@@ -91,7 +91,8 @@ def test_the_naive_baseline_summarises_everything_at_95_percent(recording: Path)
     folds = [r for r in rows if any(e.startswith("fold") for e in r.turn.events)]
     assert folds
     first = folds[0].assembly.messages
-    assert first[0].content.startswith("[bonsai summary 1")  # the task is folded too
+    assert first[0].content.startswith("[bonsai summary of earlier messages")  # task folded too
+    assert first[0].content.splitlines()[-1].startswith("[summary revision 1, ")
     assert "## Current goal\n- Find why f3_7 returns the wrong value" in first[0].content
     assert sum(1 for m in first if m.role == "assistant") == 1  # only the latest step stays
     assert all(r.turn.fits for r in rows)

@@ -247,7 +247,9 @@ def _guards(bridge: ContextBridge):  # type: ignore[no-untyped-def]
             return result
         explicit = bool(_loads_dict(call.arguments).get("fresh"))
         view = bridge.view(history)
-        pointer = read_reuse(view.items, evidence, explicit=explicit, state=view.state)
+        pointer = read_reuse(
+            view.items, evidence, explicit=explicit, state=view.state, text=result.content
+        )
         return ToolResult(pointer, evidence) if pointer else result
 
     return guard, after

@@ -118,7 +118,13 @@ class PipelinePolicy:
             evidence = item.message.evidence
             pointer = None
             if self.reuse and self.name == "managed" and evidence is not None:
-                pointer = read_reuse(self.log, evidence, explicit=False, state=self.state)
+                pointer = read_reuse(
+                    self.log,
+                    evidence,
+                    explicit=False,
+                    state=self.state,
+                    text=item.message.content,
+                )
             if pointer is not None:
                 message = item.message.model_copy(update={"content": pointer})
                 item = item.model_copy(update={"message": message})
