@@ -484,6 +484,20 @@ export interface SessionRenameParams {
   title: string;
 }
 
+/** A hard reset typed in the chat (``/clear``, ``/start``, ``/review``). */
+export interface SessionResetParams {
+  sessionId: string;
+  kind: "clear" | "start" | "review";
+}
+
+/** ``episode``: the number of the episode the reset closed; absent when the reset
+changed nothing (``message`` says why). */
+export interface SessionResetResult {
+  episode?: number | null;
+  kind: "clear" | "start" | "review";
+  message: string;
+}
+
 /** Where the attachment rule puts a question (design 003). */
 export interface TreeAttachInfo {
   target?: string | null;
@@ -671,6 +685,7 @@ export interface RequestMap {
   "bonsai/ctx/compact": { params: CtxCompactParams; result: CtxCompactResult };
   "bonsai/episodes/list": { params: SessionRef; result: EpisodesListResult };
   "bonsai/episodes/restore": { params: EpisodeRef; result: Empty };
+  "bonsai/session/reset": { params: SessionResetParams; result: SessionResetResult };
   "bonsai/episodes/recall": { params: EpisodesRecallParams; result: EpisodesRecallResult };
   "bonsai/tree/get": { params: SessionRef; result: TreeGetResult };
   "bonsai/tree/fork": { params: TreeNodeParams; result: TreeGetResult };
@@ -737,6 +752,7 @@ export const METHODS = {
   ctxCompact: "bonsai/ctx/compact",
   episodesList: "bonsai/episodes/list",
   episodesRestore: "bonsai/episodes/restore",
+  sessionReset: "bonsai/session/reset",
   episodesRecall: "bonsai/episodes/recall",
   treeGet: "bonsai/tree/get",
   treeFork: "bonsai/tree/fork",

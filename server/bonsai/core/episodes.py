@@ -5,8 +5,11 @@ Boundaries are deterministic, never guessed by a classifier: a
 ``episode_action: "new_topic"`` closes the running span at the last user
 message before it; ``same_topic`` only renames. A span without real work
 (no tool call besides titles and plans) never closes: a ``new_topic`` on it
-just renames it. Pure functions over the session log (or any sequence of
-``(id, seq, message)`` entries, such as the pipeline's items).
+just renames it. A **hard reset** (``/clear``, ``/start``, ``/review``) recorded
+at seq ``r`` closes the running span unconditionally before the first message
+appended after it (the first one whose seq is ``r`` or more). Pure functions
+over the session log (or any sequence of ``(id, seq, message)`` entries, such
+as the pipeline's items).
 
 Segmentation is a left-to-right pass whose only look-back is to the last user
 message before a ``new_topic`` call. So it can **resume**: given the episode
@@ -42,6 +45,7 @@ class Episode:
     task: str = ""  # the first user message of the span
     carried: int = 0  # messages of the span before the log segmented (a resumed span)
     first_id: str | None = None  # the span's first message when ``carried``
+    last_seq: int = 0  # the seq of its last message (a hard reset after it closes it)
 
     @property
     def start(self) -> str | None:
@@ -97,7 +101,8 @@ def _last_user_index(log: Sequence[Entry], before: int) -> int:
 
 
 def segment(log: Sequence[StoredMessage], resets: Sequence[int] = ()) -> list[Episode]:
-    """Split the log into episodes. ``resets`` are seqs of hard resets (close unconditionally)."""
+    """Split the log into episodes. ``resets`` are seqs of hard resets: each closes the
+    running span unconditionally before the first message whose seq reaches it."""
     return segment_entries([(s.message_id, s.seq, s.message) for s in log], resets)
 
 
@@ -108,15 +113,20 @@ def segment_entries(
 
     ``resume`` continues a span opened before ``log`` (``Episode.resumed``; the
     log must then start with a user message): numbering goes on from it, and it
-    is returned first even when all its messages lie before ``log``."""
+    is returned first even when all its messages lie before ``log``. A reset applies
+    between two consecutive entries when ``previous seq < reset <= seq`` (the
+    resumed span's ``last_seq`` counts as the entry before the first); a reset
+    after the last entry closes the last span without opening another."""
     first = replace(resume, files=list(resume.files)) if resume is not None else None
     episodes = [first or Episode(number=1, title="")]
     owner: dict[int, Episode] = {}
-    reset_seqs = set(resets)
+    reset_seqs = sorted(set(resets))
+    previous = first.last_seq if first is not None else None
     for index, (message_id, seq, message) in enumerate(log):
         current = episodes[-1]
-        if seq in reset_seqs and current.size:
+        if _reset_between(reset_seqs, previous, seq) and current.size:
             current = _open_next(episodes, current, index, log, owner, at_user=False)
+        previous = seq
         action = _action(message) if message.role == "assistant" else None
         if action is not None:
             kind, title = action
@@ -126,8 +136,18 @@ def segment_entries(
                 current.title = title
         owner[index] = current
         current.ids.append(message_id)
+        current.last_seq = seq
         _note_work(current, message)
+    if episodes[-1].size and any(previous is not None and r > previous for r in reset_seqs):
+        episodes[-1].closed = True  # a reset after the last message: closed, nothing new yet
     return _renumbered([e for e in episodes if e.size], episodes[0].number)
+
+
+def _reset_between(resets: Sequence[int], previous: int | None, seq: int) -> bool:
+    """Is a hard reset recorded after the entry at ``previous`` and before ``seq``?"""
+    if previous is None:
+        return False  # nothing came before: there is no span to close
+    return any(previous < reset <= seq for reset in resets)
 
 
 def _renumbered(episodes: list[Episode], first: int = 1) -> list[Episode]:

@@ -10,7 +10,12 @@ from collections.abc import Callable
 
 from bonsai.agent.context_bridge import to_items
 from bonsai.core.context import Assembly, Item, assemble
-from bonsai.core.context.episodes_stage import episode_by_number, restore_episode, spans
+from bonsai.core.context.episodes_stage import (
+    episode_by_number,
+    resets_of,
+    restore_episode,
+    spans,
+)
 from bonsai.core.episodes import Episode
 from bonsai.core.recall import episode_page, frame, message_page
 from bonsai.daemon.retrieval_view import (
@@ -43,9 +48,23 @@ def active_items(daemon: Daemon, session_id: str) -> list[Item]:
     return to_items(active_history(daemon.db, session_id, history))
 
 
+def session_resets(daemon: Daemon, session_id: str) -> list[int]:
+    """The hard resets recorded for the session (``bonsai/session/reset``)."""
+    from bonsai.daemon.chat import bridge_for
+
+    return resets_of(bridge_for(daemon, session_id).state())
+
+
+def session_spans(daemon: Daemon, session_id: str) -> list[Episode]:
+    """The session's episodes on its active path, hard resets included."""
+    return spans(active_items(daemon, session_id), resets=session_resets(daemon, session_id))
+
+
 def find_episode(daemon: Daemon, session_id: str, number: int) -> Episode:
     try:
-        return episode_by_number(active_items(daemon, session_id), number)
+        return episode_by_number(
+            active_items(daemon, session_id), number, session_resets(daemon, session_id)
+        )
     except KeyError:
         raise NotFound(f"session {session_id} has no episode #{number}") from None
 
@@ -53,7 +72,7 @@ def find_episode(daemon: Daemon, session_id: str, number: int) -> Episode:
 def recall_hits(daemon: Daemon, session_id: str, query: str, limit: int) -> list[m.RecallHit]:
     """Search hits as wire records: the whole original text, and the question it
     answered when ``retrieval.mandatory_context`` is on."""
-    owner = {mid: e.number for e in spans(active_items(daemon, session_id)) for mid in e.ids}
+    owner = {mid: e.number for e in session_spans(daemon, session_id) for mid in e.ids}
     view = view_for(daemon, session_id)
     hits = []
     for stored, hit in _found(daemon, session_id, query, limit):
@@ -117,7 +136,7 @@ def search_text(daemon: Daemon, session_id: str, query: str) -> str:
     found = _found(daemon, session_id, query, SEARCH_HITS)
     if not found:
         return frame(f"no earlier messages match {query!r}")
-    owner = {mid: e.number for e in spans(active_items(daemon, session_id)) for mid in e.ids}
+    owner = {mid: e.number for e in session_spans(daemon, session_id) for mid in e.ids}
     view = view_for(daemon, session_id)
     details = [(s, f"episode {owner.get(h.message_id)}, score {h.score}") for s, h in found]
     blocks = render_hits(view, details, query)

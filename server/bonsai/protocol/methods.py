@@ -139,6 +139,12 @@ METHODS: tuple[Method, ...] = (
     _req("bonsai/episodes/list", m.SessionRef, m.EpisodesListResult, "The episode ledger."),
     _req("bonsai/episodes/restore", m.EpisodeRef, m.Empty, "Re-splice an archived episode."),
     _req(
+        "bonsai/session/reset",
+        m.SessionResetParams,
+        m.SessionResetResult,
+        "A hard reset (/clear, /start, /review): close the open task episode.",
+    ),
+    _req(
         "bonsai/episodes/recall",
         m.EpisodesRecallParams,
         m.EpisodesRecallResult,

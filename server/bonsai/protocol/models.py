@@ -338,6 +338,24 @@ class EpisodeRef(SessionRef):
     number: int = Field(ge=1)
 
 
+ResetKind = Literal["clear", "start", "review"]
+
+
+class SessionResetParams(SessionRef):
+    """A hard reset typed in the chat (``/clear``, ``/start``, ``/review``)."""
+
+    kind: ResetKind
+
+
+class SessionResetResult(Wire):
+    """``episode``: the number of the episode the reset closed; absent when the reset
+    changed nothing (``message`` says why)."""
+
+    episode: int | None = None
+    kind: ResetKind
+    message: str
+
+
 class EpisodesRecallParams(SessionRef):
     query: str | None = Field(default=None, max_length=4096)
     episode: int | None = Field(default=None, ge=1)

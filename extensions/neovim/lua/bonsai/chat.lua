@@ -47,11 +47,46 @@ function M.prompt(session_id)
   end)
 end
 
+--- The hard reset a chat line asks for (`/clear`, `/start`, `/review`), if any.
+---@param text string
+---@return string?
+function M.reset_kind(text)
+  local kind = vim.trim(text):match("^/(%a+)$")
+  kind = kind and kind:lower()
+  if kind == "clear" or kind == "start" or kind == "review" then
+    return kind
+  end
+  return nil
+end
+
+--- A hard reset: the daemon closes the session's open task episode
+--- (`bonsai/session/reset`); its answer is noted in the chat and notified.
+---@param kind string
+---@param session_id string?
+function M.reset(kind, session_id)
+  session_id = session_id or state.session_for_buffer()
+  if not session_id then
+    vim.notify("bonsai: no session to reset", vim.log.levels.WARN)
+    return
+  end
+  client.call(methods.session_reset, { sessionId = session_id, kind = kind }, function(result)
+    local line = ("/%s: %s"):format(kind, result.message)
+    M.note(session_id, line)
+    vim.notify("bonsai " .. line, vim.log.levels.INFO)
+  end)
+end
+
 --- Send a message to a session (the current one by default), opening its
---- chat first when it is not open, so the reply is seen.
+--- chat first when it is not open, so the reply is seen. `/clear`, `/start`
+--- and `/review` are hard resets, not messages.
 ---@param text string
 ---@param session_id string?
 function M.send(text, session_id)
+  local reset = M.reset_kind(text)
+  if reset then
+    M.reset(reset, session_id)
+    return
+  end
   session_id = session_id or state.session_for_buffer()
   if not session_id or not views[session_id] then
     M.open({ session_id = session_id, text = text })

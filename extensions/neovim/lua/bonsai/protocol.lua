@@ -405,6 +405,15 @@
 ---@field sessionId string
 ---@field title string
 
+---@class bonsai.SessionResetParams
+---@field sessionId string
+---@field kind "clear"|"start"|"review"
+
+---@class bonsai.SessionResetResult
+---@field episode? integer|nil
+---@field kind "clear"|"start"|"review"
+---@field message string
+
 ---@class bonsai.TreeAttachInfo
 ---@field target? string|nil
 ---@field score number
@@ -528,6 +537,7 @@ M.methods = {
   ctx_compact = "bonsai/ctx/compact",
   episodes_list = "bonsai/episodes/list",
   episodes_restore = "bonsai/episodes/restore",
+  session_reset = "bonsai/session/reset",
   episodes_recall = "bonsai/episodes/recall",
   tree_get = "bonsai/tree/get",
   tree_fork = "bonsai/tree/fork",

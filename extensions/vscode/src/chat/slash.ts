@@ -11,8 +11,12 @@ export type ChatInput =
   | { kind: "remember"; fact: string; tier: "user" | "project" }
   | { kind: "smol" }
   | { kind: "preset"; preset: PresetName }
+  | { kind: "reset"; reset: ResetKind }
   | { kind: "help" }
   | { kind: "invalid"; error: string };
+
+/** Hard resets: the daemon closes the open task episode (bonsai/session/reset). */
+export type ResetKind = "clear" | "start" | "review";
 
 export const SLASH_HELP = [
   "`/ctx` show the context ledger",
@@ -22,6 +26,7 @@ export const SLASH_HELP = [
   "`/remember [project] <fact>` remember a fact",
   "`/smol` toggle the compact profile for small models",
   "`/preset keep|balanced|save` apply a context preset",
+  "`/clear`, `/start`, `/review` close the current task episode (a hard reset)",
 ].join("\n");
 
 const PRESETS: readonly PresetName[] = ["keep", "balanced", "save"];
@@ -49,6 +54,12 @@ export function parseInput(raw: string): ChatInput {
       return { kind: "smol" };
     case "preset":
       return parsePreset(rest);
+    case "clear":
+    case "start":
+    case "review":
+      return rest.length === 0
+        ? { kind: "reset", reset: head.toLowerCase() as ResetKind }
+        : { kind: "invalid", error: `/${head.toLowerCase()} takes no arguments` };
     case "help":
       return { kind: "help" };
     default:

@@ -2,7 +2,7 @@
 import type { Rpc } from "../rpc/rpc";
 import type { ChatInput } from "./slash";
 import { SLASH_HELP } from "./slash";
-import { formatCompact, formatCtx, formatEpisodes, formatMemory } from "./slashFormat";
+import { formatCompact, formatCtx, formatEpisodes, formatMemory, formatReset } from "./slashFormat";
 
 export type ViewName = "ledger" | "episodes" | "memory";
 
@@ -55,6 +55,10 @@ export async function runSlash(input: Command, deps: SlashDeps): Promise<string>
     }
     case "smol":
       return toggleSmol(deps);
+    case "reset": {
+      const params = { sessionId: await deps.session(), kind: input.reset };
+      return formatReset(await deps.rpc.request("bonsai/session/reset", params));
+    }
     case "preset": {
       await deps.rpc.request("bonsai/config/preset", { preset: input.preset, workspace: deps.workspace });
       return `Preset **${input.preset}** applied.`;

@@ -1,5 +1,12 @@
 /** Markdown replies for the slash commands, from daemon results. Pure. */
-import type { CtxCompactResult, CtxGetResult, EpisodeInfo, MemoryEntryInfo, RecallHit } from "../protocol.generated";
+import type {
+  CtxCompactResult,
+  CtxGetResult,
+  EpisodeInfo,
+  MemoryEntryInfo,
+  RecallHit,
+  SessionResetResult,
+} from "../protocol.generated";
 import { formatTokens, preview } from "../util/format";
 
 export function formatCtx(result: CtxGetResult, top = 5): string {
@@ -69,4 +76,9 @@ export function formatRecall(episode: number | undefined, hits: readonly RecallH
 /** Escape a value for a markdown table cell. */
 function cell(text: string): string {
   return preview(text, 60).replace(/\|/g, "\\|");
+}
+
+/** The daemon's answer to a hard reset: which episode closed, or why nothing did. */
+export function formatReset(result: SessionResetResult): string {
+  return `**/${result.kind}**: ${result.message}`;
 }

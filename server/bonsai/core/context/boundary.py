@@ -55,6 +55,7 @@ def resumed(episode: OpenEpisode | None) -> Episode | None:
         outcome=episode.outcome,
         carried=episode.messages,
         first_id=episode.start,
+        last_seq=episode.last_seq,
     )
 
 
@@ -69,6 +70,7 @@ def open_episode(episode: Episode) -> OpenEpisode:
         files=list(episode.files),
         task=episode.task,
         outcome=episode.outcome,
+        last_seq=episode.last_seq,
     )
 
 
@@ -96,7 +98,8 @@ def window_start(items: list[Item], state: ContextState) -> WindowStart | None:
     base = 1 if current is not None else 0
     own = items[base:index]
     resume = resumed(current.episode) if current is not None else None
-    spans = segment_entries([(i.id, i.seq, i.message) for i in own], resume=resume)
+    resets = state.episodes.resets if state.episodes is not None else []
+    spans = segment_entries([(i.id, i.seq, i.message) for i in own], resets, resume)
     users = sum(1 for item in own if item.message.role == "user")
     if current is not None:
         users += current.users_before

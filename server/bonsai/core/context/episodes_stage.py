@@ -26,6 +26,7 @@ branch of the conversation tree (none of their messages here) wait untouched.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bonsai.core.context.boundary import resumed, window_items
@@ -42,17 +43,32 @@ from bonsai.core.episodes import Episode, card, segment_entries
 RECENT = frozenset({"recent message group", "latest user message", ""})
 
 
-def spans(items: list[Item], resume: Episode | None = None) -> list[Episode]:
+def spans(
+    items: list[Item], resume: Episode | None = None, resets: Sequence[int] = ()
+) -> list[Episode]:
     """The episodes of these items (the active path), in order. A history window
     passes the episode open at its start as ``resume``: it is continued (numbers
-    go on from it) and left out when none of its messages are among ``items``."""
+    go on from it) and left out when none of its messages are among ``items``.
+    ``resets`` are the seqs of hard resets (``EpisodeState.resets``)."""
     entries = [(item.id, item.seq, item.message) for item in items]
-    return [e for e in segment_entries(entries, resume=resume) if e.ids]
+    return [e for e in segment_entries(entries, resets, resume) if e.ids]
 
 
-def episode_by_number(items: list[Item], number: int) -> Episode:
+def resets_of(state: ContextState) -> list[int]:
+    """The hard resets recorded in this state."""
+    return list(state.episodes.resets) if state.episodes is not None else []
+
+
+def with_reset(state: ContextState, at: int) -> ContextState:
+    """``state`` with a hard reset recorded at seq ``at`` (the next message's seq)."""
+    current = state.episodes or EpisodeState()
+    resets = sorted({*current.resets, at})
+    return state.model_copy(update={"episodes": current.model_copy(update={"resets": resets})})
+
+
+def episode_by_number(items: list[Item], number: int, resets: Sequence[int] = ()) -> Episode:
     """The episode numbered ``number``; ``KeyError`` when there is none."""
-    for episode in spans(items):
+    for episode in spans(items, resets=resets):
         if episode.number == number:
             return episode
     raise KeyError(f"no episode #{number} in this session")
@@ -69,7 +85,7 @@ def prepare(inp: AssembleInput) -> tuple[AssembleInput, list[Episode], list[Reco
         return inp.model_copy(update={"state": state}), [], [note]
     boundary = inp.state.boundary
     items = window_items(inp.items, boundary)  # a window's root is no episode's
-    episodes = spans(items, resumed(boundary.episode) if boundary else None)
+    episodes = spans(items, resumed(boundary.episode) if boundary else None, resets_of(inp.state))
     state, records = repair(inp.state, items, episodes)
     return inp.model_copy(update={"state": state}), episodes, records
 
@@ -291,7 +307,7 @@ def restore_episode(inp: AssembleInput, number: int) -> tuple[ContextState, Reco
     if inp.episodes is None:
         raise ValueError("episodes are turned off (episodes.enabled = false)")
     inp, _, _ = prepare(inp)
-    episode = episode_by_number(inp.items, number)
+    episode = episode_by_number(inp.items, number, resets_of(inp.state))
     current = inp.state.episodes or EpisodeState()
     key = episode.start or ""
     entry = current.archives.get(key)

@@ -11,6 +11,7 @@ the assembled request.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -81,11 +82,14 @@ class ArchiveEntry(_State):
 class EpisodeState(_State):
     """Task episodes. Keys are an episode's first message id (numbers can shift when
     the active path changes). ``restored`` episodes are never archived again;
-    ``blocked`` ones were made non-archivable by a repair (key → why)."""
+    ``blocked`` ones were made non-archivable by a repair (key → why). ``resets``
+    are the seqs of hard resets (``bonsai/session/reset``): each closes the open
+    episode before the first message appended after it."""
 
     archives: dict[str, ArchiveEntry] = Field(default_factory=dict)
     restored: list[str] = Field(default_factory=list)
     blocked: dict[str, str] = Field(default_factory=dict)
+    resets: list[int] = Field(default_factory=list)
 
 
 class OpenEpisode(_State):
@@ -101,6 +105,7 @@ class OpenEpisode(_State):
     files: list[str] = Field(default_factory=list)
     task: str = ""
     outcome: str = ""
+    last_seq: int = Field(default=0, ge=0)  # its last message before the window (hard resets)
 
 
 class HistoryBoundary(_State):
@@ -278,9 +283,15 @@ def whole_state(hot: ContextState, cold: ColdState) -> ContextState:
     )
 
 
-def copied_state(state: ContextState, ids: dict[str, str], seqs: dict[str, int]) -> ContextState:
+def copied_state(
+    state: ContextState,
+    ids: dict[str, str],
+    seqs: dict[str, int],
+    reseq: Callable[[int], int] | None = None,
+) -> ContextState:
     """The state of a session copy: entries of copied messages only, under their new
-    ids (``ids`` old → new, ``seqs`` new id → seq). Loop guards start fresh."""
+    ids (``ids`` old → new, ``seqs`` new id → seq). ``reseq`` maps a log position of
+    the source to the copy's (hard resets keep their place). Loop guards start fresh."""
 
     def keep(values: list[str]) -> list[str]:
         return sorted(ids[i] for i in values if i in ids)
@@ -306,6 +317,7 @@ def copied_state(state: ContextState, ids: dict[str, str], seqs: dict[str, int])
             archives=archives,
             restored=keep(episodes.restored),
             blocked={ids[k]: v for k, v in episodes.blocked.items() if k in ids},
+            resets=sorted({reseq(r) for r in episodes.resets}) if reseq else [],
         )
     return ContextState(
         pins=keep(state.pins),

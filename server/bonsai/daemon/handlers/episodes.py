@@ -1,4 +1,4 @@
-"""bonsai/episodes/*"""
+"""bonsai/episodes/* and bonsai/session/reset (a hard reset closes the open episode)"""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from bonsai.daemon.episodes import (
     require_on,
     restore,
 )
+from bonsai.daemon.resets import reset
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
 
@@ -51,3 +52,8 @@ async def recall(ctx: Ctx, params: m.EpisodesRecallParams) -> m.EpisodesRecallRe
             )
     nxt = params.cursor + params.limit
     return m.EpisodesRecallResult(results=hits, next_cursor=nxt if nxt < len(episode.ids) else None)
+
+
+@handles("bonsai/session/reset")
+async def reset_(ctx: Ctx, params: m.SessionResetParams) -> m.SessionResetResult:
+    return reset(ctx.daemon, params.session_id, params.kind)

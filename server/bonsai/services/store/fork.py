@@ -9,6 +9,7 @@ touches the other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bonsai.core.context.state import ContextState, copied_state
@@ -39,8 +40,22 @@ def fork_session(
     copies = store.append_many(target.session_id, [s.message for s in path])
     ids = {old.message_id: new.message_id for old, new in zip(path, copies, strict=True)}
     seqs = {new.message_id: new.seq for new in copies}
-    new_state = copied_state(state, ids, seqs)
+    new_state = copied_state(state, ids, seqs, _reseq(path, copies))
     store.set_state(target.session_id, STATE_KEY, new_state.model_dump(mode="json"))
     calls = [call.id for s in path for call in s.message.tool_calls]
     outputs = ToolOutputStore(store.conn).copy(source.session_id, target.session_id, calls)
     return Forked(store.get(target.session_id), len(copies), outputs)
+
+
+def _reseq(path: list[StoredMessage], copies: list[StoredMessage]) -> Callable[[int], int]:
+    """A source log position (``r``: before the first message with seq ≥ r) in the
+    copy's numbering: before the same copied message, or after the last one."""
+    pairs = [(old.seq, new.seq) for old, new in zip(path, copies, strict=True)]
+
+    def reseq(position: int) -> int:
+        for old_seq, new_seq in pairs:
+            if old_seq >= position:
+                return new_seq
+        return (pairs[-1][1] + 1) if pairs else position
+
+    return reseq
