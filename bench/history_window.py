@@ -31,71 +31,23 @@ import time
 from pathlib import Path
 
 from bonsai.agent.context_bridge import ContextBridge
-from bonsai.core.context import AssemblyMemo, ContextState, assemble
-from bonsai.core.context.state import SummaryState
-from bonsai.domain import Evidence, Message, ToolCall
-from bonsai.services.providers.registry import lookup_model
+
+# the same synthetic session the tests build (one definition of a "long session")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "history"))
+from history_helpers import build_session, fold_all_but, make_bridge, step
+
+from bonsai.core.context import assemble
 from bonsai.services.store.db import open_database
 from bonsai.services.store.sessions import SessionStore
-from bonsai.services.tokens import estimator_for
 from bonsai.settings import Settings
 
-MODEL = "gpt-4o-mini"
 KEEP = 40
-
-
-def step(i: int, topics: bool = True) -> list[Message]:
-    path = f"src/m{i % 50}.py"
-    read = ToolCall(id=f"call_{i}", name="read_file", arguments=json.dumps({"path": path}))
-    calls = (read,)
-    extra: list[Message] = []
-    if topics and i % 10 == 0 and i:
-        args = json.dumps({"title": f"batch {i}", "episode_action": "new_topic"})
-        title = ToolCall(id=f"title_{i}", name="set_session_title", arguments=args)
-        calls = (title, read)
-        extra = [Message(role="tool", content="ok", tool_call_id=title.id, name=title.name)]
-    return [
-        Message(role="user", content=f"Request {i}: look at {path} and fix bug {i}."),
-        Message(role="assistant", content=f"Reading {path}.", tool_calls=calls),
-        *extra,
-        Message(
-            role="tool",
-            content="\n".join(f"line {n} of {path} (v{i})" for n in range(12)),
-            tool_call_id=read.id,
-            name="read_file",
-            evidence=Evidence(kind="read", path=path, content_hash=f"h{i}"),
-        ),
-        Message(role="assistant", content=f"Fixed bug {i} in `{path}`."),
-    ]
 
 
 def build(db: Path, workspace: Path, messages: int, topics: bool) -> str:
     store = SessionStore(open_database(db))
-    sid = store.create(str(workspace), "long").session_id
-    batch: list[Message] = []
-    i = 0
-    total = 0
-    while total < messages:
-        batch.extend(step(i, topics))
-        i += 1
-        if len(batch) >= min(5_000, messages - total):
-            store.append_many(sid, batch)
-            total += len(batch)
-            batch = []
-    if batch:
-        store.append_many(sid, batch)
-    history = store.messages(sid)
-    folded = history[: len(history) - KEEP]
-    summary = SummaryState(
-        text="## Current goal\n- keep fixing bugs",
-        through_seq=folded[-1].seq,
-        folded=sorted(s.message_id for s in folded),
-        mode="deterministic",
-        revision=1,
-        turn=1,
-    )
-    state = ContextState(summary=summary, compactions=1)
-    store.set_state(sid, "context", state.model_dump(mode="json"))
+    sid = build_session(store, workspace, messages, topics)
+    fold_all_but(store, sid, KEEP)
     b = bridge(store, sid, workspace)
     b.assemble(b.history(), 1)  # the turn after the last fold sets the durable boundary
     store.conn.close()
@@ -103,22 +55,7 @@ def build(db: Path, workspace: Path, messages: int, topics: bool) -> str:
 
 
 def bridge(store: SessionStore, sid: str, workspace: Path) -> ContextBridge:
-    settings = Settings()
-    row = lookup_model(MODEL, settings.providers.models)
-    counter = estimator_for(
-        row.info, cache_dir=workspace / ".tiktoken", tokenizer_path=None, model=MODEL
-    )
-    return ContextBridge(
-        store=store,
-        session_id=sid,
-        workspace=workspace,
-        settings=settings,
-        model=MODEL,
-        model_info=row.info,
-        counter=counter,
-        tools=[],
-        memo=AssemblyMemo(),
-    )
+    return make_bridge(store, sid, workspace, Settings())
 
 
 def rss_mb() -> float:

@@ -19,21 +19,19 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from bonsai.agent.context_bridge import ContextBridge
-from bonsai.core.context import AssemblyMemo, assemble
+from bonsai.core.context import assemble
 from bonsai.core.context.episodes_stage import with_reset
 from bonsai.core.episodes import segment, segment_entries
 from bonsai.domain import Message, ToolCall
-from bonsai.services.providers.registry import lookup_model
 from bonsai.services.store.history import HistoryWindow
 from bonsai.services.store.sessions import SessionStore
-from bonsai.services.tokens import estimator_for
 from bonsai.settings import Settings
 from bonsai.sim import Fault, Script
 from bonsai.sim.script import Reply, Rule
 from bonsai_testing import events_of
 from episodes.rig import call, make_rig, small_window, write_config
 from episodes.test_segment import log_of, title, user, work
-from history.history_helpers import MODEL, open_store
+from history.history_helpers import make_bridge, open_store
 
 
 # ------------------------------------------------------------------ the segmenter
@@ -91,22 +89,7 @@ SETTINGS = Settings.model_validate(
 
 def small_bridge(store: SessionStore, sid: str, workspace: Path) -> ContextBridge:
     """The real bridge over a model whose window is 5,000 tokens (folds come early)."""
-    info = lookup_model(MODEL, SETTINGS.providers.models).info
-    info = info.model_copy(update={"context_window": 5_000})
-    counter = estimator_for(
-        info, cache_dir=workspace / ".tiktoken", tokenizer_path=None, model=MODEL
-    )
-    return ContextBridge(
-        store=store,
-        session_id=sid,
-        workspace=workspace,
-        settings=SETTINGS,
-        model=MODEL,
-        model_info=info,
-        counter=counter,
-        tools=[],
-        memo=AssemblyMemo(),
-    )
+    return make_bridge(store, sid, workspace, SETTINGS, window=5_000)
 
 
 def step(rng: random.Random, i: int) -> list[Message]:

@@ -24,14 +24,14 @@ def open_store(home: Path) -> SessionStore:
 TOPIC_EVERY = 10  # steps per task episode
 
 
-def step(i: int) -> list[Message]:
-    """One user request, a tool step reading a file, and the answer; every
-    ``TOPIC_EVERY`` steps the step opens a new task episode (a titled topic)."""
+def step(i: int, topics: bool = True) -> list[Message]:
+    """One user request, a tool step reading a file, and the answer; with ``topics``
+    every ``TOPIC_EVERY`` steps the step opens a new task episode (a titled topic)."""
     call = ToolCall(id=f"call_{i}", name="read_file", arguments=f'{{"path": "src/m{i % 50}.py"}}')
     evidence = Evidence(kind="read", path=f"src/m{i % 50}.py", content_hash=f"h{i}")
     titles: list[Message] = []
     calls = (call,)
-    if i % TOPIC_EVERY == 0 and i:
+    if topics and i % TOPIC_EVERY == 0 and i:
         args = f'{{"title": "bug batch {i}", "episode_action": "new_topic"}}'
         title = ToolCall(id=f"title_{i}", name="set_session_title", arguments=args)
         calls = (title, call)
@@ -51,12 +51,12 @@ def step(i: int) -> list[Message]:
     ]
 
 
-def build_session(store: SessionStore, workspace: Path, messages: int) -> str:
+def build_session(store: SessionStore, workspace: Path, messages: int, topics: bool = True) -> str:
     """A session of about ``messages`` messages, in batches of one transaction each."""
     sid = store.create(str(workspace), "long").session_id
     batch: list[Message] = []
     for i in range(messages // 4):
-        batch.extend(step(i))
+        batch.extend(step(i, topics))
         if len(batch) >= 4_000:
             store.append_many(sid, batch)
             batch = []
@@ -84,11 +84,18 @@ def fold_all_but(store: SessionStore, sid: str, keep: int) -> list[StoredMessage
 
 
 def make_bridge(
-    store: SessionStore, sid: str, workspace: Path, settings: Settings
+    store: SessionStore,
+    sid: str,
+    workspace: Path,
+    settings: Settings,
+    window: int | None = None,
 ) -> ContextBridge:
-    row = lookup_model(MODEL, settings.providers.models)
+    """The real bridge over ``MODEL`` (its window replaced by ``window`` when given)."""
+    info = lookup_model(MODEL, settings.providers.models).info
+    if window is not None:
+        info = info.model_copy(update={"context_window": window})
     counter = estimator_for(
-        row.info, cache_dir=workspace / ".tiktoken", tokenizer_path=None, model=MODEL
+        info, cache_dir=workspace / ".tiktoken", tokenizer_path=None, model=MODEL
     )
     return ContextBridge(
         store=store,
@@ -96,7 +103,7 @@ def make_bridge(
         workspace=workspace,
         settings=settings,
         model=MODEL,
-        model_info=row.info,
+        model_info=info,
         counter=counter,
         tools=[],
         memo=AssemblyMemo(),

@@ -19,17 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_helpers import MODEL, open_store
+from history_helpers import make_bridge, open_store
 
 from bonsai.agent.context_bridge import ContextBridge
-from bonsai.core.context import AssemblyMemo, apply_action, assemble
+from bonsai.core.context import apply_action, assemble
 from bonsai.core.tree import TreeOp
 from bonsai.domain import Evidence, Message, ToolCall
-from bonsai.services.providers.registry import lookup_model
 from bonsai.services.store.history import HistoryWindow
 from bonsai.services.store.sessions import SessionStore
 from bonsai.services.store.tree import TreeStore
-from bonsai.services.tokens import estimator_for
 from bonsai.settings import Settings
 
 TURNS = 70
@@ -46,23 +44,8 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def small_bridge(store: SessionStore, sid: str, workspace: Path) -> ContextBridge:
-    """The real bridge over a model whose window is 5,000 tokens."""
-    row = lookup_model(MODEL, SETTINGS.providers.models)
-    info = row.info.model_copy(update={"context_window": 5_000})
-    counter = estimator_for(
-        info, cache_dir=workspace / ".tiktoken", tokenizer_path=None, model=MODEL
-    )
-    return ContextBridge(
-        store=store,
-        session_id=sid,
-        workspace=workspace,
-        settings=SETTINGS,
-        model=MODEL,
-        model_info=info,
-        counter=counter,
-        tools=[],
-        memo=AssemblyMemo(),
-    )
+    """The real bridge over a model whose window is 5,000 tokens (folds come early)."""
+    return make_bridge(store, sid, workspace, SETTINGS, window=5_000)
 
 
 def tool_step(rng: random.Random, i: int, action: str | None) -> list[Message]:
