@@ -8,7 +8,6 @@ local client = require("bonsai.client")
 local config = require("bonsai.config")
 local panel = require("bonsai.panel")
 local protocol = require("bonsai.protocol")
-local state = require("bonsai.state")
 local ui = require("bonsai.ui")
 
 local methods = protocol.methods
@@ -113,11 +112,7 @@ end
 ---@param session_id string?
 ---@param cb fun(p: bonsai.Panel)? called after the list is drawn
 function M.open(session_id, cb)
-  session_id = state.require_session(session_id)
-  if not session_id then
-    return
-  end
-  panel.open(spec(session_id), cb)
+  panel.open_for_session(spec, session_id, cb)
 end
 
 return M

@@ -4,6 +4,7 @@
 --- act on the item under the cursor". This module holds that pattern.
 
 local client = require("bonsai.client")
+local state = require("bonsai.state")
 local ui = require("bonsai.ui")
 
 local M = {}
@@ -111,6 +112,17 @@ end
 --- The open panel with this buffer name, if any.
 ---@param name string
 ---@return bonsai.Panel?
+--- Open a session's panel (the given session, else this buffer's, else the current one).
+---@param make_spec fun(session_id: string): table
+---@param session_id string?
+---@param cb fun(p: bonsai.Panel)?
+function M.open_for_session(make_spec, session_id, cb)
+  session_id = state.require_session(session_id)
+  if session_id then
+    M.open(make_spec(session_id), cb)
+  end
+end
+
 function M.get(name)
   return panels[name]
 end

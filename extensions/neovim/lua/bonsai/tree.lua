@@ -10,7 +10,6 @@ local config = require("bonsai.config")
 local events = require("bonsai.events")
 local panel = require("bonsai.panel")
 local protocol = require("bonsai.protocol")
-local state = require("bonsai.state")
 
 local methods = protocol.methods
 
@@ -133,11 +132,7 @@ end
 ---@param session_id string?
 ---@param cb fun(p: bonsai.Panel)?
 function M.open(session_id, cb)
-  session_id = state.require_session(session_id)
-  if not session_id then
-    return
-  end
-  panel.open(spec(session_id), cb)
+  panel.open_for_session(spec, session_id, cb)
 end
 
 ---@param params table
