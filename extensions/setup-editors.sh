@@ -9,7 +9,8 @@
 #   - the Neovim binary (section owned by the Neovim engineer, below)
 # Idempotent: a second run only checks, and takes about a second.
 # Without root or apt-get it prints why, records the reason in
-# .tools/editors-status and exits 0; the VS Code e2e test then skips with it.
+# .tools/editors-status and exits 0; the VS Code e2e test then skips with it
+# (with BONSAI_REQUIRE_EDITORS=1, as .ci/run sets, both fail instead).
 #
 # Usage: sh extensions/setup-editors.sh   (./run test calls it)
 set -eu
@@ -34,6 +35,9 @@ unavailable() {
   mkdir -p "$TOOLS"
   printf '%s\n' "$*" >"$STATUS"
   say "VS Code e2e toolchain unavailable: $*"
+  if [ "${BONSAI_REQUIRE_EDITORS:-}" = 1 ]; then
+    exit 1  # CI (.ci/run) must test the real editor, never skip it
+  fi
   say "the VS Code e2e test will be skipped with this reason"
   exit 0
 }

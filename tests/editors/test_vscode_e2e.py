@@ -66,6 +66,8 @@ def toolchain_problem() -> str | None:
 def node_env() -> dict[str, str]:
     problem = toolchain_problem()
     if problem is not None:
+        if os.environ.get("BONSAI_REQUIRE_EDITORS") == "1":  # CI: a missing toolchain is a failure
+            pytest.fail(f"VS Code toolchain unavailable: {problem}")
         pytest.skip(f"VS Code toolchain unavailable: {problem}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BONSAI_")}
     env["PATH"] = os.pathsep.join([str(NODE_BIN), str(VENV_BIN), env.get("PATH", "")])

@@ -136,8 +136,4 @@ def test_reads_work_next_to_a_running_daemon(
     assert run_cli("replay", "--session", session, "--window", "8000", "--json") == 0
     assert _json(capsys)["sessionId"] == session
     code = run_cli("import", str(env), "--json")
-    if code != 0 and "does not offer bonsai/session/import" in capsys.readouterr().err:
-        pytest.skip(
-            "the daemon does not expose bonsai/session/import yet (store_imported is ready)"
-        )
     assert code == 0 and _json(capsys)["via"] == "daemon"
