@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+
+from pydantic import ConfigDict
 
 from bonsai.core import reflect
 from bonsai.core.recall import frame
@@ -34,32 +34,16 @@ STATE_KEY = "reflect_offers"
 MAX_OFFERS = 20
 
 
-@dataclass(frozen=True)
-class Offer:
+class Offer(m.Wire):
+    """A retry offer as the session's state keeps it (camelCase, like the wire)."""
+
+    model_config = ConfigDict(frozen=True)
+
     offer_id: str
     question_id: str
     question: str
     reflection: str
     grade: m.ReflectGrade
-
-    def dump(self) -> dict[str, Any]:
-        return {
-            "offerId": self.offer_id,
-            "questionId": self.question_id,
-            "question": self.question,
-            "reflection": self.reflection,
-            "grade": self.grade.dump(),
-        }
-
-    @classmethod
-    def load(cls, raw: dict[str, Any]) -> Offer:
-        return cls(
-            raw["offerId"],
-            raw["questionId"],
-            raw["question"],
-            raw["reflection"],
-            m.ReflectGrade.model_validate(raw["grade"]),
-        )
 
 
 def _failed(daemon: Daemon, session_id: str, appended: list[StoredMessage], text: str):  # type: ignore[no-untyped-def]
@@ -98,7 +82,7 @@ async def _write(settings: Settings, grade: reflect.Grade, question: str) -> str
 
 def offers(daemon: Daemon, session_id: str) -> dict[str, Offer]:
     raw = daemon.store.get_state(session_id, STATE_KEY, {}) or {}
-    return {k: Offer.load(v) for k, v in raw.items()}
+    return {k: Offer.model_validate(v) for k, v in raw.items()}
 
 
 def _save(daemon: Daemon, session_id: str, kept: dict[str, Offer]) -> None:
