@@ -11,12 +11,22 @@ from pytest_lsp import LanguageClient
 
 from bonsai.sim import Script
 from bonsai.sim.runner import run_simulator
-from bonsai.sim.script import ToolCallSpec
+from bonsai.sim.script import Reply, ToolCallSpec
 from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, plain, rpc, start_client
 
 
 def call(tool: str, call_id: str | None = None, **arguments: Any) -> ToolCallSpec:
     return ToolCallSpec(name=tool, arguments=dict(arguments), id=call_id)
+
+
+def bulky_steps(count: int, width: int) -> list[Reply]:
+    """``count`` agent steps each running ``seq`` over ``width`` numbers (bulky
+    output that fills a small window), then a final answer."""
+    steps = [
+        Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + width}")])
+        for i in range(count)
+    ]
+    return [*steps, Reply(text="All done.")]
 
 
 class Rig:

@@ -9,14 +9,15 @@ view must show the stubs and compactions that made it fit.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
-from agent_helpers import call, make_rig
+from agent_helpers import bulky_steps, call, make_rig
 
 from bonsai.sim import Script
 from bonsai.sim.prompt import openai_prompt
-from bonsai.sim.script import Reply
-from bonsai_testing import rpc
+from bonsai.sim.script import Reply, Rule
+from bonsai_testing import BONSAI, bonsai_env, events_of, rpc
 
 WINDOW, RESERVE = 12_000, 2_000
 
@@ -49,12 +50,7 @@ def request_tokens(body: dict) -> int:
 
 async def test_a_long_session_always_fits_and_says_what_it_did(home: Path, workspace: Path) -> None:
     tiny_window_config(home)
-    steps = []
-    for i in range(24):
-        steps.append(
-            Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 700}")])
-        )
-    steps.append(Reply(text="All done."))
+    steps = bulky_steps(24, 700)
     async with make_rig(Script(steps=steps), home, workspace, BONSAI_MODEL="tiny-sim") as rig:
         sid = await rig.session()
         _, events = await rig.turn(sid, "run the numbers", timeout=120)
@@ -75,8 +71,6 @@ async def test_a_long_session_always_fits_and_says_what_it_did(home: Path, works
 
 
 async def test_folding_offers_durable_facts_to_remember(home: Path, workspace: Path) -> None:
-    from bonsai.sim.script import Rule
-
     tiny_window_config(home, memory={"promotion": "suggest"}, keep_recent_groups=2)
     facts = json.dumps(
         [
@@ -88,19 +82,13 @@ async def test_folding_offers_durable_facts_to_remember(home: Path, workspace: P
         ]
     )
     rule = Rule(match="durable", reply=Reply(text=facts))
-    steps = [
-        Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 900}")])
-        for i in range(20)
-    ]
-    steps.append(Reply(text="All done."))
+    steps = bulky_steps(20, 900)
     async with make_rig(
         Script(steps=steps, rules=[rule]), home, workspace, BONSAI_MODEL="tiny-sim"
     ) as rig:
         sid = await rig.session()
         _, events = await rig.turn(sid, "run the numbers", timeout=120)
         assert events[-1]["kind"] == "done"
-        from bonsai_testing import events_of
-
         suggestion = await events_of(rig.client).wait_for("bonsai/memory/suggestion", timeout=30)
         assert suggestion["sessionId"] == sid
         assert suggestion["facts"] == ["Releases are cut from the release/ branch."]
@@ -110,16 +98,8 @@ async def test_folding_offers_durable_facts_to_remember(home: Path, workspace: P
 async def test_handoff_nudge_and_telemetry_export(
     home: Path, workspace: Path, tmp_path: Path
 ) -> None:
-    import subprocess
-
-    from bonsai_testing import BONSAI, bonsai_env, events_of
-
     tiny_window_config(home, handoff_nudge=True, handoff_fraction=0.5)
-    steps = [
-        Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 700}")])
-        for i in range(12)
-    ]
-    steps.append(Reply(text="All done."))
+    steps = bulky_steps(12, 700)
     async with make_rig(Script(steps=steps), home, workspace, BONSAI_MODEL="tiny-sim") as rig:
         sid = await rig.session()
         await rig.turn(sid, "crunch the numbers", timeout=120)
@@ -149,16 +129,10 @@ async def test_handoff_nudge_and_telemetry_export(
 async def test_background_summary_is_made_early_and_used_by_the_fold(
     home: Path, workspace: Path
 ) -> None:
-    from bonsai.sim.script import Rule
-
     tiny_window_config(home, summary_mode="provider", background_summary=True, soft_fraction=0.5)
     marker = "## Current goal\n- crunch `seq` output (BACKGROUND-SUMMARY-7f3)"
     rule = Rule(match="rolling summary of a coding-agent session", reply=Reply(text=marker))
-    steps = [
-        Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 700}")])
-        for i in range(18)
-    ]
-    steps.append(Reply(text="All done."))
+    steps = bulky_steps(18, 700)
     async with make_rig(
         Script(steps=steps, rules=[rule]), home, workspace, BONSAI_MODEL="tiny-sim"
     ) as rig:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.agent_helpers import call, make_rig
+from agent.agent_helpers import bulky_steps, make_rig
 from bonsai.sim import Script
 from bonsai.sim.script import Reply, Rule
 from bonsai_testing import rpc
@@ -44,11 +44,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def script() -> Script:
-    steps = [
-        Reply(text=f"Step {i}.", tool_calls=[call("bash", command=f"seq {i} {i + 900}")])
-        for i in range(14)
-    ]
-    steps.append(Reply(text="All done."))
+    steps = bulky_steps(14, 900)
     rules = [
         Rule(match="You maintain the rolling summary", reply=Reply(text=bulky_summary())),
         Rule(match="(a reflect pass)", reply=Reply(text=CONDENSED)),
