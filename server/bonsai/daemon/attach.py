@@ -16,10 +16,10 @@ import numpy as np
 
 from bonsai.core.attach import AttachNode, Decision, Vocabulary, candidates, decide
 from bonsai.core.tree import Tree, TreeNode, TreeOp, hidden_ids
+from bonsai.daemon.history_embedder import history_embedder
 from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
-from bonsai.services.memory.embedding import load_embedder
 from bonsai.services.retrieval.embedder import Embedder
 from bonsai.services.store.tree import TreeStore
 from bonsai.settings import Settings
@@ -89,15 +89,11 @@ class Semantic:
 
 
 def _embedder(daemon: Daemon, settings: Settings) -> Embedder | None:
-    load = daemon.services.get("history_embedder")
-    if load is None:
-        try:
-            load = daemon.services["history_embedder"] = load_embedder(daemon.home, settings.memory)
-        except Exception:
-            log.exception("no embedding model for the attachment rule; lexical similarity")
-            return None
-    embedder: Embedder | None = load.embedder
-    return embedder
+    try:
+        return history_embedder(daemon, settings)
+    except Exception:
+        log.exception("no embedding model for the attachment rule; lexical similarity")
+        return None
 
 
 def decisions(daemon: Daemon, settings: Settings, tree: Tree) -> dict[str, Decision]:

@@ -18,10 +18,10 @@ from bonsai.agent.context_bridge import auto_inject
 from bonsai.core.presets import effective_context
 from bonsai.core.recall import frame
 from bonsai.core.retrieval.models import Doc
+from bonsai.daemon.history_embedder import history_embedder
 from bonsai.daemon.retrieval_view import file_regions, render_hits, view_for, worth_showing
 from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
-from bonsai.services.memory.embedding import load_embedder
 from bonsai.services.retrieval.db import open_index
 from bonsai.services.retrieval.index import HybridIndex
 from bonsai.settings import Settings
@@ -31,17 +31,15 @@ SEARCH_DEPTH = 20
 
 
 def _index(daemon: Daemon, session_id: str, settings: Settings) -> HybridIndex | None:
-    load = daemon.services.get("history_embedder")
-    if load is None:
-        load = daemon.services["history_embedder"] = load_embedder(daemon.home, settings.memory)
-    if load.embedder is None:
+    embedder = history_embedder(daemon, settings)
+    if embedder is None:
         return None
     conn = daemon.services.get("history_index")
     if conn is None:
         path = daemon.home / "index" / "history.db"
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = daemon.services["history_index"] = open_index(path)
-    return HybridIndex(conn, f"session:{session_id}", load.embedder)
+    return HybridIndex(conn, f"session:{session_id}", embedder)
 
 
 def _docs(history: list[StoredMessage]) -> list[Doc]:

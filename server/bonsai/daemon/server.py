@@ -190,9 +190,6 @@ async def _shutdown(
         server.close()
     for connection in list(daemon.connections.values()):
         connection.close()
-    for hook in daemon.services.get("shutdown_hooks", []):
-        with contextlib.suppress(Exception):
-            await hook()
     for pool in daemon.pools.values():
         with contextlib.suppress(Exception):
             await pool.close_all()
