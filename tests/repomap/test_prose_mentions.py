@@ -9,8 +9,8 @@ from repomap_helpers import ServiceFactory
 
 from bonsai.services.repomap.mentions import (
     PART_MAX_IDENTS,
+    WordParts,
     build_path_index,
-    build_word_parts,
     name_parts,
     parse_mentions,
     prose_idents,
@@ -26,7 +26,7 @@ def test_names_split_into_lower_case_parts() -> None:
 
 
 def test_plain_words_spread_over_the_names_containing_them() -> None:
-    parts = build_word_parts(NAMES)
+    parts = WordParts(NAMES)
     found = prose_idents("The default browsers are not used", parts, set(NAMES))
     # "browsers" (plural) names two definitions, "default" one
     assert found == {"BaseBrowser": 0.5, "get_default_browser": 1.5}
@@ -35,12 +35,12 @@ def test_plain_words_spread_over_the_names_containing_them() -> None:
 
 def test_a_word_shared_by_many_names_says_nothing() -> None:
     names = [f"handler_{k}_value" for k in range(PART_MAX_IDENTS + 1)] + ["value_parser"]
-    found = prose_idents("the handler parser fails", build_word_parts(names), set(names))
+    found = prose_idents("the handler parser fails", WordParts(names), set(names))
     assert found == {"value_parser": 1.0}  # "handler" is in too many names
 
 
 def test_prose_adds_to_the_identifier_weights() -> None:
-    parts, defined = build_word_parts(NAMES), set(NAMES)
+    parts, defined = WordParts(NAMES), set(NAMES)
     plain = parse_mentions("the browser will not open", build_path_index([]), defined).idents
     prose = parse_mentions("the browser will not open", build_path_index([]), defined, parts)
     assert "BaseBrowser" not in plain

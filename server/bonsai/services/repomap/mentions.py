@@ -212,16 +212,6 @@ def name_parts(name: str) -> set[str]:
     return {p.lower() for p in _NAME_PART.findall(name) if len(p) >= 4}
 
 
-def build_word_parts(names: Iterable[str]) -> WordParts:
-    return WordParts(names)
-
-
-def add_word_parts(parts: WordParts, names: Iterable[str]) -> None:
-    """Make more names searchable (names no longer defined may stay: lookups
-    keep only defined ones)."""
-    parts.add(names)
-
-
 def _word_forms(word: str) -> set[str]:
     forms = {word}
     for ending, replacement in _ENDINGS:

@@ -26,9 +26,7 @@ from bonsai.services.repomap.graph_store import (
 from bonsai.services.repomap.mentions import (
     PathIndex,
     WordParts,
-    add_word_parts,
     build_path_index,
-    build_word_parts,
 )
 from bonsai.services.repomap.models import FileTags, MapFile, MapTagOut, RepoMap
 from bonsai.services.repomap.ranking import Ranked
@@ -159,14 +157,14 @@ class MapState:
         return self._path_index[1]
 
     def word_parts(self, graph: RepoGraph) -> WordParts:
-        """Name parts of every known name, built on the first mention; an edit
-        that brings new names (a new name list) indexes just those."""
+        """Every known name, searchable by part, made on the first mention; an
+        edit that brings new names (a new name list) adds just those."""
         names = graph.core.names
         if self._word_parts is None:
-            self._word_parts = (names, build_word_parts(names))
+            self._word_parts = (names, WordParts(names))
         elif self._word_parts[0] is not names:
             old, parts = self._word_parts
-            add_word_parts(parts, sorted(set(names).difference(old)))
+            parts.add(sorted(set(names).difference(old)))
             self._word_parts = (names, parts)
         return self._word_parts[1]
 
