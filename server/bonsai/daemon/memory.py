@@ -9,11 +9,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bonsai.daemon.service_pool import ServicePool, workspace_key
+from bonsai.daemon.service_pool import ServicePool
 from bonsai.daemon.state import Daemon
 from bonsai.services.memory.inject import InjectionState
 from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.watch import MemoryWatcher
+from bonsai.services.workspace import workspace_key
 
 CountTokens = Callable[[str], int]
 

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from bonsai.daemon.service_pool import ServicePool, workspace_key
+from bonsai.daemon.service_pool import ServicePool
 from bonsai.daemon.state import Connection, Daemon
 from bonsai.domain import StoredMessage
 from bonsai.services.repomap.models import RepoMap
 from bonsai.services.repomap.service import RepoMapService
+from bonsai.services.workspace import workspace_key
 
 log = logging.getLogger("bonsai.repomap")
 

@@ -17,7 +17,8 @@ from bonsai.daemon.state import Connection, Daemon
 from bonsai.domain import StoredMessage
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
-from bonsai.services.rules import Rule, RuleError, RuleStore, UnknownRule, workspace_key
+from bonsai.services.rules import Rule, RuleError, RuleStore, UnknownRule
+from bonsai.services.workspace import workspace_key
 
 log = logging.getLogger("bonsai.rules")
 Change = Literal["added", "edited", "deleted", "detected"]

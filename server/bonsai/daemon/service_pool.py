@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterator
@@ -33,11 +32,6 @@ SWEEPS_PER_IDLE = 4
 MIN_SWEEP_S = 0.05
 MAX_SWEEP_S = 60.0
 _NO_KEY = object()  # None is a key (memory without a workspace)
-
-
-def workspace_key(workspace: str) -> str:
-    """One key per directory, however a client spells it (``a/``, ``a/./``, ``a``)."""
-    return os.path.normpath(os.path.abspath(workspace))
 
 
 @dataclass(frozen=True)

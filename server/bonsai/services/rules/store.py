@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import apsw
 
 from bonsai.core.rules import MAX_RULE_CHARS, clean_rule_text, rule_key
 from bonsai.services.store.sessions import new_id
+from bonsai.services.workspace import workspace_key
 
 RuleSource = Literal["user", "detected"]
 _COLUMNS = "id, workspace, text, source, enabled, origin, created_at"
@@ -41,11 +41,6 @@ class Rule:
     enabled: bool
     origin: str | None  # the message a detected rule came from
     created_at: float
-
-
-def workspace_key(workspace: str) -> str:
-    """One spelling per workspace directory (sessions and clients may differ)."""
-    return str(Path(workspace).expanduser().resolve())
 
 
 def checked_text(text: str) -> str:
