@@ -143,6 +143,10 @@ class ServicePool(Generic[S]):
             raise
 
     async def _build(self, key: Hashable, build: Callable[[], Awaitable[S]]) -> S:
+        # finish releasing first: what a released service held (watches, file
+        # handles) is given back before a new one takes its own
+        if self._closing:
+            await asyncio.gather(*list(self._closing), return_exceptions=True)
         try:
             service = await build()
         finally:
