@@ -3,11 +3,15 @@ session and hand over a structured brief of where this one stands."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bonsai.core.context import Assembly
-from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 SUGGESTED_KEY = "handoff_suggested"
 

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from bonsai.agent.context_bridge import ContextBridge
 from bonsai.core.context import Assembly, BackgroundSummary, plan_compaction
 from bonsai.core.context.background import background_action
 from bonsai.core.presets import effective_context
-from bonsai.daemon.compaction import fast_summary
-from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
 from bonsai.services.providers.types import ProviderError
+from bonsai.session.compaction import fast_summary
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.background")
 

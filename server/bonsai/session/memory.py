@@ -8,13 +8,16 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bonsai.daemon.service_pool import ServicePool
-from bonsai.daemon.state import Daemon
 from bonsai.services.memory.inject import InjectionState
 from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.watch import MemoryWatcher
 from bonsai.services.workspace import workspace_key
+from bonsai.session.service_pool import ServicePool
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 CountTokens = Callable[[str], int]
 

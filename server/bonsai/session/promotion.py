@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from bonsai.core.context import ContextState
-from bonsai.daemon.compaction import fast_summary
-from bonsai.daemon.memory import memory_lease
-from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
 from bonsai.services.memory.promotion import promote
+from bonsai.session.compaction import fast_summary
+from bonsai.session.memory import memory_lease
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.promotion")
 

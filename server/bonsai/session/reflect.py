@@ -12,22 +12,25 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict
 
 from bonsai.core import reflect
 from bonsai.core.recall import frame
 from bonsai.core.tree import ROOT, TreeOp
-from bonsai.daemon.attach import is_question
-from bonsai.daemon.compaction import fast_summary
-from bonsai.daemon.state import Daemon
-from bonsai.daemon.tree_events import tree_changed
 from bonsai.domain import StoredMessage
 from bonsai.errors import NotFound
 from bonsai.protocol import models as m
 from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.tree import TreeStore, load_tree
+from bonsai.session.attach import is_question
+from bonsai.session.compaction import fast_summary
+from bonsai.session.tree_events import tree_changed
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.reflect")
 STATE_KEY = "reflect_offers"

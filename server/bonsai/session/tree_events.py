@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from bonsai.daemon.state import Daemon
+from typing import TYPE_CHECKING
+
 from bonsai.protocol import models as m
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 
 def tree_changed(daemon: Daemon, session_id: str, op: str) -> None:

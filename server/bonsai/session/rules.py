@@ -10,15 +10,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from bonsai.core.rules import detect_rules
-from bonsai.daemon.state import Connection, Daemon
 from bonsai.domain import StoredMessage
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.rules import Rule, RuleError, RuleStore, UnknownRule
 from bonsai.services.workspace import workspace_key
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Connection, Daemon
 
 log = logging.getLogger("bonsai.rules")
 Change = Literal["added", "edited", "deleted", "detected"]

@@ -9,22 +9,25 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from bonsai.daemon.service_pool import ServicePool
-from bonsai.daemon.state import Connection, Daemon
 from bonsai.domain import StoredMessage
 from bonsai.services.repomap.models import RepoMap
 from bonsai.services.repomap.service import RepoMapService
 from bonsai.services.workspace import workspace_key
+from bonsai.session.service_pool import ServicePool
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Connection, Daemon
 
 log = logging.getLogger("bonsai.repomap")
 
 
 def _counter(daemon: Daemon, workspace: str):  # type: ignore[no-untyped-def]
-    from bonsai.daemon.chat import counter_for
     from bonsai.services.providers.registry import lookup_model
+    from bonsai.session.chat import counter_for
 
     providers = daemon.settings(workspace).settings.providers
     row = lookup_model(providers.model, providers.models)

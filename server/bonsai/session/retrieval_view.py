@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bonsai.agent.tools.base import ToolFailure
 from bonsai.agent.tools.paths import resolve_in_workspace
@@ -27,11 +28,13 @@ from bonsai.core.file_regions import (
 from bonsai.core.long_content import Count, Limits, serve
 from bonsai.core.recall import describe, fetch_call
 from bonsai.core.tree import Tree
-from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage, content_hash
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.store.tree import load_tree
 from bonsai.settings import RetrievalSettings, Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are not read back
 MAX_CANDIDATES = 50  # the most recently read files considered for file regions
@@ -81,7 +84,7 @@ def view_for(
 
 def session_count(daemon: Daemon, settings: Settings) -> Count:
     """Token counts by the session's counter (the estimator the ledger uses)."""
-    from bonsai.daemon.chat import counter_for
+    from bonsai.session.chat import counter_for
 
     providers = settings.providers
     counter = counter_for(daemon, providers, lookup_model(providers.model, providers.models).info)

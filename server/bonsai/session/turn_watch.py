@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from bonsai.agent.tools.base import Tool
-from bonsai.daemon.attach import apply_on_arrival
-from bonsai.daemon.reflect import offer_after_turn, start_retry, take
-from bonsai.daemon.state import Daemon
-from bonsai.daemon.tree_events import tree_changed
 from bonsai.domain import StoredMessage
 from bonsai.services.store.tree import load_tree
+from bonsai.session.attach import apply_on_arrival
+from bonsai.session.reflect import offer_after_turn, start_retry, take
+from bonsai.session.tree_events import tree_changed
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.tree")
 Note = Callable[[str], str | None]

@@ -7,6 +7,7 @@ items the pipeline assembles, so numbers agree with the cards the model sees.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from bonsai.agent.context_bridge import to_items
 from bonsai.core.context import Assembly, Item, assemble
@@ -18,20 +19,22 @@ from bonsai.core.context.episodes_stage import (
 )
 from bonsai.core.episodes import Episode
 from bonsai.core.recall import episode_page, frame, message_page
-from bonsai.daemon.retrieval_view import (
-    file_regions,
-    question_of,
-    render_hits,
-    view_for,
-    worth_showing,
-)
-from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.store.history_search import HistoryHit, search_history
 from bonsai.services.store.tree import active_history
 from bonsai.services.store.turns import TurnStore
+from bonsai.session.retrieval_view import (
+    file_regions,
+    question_of,
+    render_hits,
+    view_for,
+    worth_showing,
+)
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 SEARCH_HITS = 5  # search hits shown to the model per recall
 OFF = "episodes are turned off (BONSAI_EPISODES=0 or episodes.enabled = false)"
@@ -50,7 +53,7 @@ def active_items(daemon: Daemon, session_id: str) -> list[Item]:
 
 def session_resets(daemon: Daemon, session_id: str) -> list[int]:
     """The hard resets recorded for the session (``bonsai/session/reset``)."""
-    from bonsai.daemon.chat import bridge_for
+    from bonsai.session.chat import bridge_for
 
     return resets_of(bridge_for(daemon, session_id).state())
 
@@ -148,7 +151,7 @@ def search_text(daemon: Daemon, session_id: str, query: str) -> str:
 
 def current_assembly(daemon: Daemon, session_id: str) -> Assembly:
     """What the next request of the session would be (nothing is saved)."""
-    from bonsai.daemon.chat import bridge_for
+    from bonsai.session.chat import bridge_for
 
     bridge = bridge_for(daemon, session_id)
     turn = TurnStore(daemon.db).count(session_id) + 1
@@ -175,8 +178,8 @@ def episode_infos(daemon: Daemon, session_id: str) -> list[m.EpisodeInfo]:
 
 def restore(daemon: Daemon, session_id: str, number: int) -> None:
     """Re-splice an archived episode; record the action; tell attached clients."""
-    from bonsai.daemon.chat import bridge_for, notify_ctx
-    from bonsai.daemon.compaction import ctx_events
+    from bonsai.session.chat import bridge_for, notify_ctx
+    from bonsai.session.compaction import ctx_events
 
     require_on(daemon, session_id)
     bridge = bridge_for(daemon, session_id)

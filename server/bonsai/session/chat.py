@@ -9,7 +9,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bonsai.agent.context_bridge import ContextBridge, auto_inject
 from bonsai.agent.runtime import SessionRuntime
@@ -20,18 +20,6 @@ from bonsai.agent.tools.registry import builtin_tools, session_tools, validate_h
 from bonsai.agent.turn import Turn, TurnDeps
 from bonsai.core.context import Assembly, AssemblyMemo, loop_guard, read_reuse
 from bonsai.core.presets import effective_context
-from bonsai.daemon.background import maybe_start, wait_if_due
-from bonsai.daemon.compaction import ctx_events, fast_summary
-from bonsai.daemon.convert import wire_message
-from bonsai.daemon.episodes import recall_text
-from bonsai.daemon.handoff import maybe_suggest_handoff
-from bonsai.daemon.memory import memory_lease, recall_note
-from bonsai.daemon.promotion import maybe_promote
-from bonsai.daemon.reinjection import related_context
-from bonsai.daemon.repomap import map_for
-from bonsai.daemon.rules import detect_in_user_message
-from bonsai.daemon.state import Daemon
-from bonsai.daemon.turn_watch import TurnWatch
 from bonsai.domain import StoredMessage, ToolCall
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key
@@ -39,7 +27,21 @@ from bonsai.services.providers.registry import lookup_model
 from bonsai.services.providers.types import ChatRequest, ProviderError, UsageReport
 from bonsai.services.store.turns import ToolOutputStore, TurnStore
 from bonsai.services.tokens import Count, TokenCounter, estimator_for
+from bonsai.session.background import maybe_start, wait_if_due
+from bonsai.session.compaction import ctx_events, fast_summary
+from bonsai.session.convert import wire_message
+from bonsai.session.episodes import recall_text
+from bonsai.session.handoff import maybe_suggest_handoff
+from bonsai.session.memory import memory_lease, recall_note
+from bonsai.session.promotion import maybe_promote
+from bonsai.session.reinjection import related_context
+from bonsai.session.repomap import map_for
+from bonsai.session.rules import detect_in_user_message
+from bonsai.session.turn_watch import TurnWatch
 from bonsai.settings import ProviderSettings, Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.chat")
 APPROVAL_TIMEOUT_S = 600.0

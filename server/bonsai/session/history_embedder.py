@@ -3,10 +3,14 @@ reinjection, the tree's attachment rule): loaded once, on first use."""
 
 from __future__ import annotations
 
-from bonsai.daemon.state import Daemon
+from typing import TYPE_CHECKING
+
 from bonsai.services.memory.embedding import load_embedder
 from bonsai.services.retrieval.embedder import Embedder
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 KEY = "history_embedder"
 

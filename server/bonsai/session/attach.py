@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bonsai.core.attach import AttachNode, Decision, Vocabulary, candidates, decide
 from bonsai.core.tree import Tree, TreeNode, TreeOp, hidden_ids
-from bonsai.daemon.history_embedder import history_embedder
-from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
 from bonsai.services.retrieval.embedder import Embedder
 from bonsai.services.store.tree import TreeStore
+from bonsai.session.history_embedder import history_embedder
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.attach")
 UNIT_CHARS = 2_000

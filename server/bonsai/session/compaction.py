@@ -5,15 +5,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from typing import TYPE_CHECKING
 
 from bonsai.core.context import Record, apply_compaction, plan_compaction
-from bonsai.daemon.state import Daemon
 from bonsai.domain import Message
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider
 from bonsai.services.providers.types import ChatRequest, ProviderError, TextDelta
 from bonsai.services.store.turns import TurnStore
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.compaction")
 SUMMARY_MAX_TOKENS = 2_000
@@ -61,7 +64,7 @@ def ctx_events(records: list[Record], note: str | None = None) -> list[m.CtxEven
 
 
 async def compact_session(daemon: Daemon, params: m.CtxCompactParams) -> m.CtxCompactResult:
-    from bonsai.daemon.chat import bridge_for, notify_ctx
+    from bonsai.session.chat import bridge_for, notify_ctx
 
     sid = params.session_id
     bridge = bridge_for(daemon, sid)

@@ -13,18 +13,21 @@ when no embedding model is available: a retrieval hiccup never fails a turn.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from bonsai.agent.context_bridge import auto_inject
 from bonsai.core.presets import effective_context
 from bonsai.core.recall import frame
 from bonsai.core.retrieval.models import Doc
-from bonsai.daemon.history_embedder import history_embedder
-from bonsai.daemon.retrieval_view import file_regions, render_hits, view_for, worth_showing
-from bonsai.daemon.state import Daemon
 from bonsai.domain import StoredMessage
 from bonsai.services.retrieval.db import open_index
 from bonsai.services.retrieval.index import HybridIndex
+from bonsai.session.history_embedder import history_embedder
+from bonsai.session.retrieval_view import file_regions, render_hits, view_for, worth_showing
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.reinjection")
 SEARCH_DEPTH = 20
