@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict
 
-from bonsai.core import reflect
+from bonsai.core import grading
 from bonsai.core.recall import frame
 from bonsai.core.tree import ROOT, TreeOp
 from bonsai.domain import StoredMessage
@@ -54,10 +54,10 @@ def _failed(daemon: Daemon, session_id: str, appended: list[StoredMessage], text
     asked = next((s for s in appended if s.message.role == "user" and not s.message.name), None)
     if asked is None:
         return None
-    grade = reflect.grade_turn([s.message for s in appended])
+    grade = grading.grade_turn([s.message for s in appended])
     if grade is not None:
         return grade, asked
-    grade = reflect.grade_reply(text)
+    grade = grading.grade_reply(text)
     if grade is None:
         return None
     previous = _previous_question(daemon, session_id, asked.message_id)
@@ -73,14 +73,14 @@ def _previous_question(daemon: Daemon, session_id: str, question_id: str) -> Sto
     return by_id[earlier[-1]] if earlier else None
 
 
-async def _write(settings: Settings, grade: reflect.Grade, question: str) -> str:
+async def _write(settings: Settings, grade: grading.Grade, question: str) -> str:
     if settings.providers.fast_model:
         try:
-            text = await fast_summary(settings, reflect.reflection_prompt(grade, question))
-            return reflect.with_evidence(text, grade)
+            text = await fast_summary(settings, grading.reflection_prompt(grade, question))
+            return grading.with_evidence(text, grade)
         except (ProviderError, OSError) as error:
             log.warning("fast-model reflection failed (%s); using the deterministic one", error)
-    return reflect.reflection(grade)
+    return grading.reflection(grade)
 
 
 def offers(daemon: Daemon, session_id: str) -> dict[str, Offer]:
