@@ -29,7 +29,7 @@ from bonsai.core.context import (
     assemble,
     plan_compaction,
 )
-from bonsai.core.context.reflect import (
+from bonsai.core.context.condense import (
     needs_reflect,
     reflect_prompt,
     reflect_summary,
