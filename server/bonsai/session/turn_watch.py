@@ -12,7 +12,7 @@ from bonsai.agent.tools.base import Tool
 from bonsai.domain import StoredMessage
 from bonsai.services.store.tree import load_tree
 from bonsai.session.attach import apply_on_arrival
-from bonsai.session.reflect import offer_after_turn, start_retry, take
+from bonsai.session.grading import offer_after_turn, start_retry, take
 from bonsai.session.tree_events import tree_changed
 from bonsai.settings import Settings
 

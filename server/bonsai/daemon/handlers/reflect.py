@@ -6,7 +6,7 @@ from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import Conflict
 from bonsai.protocol import models as m
 from bonsai.session.chat import runtime, send_turn
-from bonsai.session.reflect import start_retry, take
+from bonsai.session.grading import start_retry, take
 
 
 @handles("bonsai/reflect/retry")
