@@ -38,7 +38,7 @@ from bonsai.services.memory.inject import (
 )
 from bonsai.services.memory.models import MemoryStatus, SearchHitView, SearchResult
 from bonsai.services.memory.naming import derive_name
-from bonsai.services.memory.recall import relevant_for_injection
+from bonsai.services.memory.relevance import relevant_for_injection
 from bonsai.services.memory.store import MemoryStore, MemoryStoreError, MergedView, merge
 from bonsai.services.memory.watch import MemoryWatcher
 from bonsai.services.memory.write_tool import (
