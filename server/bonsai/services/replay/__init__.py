@@ -9,8 +9,8 @@
 from bonsai.services.replay.database import DatabaseMissing, locked_writer, open_readonly
 from bonsai.services.replay.policies import PipelinePolicy, PolicyName
 from bonsai.services.replay.prefix import GRANULARITY, Granularity, PrefixTracker, granularity_for
-from bonsai.services.replay.recall import RecallHit, recall
 from bonsai.services.replay.runner import ReplayConfig, StepRow, replay, replay_steps
+from bonsai.services.replay.search import RecallHit, recall
 from bonsai.services.replay.setup import DEFAULT_MODEL, build_config
 from bonsai.services.replay.source import ReplaySource, source_from_messages
 from bonsai.services.replay.store_import import store_imported
