@@ -13,7 +13,7 @@ from bonsai.core.context.compaction import CompactionMode, CompactionPlan, plan_
 from bonsai.core.context.frame import validate_hidden_tools
 from bonsai.core.context.guards import Guard, GuardLimits, loop_guard
 from bonsai.core.context.memo import AssemblyMemo
-from bonsai.core.context.models import (
+from bonsai.core.context.pipeline_types import (
     VOLATILE_HEADING,
     VOLATILE_ID,
     AssembleInput,

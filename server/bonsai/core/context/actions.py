@@ -13,7 +13,7 @@ from typing import Literal
 
 from bonsai.core.context.candidates import make_stub
 from bonsai.core.context.groups import Group, call_names, group_items, group_of
-from bonsai.core.context.models import AssembleInput, Item, Record
+from bonsai.core.context.pipeline_types import AssembleInput, Item, Record
 from bonsai.core.context.state import ContextState, with_ids
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]

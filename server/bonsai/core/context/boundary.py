@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bonsai.core.context.models import Item
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.state import ContextState, HistoryBoundary, OpenEpisode
 from bonsai.core.episodes import Episode, segment_entries
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bonsai.core.context.models import Item
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.reuse import REUSE_PREFIX
 from bonsai.core.context.state import StubEntry, StubOrigin
 from bonsai.core.context.text import call_summary, stub_text

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bonsai.core.context.frame import plan_block, tool_name
-from bonsai.core.context.models import (
+from bonsai.core.context.pipeline_types import (
     ON_WIRE_STATES,
     Confidence,
     LedgerRow,

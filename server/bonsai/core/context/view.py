@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bonsai.core.context.memo import AssemblyMemo
-from bonsai.core.context.models import Confidence, Item, NodeState, TokenCounter
+from bonsai.core.context.pipeline_types import Confidence, Item, NodeState, TokenCounter
 from bonsai.core.context.state import ArchiveEntry, ContextState, SummaryState
 from bonsai.domain import Message
 
