@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from bonsai.core.retrieval.models import LaneScores
+from bonsai.core.retrieval.documents import LaneScores
 from bonsai.services.memory.entry import MemoryIssue, Tier
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bonsai.core.retrieval.models import Hit
+from bonsai.core.retrieval.documents import Hit
 from bonsai.core.retrieval.text import shared_stems, stemmed_set
 from bonsai.services.memory.entry import MemoryEntry
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import apsw
 
+from bonsai.core.retrieval.documents import Doc, Hit
 from bonsai.core.retrieval.fusion import FusionParams
-from bonsai.core.retrieval.models import Doc, Hit
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
 from bonsai.services.memory.embedding import EmbeddingLoad, Fetch, load_embedder
 from bonsai.services.memory.entry import (
