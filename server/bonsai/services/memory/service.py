@@ -36,9 +36,9 @@ from bonsai.services.memory.inject import (
     build_injection,
     index_line,
 )
-from bonsai.services.memory.models import MemoryStatus, SearchHitView, SearchResult
 from bonsai.services.memory.naming import derive_name
 from bonsai.services.memory.relevance import relevant_for_injection
+from bonsai.services.memory.results import MemoryStatus, SearchHitView, SearchResult
 from bonsai.services.memory.store import MemoryStore, MemoryStoreError, MergedView, merge
 from bonsai.services.memory.watch import MemoryWatcher
 from bonsai.services.memory.write_tool import (
