@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from bonsai.domain import StoredMessage
-from bonsai.services.repomap.models import RepoMap
+from bonsai.services.repomap.records import RepoMap
 from bonsai.services.repomap.service import RepoMapService
 from bonsai.services.workspace import workspace_key
 from bonsai.session.service_pool import ServicePool

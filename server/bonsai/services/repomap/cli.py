@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bonsai.services.config import bonsai_home
-from bonsai.services.repomap.models import RepoMap
+from bonsai.services.repomap.records import RepoMap
 from bonsai.services.repomap.service import RepoMapService
 from bonsai.settings import RepoMapSettings
 

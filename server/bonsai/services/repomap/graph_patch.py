@@ -27,7 +27,7 @@ from bonsai.services.repomap.graph import (
     is_specific,
     name_factor,
 )
-from bonsai.services.repomap.models import FileTags
+from bonsai.services.repomap.records import FileTags
 
 
 def _merge_names(core: GraphCore, new: set[str]) -> GraphCore:

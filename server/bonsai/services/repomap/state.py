@@ -28,8 +28,8 @@ from bonsai.services.repomap.mentions import (
     WordParts,
     build_path_index,
 )
-from bonsai.services.repomap.models import FileTags, MapFile, MapTagOut, RepoMap
 from bonsai.services.repomap.ranking import Ranked
+from bonsai.services.repomap.records import FileTags, MapFile, MapTagOut, RepoMap
 from bonsai.services.repomap.stability import RenderState, decide, fingerprint
 from bonsai.services.repomap.tag_store import TagStore
 from bonsai.settings import RepoMapSettings
