@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from bonsai.core.context import ContextState, Item
 from bonsai.core.context.boundary import window_start
-from bonsai.core.context.state import (
+from bonsai.core.context.context_state import (
     ColdState,
     HistoryBoundary,
     merge_cold,

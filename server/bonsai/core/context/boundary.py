@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bonsai.core.context.context_state import ContextState, HistoryBoundary, OpenEpisode
 from bonsai.core.context.pipeline_types import Item
-from bonsai.core.context.state import ContextState, HistoryBoundary, OpenEpisode
 from bonsai.core.episodes import Episode, segment_entries
 
 

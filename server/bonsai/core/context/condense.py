@@ -12,7 +12,7 @@ entries go until it fits.
 
 from __future__ import annotations
 
-from bonsai.core.context.state import ContextState
+from bonsai.core.context.context_state import ContextState
 from bonsai.core.context.summary import (
     HEADINGS,
     KEEP,

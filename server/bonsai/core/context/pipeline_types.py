@@ -2,7 +2,7 @@
 
 Pure data: no I/O, no clock. The daemon builds an :class:`AssembleInput` each
 model call (system parts gathered from disk, the session log as items, the
-persisted :class:`~bonsai.core.context.state.ContextState`), calls
+persisted :class:`~bonsai.core.context.context_state.ContextState`), calls
 ``assemble`` and sends ``Assembly.system`` + ``Assembly.messages`` +
 ``Assembly.tools``. Ledger rows map one to one onto ``bonsai/ctx/*`` nodes.
 """
@@ -14,8 +14,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bonsai.core.context.context_state import ContextState
 from bonsai.core.context.memo import AssemblyMemo
-from bonsai.core.context.state import ContextState
 from bonsai.domain import Message
 from bonsai.settings import ContextSettings, EpisodeSettings
 
