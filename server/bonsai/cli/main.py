@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_chat_commands(sub)
 
-    from bonsai.services.memory.cli import add_memory_commands
+    from bonsai.cli.memory import add_memory_commands
 
     add_memory_commands(sub)
 
