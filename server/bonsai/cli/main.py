@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_replay_commands(sub)
 
-    from bonsai.services.repomap.cli import add_repomap_command
+    from bonsai.cli.repomap import add_repomap_command
 
     add_repomap_command(sub)
 
