@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from bonsai.core.pagerank import FloatArray, IntArray, Transition, transition
+from bonsai.core.repomap.pagerank import FloatArray, IntArray, Transition, transition
 from bonsai.services.repomap.records import Definition, FileTags
 
 BoolArray = npt.NDArray[np.bool_]

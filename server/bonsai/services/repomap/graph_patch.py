@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
-from bonsai.core.pagerank import IntArray
+from bonsai.core.repomap.pagerank import IntArray
 from bonsai.services.repomap.graph import (
     NO_NAME,
     FileSegments,

@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from bonsai.core.repomap_render import FittedMap, MapEntry
+from bonsai.core.repomap.render import FittedMap, MapEntry
 from bonsai.services.repomap.cache import TagCache
 from bonsai.services.repomap.graph import RepoGraph, build_graph
 from bonsai.services.repomap.graph_patch import patch_core

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from bonsai.core.repomap_render import fit_entries
+from bonsai.core.repomap.render import fit_entries
 from bonsai.services.repomap.cache import CachedFile, CacheRow, TagCache
 from bonsai.services.repomap.discovery import (
     DEFAULT_EXCLUDED_DIRS,
