@@ -24,7 +24,7 @@ from bonsai.core.context.context_state import (
     split_state,
     whole_state,
 )
-from bonsai.core.tree import derive
+from bonsai.core.history.tree import derive
 from bonsai.domain import StoredMessage
 from bonsai.services.store.history import HistoryWindow, ops_mark, read_window
 from bonsai.services.store.sessions import SessionStore

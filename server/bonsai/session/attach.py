@@ -4,7 +4,7 @@
 shown by ``bonsai/tree/get``; ``topic`` also applies it when a question arrives
 (an ``attach`` tree op, so it replays); ``off`` computes nothing. Similarity
 comes from the memory embedding model (model2vec) when one is installed, else
-from the lexical score of ``bonsai.core.attach``.
+from the lexical score of ``bonsai.core.history.attach``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bonsai.core.attach import AttachNode, Decision, Vocabulary, candidates, decide
-from bonsai.core.tree import Tree, TreeNode, TreeOp, hidden_ids
+from bonsai.core.history.attach import AttachNode, Decision, Vocabulary, candidates, decide
+from bonsai.core.history.tree import Tree, TreeNode, TreeOp, hidden_ids
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
 from bonsai.services.retrieval.embedder import Embedder

@@ -17,8 +17,8 @@ from bonsai.core.context.episodes_stage import (
     restore_episode,
     spans,
 )
-from bonsai.core.episodes import Episode
-from bonsai.core.recall import episode_page, frame, message_page
+from bonsai.core.history.episodes import Episode
+from bonsai.core.history.pages import episode_page, frame, message_page
 from bonsai.domain import StoredMessage
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m

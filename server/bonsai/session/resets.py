@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bonsai.core.context.episodes_stage import with_reset
-from bonsai.core.episodes import Episode
+from bonsai.core.history.episodes import Episode
 from bonsai.errors import Conflict
 from bonsai.protocol import models as m
 from bonsai.services.store.turns import TurnStore

@@ -25,9 +25,9 @@ from bonsai.core.file_regions import (
     related_regions,
     render_region,
 )
+from bonsai.core.history.pages import describe, fetch_call
+from bonsai.core.history.tree import Tree
 from bonsai.core.long_content import Count, Limits, serve
-from bonsai.core.recall import describe, fetch_call
-from bonsai.core.tree import Tree
 from bonsai.domain import StoredMessage, content_hash
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.store.tree import load_tree

@@ -94,7 +94,7 @@ class EpisodeState(_State):
 
 class OpenEpisode(_State):
     """The task episode open just before a history window's start: what the
-    segmenter carries over the boundary (``bonsai.core.episodes``), so a window
+    segmenter carries over the boundary (``bonsai.core.history.episodes``), so a window
     that starts inside an episode continues it exactly as the whole path would."""
 
     number: int = Field(ge=1)

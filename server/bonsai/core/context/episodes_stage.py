@@ -36,7 +36,7 @@ from bonsai.core.context.pipeline_types import AssembleInput, EpisodeRow, Item, 
 from bonsai.core.context.stubbing import cache_note, pays_for_itself
 from bonsai.core.context.view import card_message
 from bonsai.core.context.work import Work, analyse
-from bonsai.core.episodes import Episode, card, segment_entries
+from bonsai.core.history.episodes import Episode, card, segment_entries
 
 # Recency protects the current work from GC and folds; a closed episode is not
 # current work (its topic ended), so only the other protections hold it.

@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from bonsai.core.context.text import message_label
-from bonsai.core.tree import OpKind, Tree, TreeOp, apply_op, branch_tokens, compare, hidden_ids
+from bonsai.core.history.tree import (
+    OpKind,
+    Tree,
+    TreeOp,
+    apply_op,
+    branch_tokens,
+    compare,
+    hidden_ids,
+)
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.daemon.state import Daemon
 from bonsai.errors import Conflict, InvalidParams, NotFound

@@ -16,7 +16,7 @@ Operations are rows of their own, each recorded after a known log position
 - ``hide``: soft-delete a node and its subtree into the recycle bin;
 - ``restore``: take a node back out of the recycle bin;
 - ``attach``: move a question under an answer, or (no parent) to a new branch
-  under the root: where the attachment rule (``bonsai.core.attach``) put it.
+  under the root: where the attachment rule (``bonsai.core.history.attach``) put it.
 
 ``fork`` at :data:`ROOT` makes the next question start a new branch under the
 root (a question with no parent: the model sees only that branch).
