@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict
 
-from bonsai.core import grading
 from bonsai.core.history.pages import frame
 from bonsai.core.history.tree import ROOT, TreeOp
+from bonsai.core.turn import grading
 from bonsai.domain import StoredMessage
 from bonsai.errors import NotFound
 from bonsai.protocol import models as m
