@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 
 from bonsai.agent.tools.base import ToolFailure
 from bonsai.agent.tools.paths import resolve_in_workspace
-from bonsai.core.file_regions import (
+from bonsai.core.history.pages import describe, fetch_call
+from bonsai.core.history.tree import Tree
+from bonsai.core.retrieval.file_regions import (
     CurrentText,
     ReadRegion,
     read_regions,
@@ -25,9 +27,7 @@ from bonsai.core.file_regions import (
     related_regions,
     render_region,
 )
-from bonsai.core.history.pages import describe, fetch_call
-from bonsai.core.history.tree import Tree
-from bonsai.core.long_content import Count, Limits, serve
+from bonsai.core.retrieval.long_content import Count, Limits, serve
 from bonsai.domain import StoredMessage, content_hash
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.store.tree import load_tree

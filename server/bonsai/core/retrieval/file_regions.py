@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from bonsai.core.long_content import Count, Limits, matching_terms, question_stems
+from bonsai.core.retrieval.long_content import Count, Limits, matching_terms, question_stems
 from bonsai.domain import StoredMessage
 
 T = TypeVar("T")
