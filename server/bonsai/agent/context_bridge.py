@@ -35,7 +35,7 @@ from bonsai.core.context.condense import (
     reflect_summary,
     with_summary_text,
 )
-from bonsai.core.presets import effective_context
+from bonsai.core.context.presets import effective_context
 from bonsai.domain import Evidence, StoredMessage
 from bonsai.services.project_context import GitBaseline, gather_parts, take_baseline
 from bonsai.services.project_context.volatile import with_guidance

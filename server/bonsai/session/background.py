@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from bonsai.agent.context_bridge import ContextBridge
 from bonsai.core.context import Assembly, BackgroundSummary, plan_compaction
 from bonsai.core.context.background import background_action
-from bonsai.core.presets import effective_context
+from bonsai.core.context.presets import effective_context
 from bonsai.domain import StoredMessage
 from bonsai.services.providers.types import ProviderError
 from bonsai.session.compaction import fast_summary

@@ -19,7 +19,7 @@ from bonsai.agent.tools.memory_write import memory_write_tool
 from bonsai.agent.tools.registry import builtin_tools, session_tools, validate_hidden
 from bonsai.agent.turn import Turn, TurnDeps
 from bonsai.core.context import Assembly, AssemblyMemo, loop_guard, read_reuse
-from bonsai.core.presets import effective_context
+from bonsai.core.context.presets import effective_context
 from bonsai.domain import StoredMessage, ToolCall
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key

@@ -16,8 +16,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from bonsai.agent.context_bridge import auto_inject
+from bonsai.core.context.presets import effective_context
 from bonsai.core.history.pages import frame
-from bonsai.core.presets import effective_context
 from bonsai.core.retrieval.documents import Doc
 from bonsai.domain import StoredMessage
 from bonsai.services.retrieval.db import open_index

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bonsai.core.presets import preset_overrides
+from bonsai.core.context.presets import preset_overrides
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams
 from bonsai.protocol import models as m

@@ -7,7 +7,7 @@ from typing import Any, Literal, get_args
 
 from bonsai.agent.context_bridge import ContextBridge, to_chat_request
 from bonsai.core.context import Assembly, apply_action, assemble, node_text
-from bonsai.core.presets import effective_context
+from bonsai.core.context.presets import effective_context
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
