@@ -1,6 +1,6 @@
 """Replay recorded agent sessions through the context pipeline, offline.
 
-``replay(source, config)`` returns a :class:`~bonsai.core.replay_report.ReplayReport`;
+``replay(source, config)`` returns a :class:`~bonsai.core.replay.report.ReplayReport`;
 ``build_config`` makes the config from a model name, a window and a preset;
 ``store_imported`` stores a recording as a session (daemon side). See
 ``docs/replay.md`` and ``docs/context.md``.
