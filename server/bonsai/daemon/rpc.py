@@ -61,6 +61,7 @@ class Ctx:
 
     daemon: Daemon
     connection: Connection
+    protocol: BonsaiProtocol
 
 
 Handler = Callable[[Ctx, Any], Awaitable[Wire]]
@@ -270,7 +271,7 @@ def build_server(daemon: Daemon, kind: str, writer: Writer, close: Callable[[], 
     connection = daemon.add_connection(kind, protocol, close)
     protocol.connection = connection
     protocol.on_exit = close
-    ctx = Ctx(daemon, connection)
+    ctx = Ctx(daemon, connection, protocol)
     for name, handler in HANDLERS.items():
         server.feature(name)(_feature(BY_NAME[name], handler, ctx))
     return ctx
@@ -278,11 +279,11 @@ def build_server(daemon: Daemon, kind: str, writer: Writer, close: Callable[[], 
 
 def _send_error(ctx: Ctx, msg_id: Any, code: int, message: str) -> None:
     payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-    ctx.connection.protocol.writer.write(framing.encode(payload))  # type: ignore[union-attr]
+    ctx.protocol.writer.write(framing.encode(payload))  # type: ignore[union-attr]
 
 
 def handle_body(ctx: Ctx, body: bytes) -> None:
-    protocol = ctx.connection.protocol
+    protocol = ctx.protocol
     data = framing.decode_body(body)
     if isinstance(data, framing.BadMessage):
         _send_error(ctx, None, data.code, data.message)
@@ -319,7 +320,7 @@ async def serve_stream(
 ) -> None:
     """Serve one client until it disconnects, sends ``exit`` or breaks framing."""
     ctx = build_server(daemon, kind, writer, close)
-    protocol = ctx.connection.protocol
+    protocol = ctx.protocol
     if token is not None:
         protocol.token = token
         ctx.connection.authenticated = False

@@ -193,6 +193,7 @@ async def _shutdown(
     for pool in daemon.pools.values():
         with contextlib.suppress(Exception):
             await pool.close_all()
+    daemon.hub.close()
     info = lifecycle.read_daemon_json(options.home)
     if info and info.get("pid") == daemon.pid:
         with contextlib.suppress(OSError):

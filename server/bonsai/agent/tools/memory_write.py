@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from bonsai.agent.tools.base import Args, Tool, ToolContext, ToolFailure, ToolResult
+from bonsai.agent.tools.base import Args, Tool, ToolContext, ToolFailure, ToolResult, need
 from bonsai.domain import Evidence
 from bonsai.services.memory.store import MemoryStoreError
 from bonsai.services.memory.write_tool import MemoryWriteArgs, tool_schema
 
 
 async def memory_write(ctx: ToolContext, args: Args) -> ToolResult:
-    service = ctx.services["memory"]
+    service = need(ctx.services.memory, "write memory")
     try:
         plan = service.write(MemoryWriteArgs.model_validate(args))
     except ValidationError as error:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
-from bonsai.session.chat import run_turn, runtime
+from bonsai.session.base import runtime
+from bonsai.session.chat import run_turn
 
 
 @handles("bonsai/chat/send")

@@ -14,7 +14,7 @@ from bonsai.protocol import models as m
 from bonsai.services.providers.anthropic_body import build_anthropic_body
 from bonsai.services.providers.openai_body import build_openai_body
 from bonsai.services.store.turns import TurnStore
-from bonsai.session.chat import bridge_for, notify_ctx
+from bonsai.session.base import bridge_for, notify_ctx
 from bonsai.session.compaction import compact_session
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]

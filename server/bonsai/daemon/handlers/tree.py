@@ -22,7 +22,7 @@ from bonsai.errors import Conflict, InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.store.tree import TreeStore, load_tree
 from bonsai.session.attach import decisions, info
-from bonsai.session.chat import bridge_for, runtime
+from bonsai.session.base import bridge_for, runtime
 from bonsai.session.tree_events import tree_changed
 
 
