@@ -66,15 +66,20 @@ class Ctx:
 
 Handler = Callable[[Ctx, Any], Awaitable[Wire]]
 HANDLERS: dict[str, Handler] = {}
+# Requests that only read (as ruff's server marks its handlers): they change no
+# state, notify nobody and, where they are costly, run off the event loop.
+READ_ONLY: set[str] = set()
 
 
-def handles(name: str) -> Callable[[Handler], Handler]:
-    """Register the handler of one request of the method table."""
+def handles(name: str, *, read_only: bool = False) -> Callable[[Handler], Handler]:
+    """Register the handler of one request of the method table, read-only or mutating."""
     method = BY_NAME[name]
     assert method.direction == "request", name
 
     def register(fn: Handler) -> Handler:
         HANDLERS[name] = fn
+        if read_only:
+            READ_ONLY.add(name)
         return fn
 
     return register

@@ -22,6 +22,7 @@ from bonsai.services.config import LoadedSettings, load_settings
 from bonsai.services.store.sessions import SessionStore
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import PoolLimits, ServicePool
+from bonsai.session.views import ViewWorker
 
 log = logging.getLogger("bonsai.daemon")
 
@@ -83,6 +84,7 @@ class Daemon:
         self._next_id = 0
         self._settings_cache: dict[str | None, LoadedSettings] = {}
         self.hub = SessionHub()  # what sessions keep between requests
+        self.views = ViewWorker(db_path)  # read-only views, off the event loop
         # per-workspace services by kind ("memory", "repomap"), bounded and released when idle
         self.pools: dict[str, ServicePool[Any]] = {}
 

@@ -34,7 +34,7 @@ def _result(ctx: Ctx, workspace: str | None) -> m.ConfigGetResult:
     )
 
 
-@handles("bonsai/config/get")
+@handles("bonsai/config/get", read_only=True)
 async def get(ctx: Ctx, params: m.ConfigGetParams) -> m.ConfigGetResult:
     return _result(ctx, params.workspace)
 

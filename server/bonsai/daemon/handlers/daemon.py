@@ -9,7 +9,7 @@ from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
 
 
-@handles("bonsai/daemon/status")
+@handles("bonsai/daemon/status", read_only=True)
 async def status(ctx: Ctx, _: m.Empty) -> m.DaemonStatusResult:
     daemon = ctx.daemon
     return m.DaemonStatusResult(

@@ -42,7 +42,7 @@ async def fork(ctx: Ctx, params: m.SessionForkParams) -> m.SessionForkResult:
     return m.SessionForkResult(session=session_info(forked.session))
 
 
-@handles("bonsai/session/list")
+@handles("bonsai/session/list", read_only=True)
 async def list_(ctx: Ctx, params: m.SessionListParams) -> m.SessionListResult:
     rows = ctx.daemon.store.list_sessions(params.workspace)
     return m.SessionListResult(sessions=[session_info(r) for r in rows])
@@ -81,6 +81,7 @@ async def delete(ctx: Ctx, params: m.SessionRef) -> m.Empty:
     daemon = ctx.daemon
     daemon.store.delete(params.session_id)
     daemon.hub.forget(params.session_id)
+    daemon.views.forget(params.session_id)
     event = m.SessionEventParams(session_id=params.session_id, kind="deleted")
     daemon.broadcast(params.session_id, "bonsai/session/event", event)
     for connection in daemon.subscribers(params.session_id):
