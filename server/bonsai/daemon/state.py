@@ -20,6 +20,7 @@ import apsw
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings, load_settings
 from bonsai.services.store.sessions import SessionStore
+from bonsai.session import versions
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import PoolLimits, ServicePool
 from bonsai.session.views import ViewWorker
@@ -85,6 +86,7 @@ class Daemon:
         self._settings_cache: dict[str | None, LoadedSettings] = {}
         self.hub = SessionHub()  # what sessions keep between requests
         self.views = ViewWorker(db_path)  # read-only views, off the event loop
+        versions.install(conn)  # what the views know is still true by
         # per-workspace services by kind ("memory", "repomap"), bounded and released when idle
         self.pools: dict[str, ServicePool[Any]] = {}
 

@@ -4,17 +4,24 @@ A view (the ledger, the wire and turns views, a node's text) is computed on
 one worker thread over its own database connection, inside one read
 transaction: an immutable snapshot of the log, never blocking the loop that
 streams turns. The view sees what was committed before the request arrived.
+
+A view asked for with a ``key`` is kept and served again while nothing it
+derives from has moved: the session's and the global write versions
+(:mod:`bonsai.session.versions`), the settings in force, the repository map
+and the attached clients; and for at most ``FRESH_S`` (files on disk, such as
+steering files, are read again after that).
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import apsw
 
@@ -22,12 +29,22 @@ from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings
 from bonsai.services.store.sessions import SessionStore
+from bonsai.session import versions
 from bonsai.session.host import Host, Subscriber
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import ServicePool
 
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
+FRESH_S = 1.0
+
+
+@dataclass
+class _Kept:
+    stamp: tuple[Any, ...]
+    settings: LoadedSettings
+    at: float
+    value: Any
 
 
 class ViewMutates(RuntimeError):
@@ -74,9 +91,35 @@ class ViewWorker:
         self._pool: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._memos: dict[str, AssemblyMemo] = {}  # the worker's own: memos are not thread-safe
+        self._kept: dict[tuple[str, str], _Kept] = {}
 
-    async def run(self, host: Host, session_id: str, view: Callable[[Host], T]) -> T:
-        """``view(read_host)`` on the worker; the hub state it needs is copied here, on the loop."""
+    async def run(
+        self, host: Host, session_id: str, view: Callable[[Host], T], key: str | None = None
+    ) -> T:
+        """``view(read_host)`` on the worker; the hub state it needs is copied here, on the loop.
+        With a ``key``, a view still true is served as kept, without recomputing it."""
+        if key is None:
+            return await self._compute(host, session_id, view)
+        settings = host.settings(host.store.get(session_id).workspace)
+        stamp = (
+            versions.version(host.db, session_id),
+            host.hub.repomap_text.get(session_id),
+            tuple(sorted(c.id for c in host.subscribers(session_id))),
+        )
+        kept = self._kept.get((session_id, key))
+        now = time.monotonic()
+        if (
+            kept is not None
+            and kept.stamp == stamp
+            and kept.settings is settings
+            and now - kept.at < FRESH_S
+        ):
+            return cast(T, kept.value)
+        value = await self._compute(host, session_id, view)
+        self._kept[(session_id, key)] = _Kept(stamp, settings, now, value)
+        return value
+
+    async def _compute(self, host: Host, session_id: str, view: Callable[[Host], T]) -> T:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="bonsai-views")
         hub = SessionHub(
@@ -112,6 +155,8 @@ class ViewWorker:
 
     def forget(self, session_id: str) -> None:
         self._memos.pop(session_id, None)
+        for kept in [k for k in self._kept if k[0] == session_id]:
+            del self._kept[kept]
 
     def close(self) -> None:
         if self._pool is not None:

@@ -85,7 +85,8 @@ def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
 
 @handles("bonsai/ctx/get", read_only=True)
 async def get(ctx: Ctx, params: m.CtxGetParams) -> m.CtxGetResult:
-    return await ctx.daemon.views.run(ctx.daemon, params.session_id, lambda h: _get(h, params))
+    key = f"ctx/get:{params.view}"
+    return await ctx.daemon.views.run(ctx.daemon, params.session_id, lambda h: _get(h, params), key)
 
 
 def _get(host: Host, params: m.CtxGetParams) -> m.CtxGetResult:
