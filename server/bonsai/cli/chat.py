@@ -11,6 +11,7 @@ from typing import Any
 from bonsai.cli.client import DaemonClient, RpcError
 from bonsai.cli.ctx_table import print_ledger
 from bonsai.cli.render import TurnPrinter
+from bonsai.errors import NotFound
 from bonsai.home import bonsai_home
 
 
@@ -21,7 +22,7 @@ def pick_session(client: DaemonClient, session: str | None, workspace: Path, cre
     if sessions:
         return str(sessions[0]["sessionId"])
     if not create:
-        raise RpcError(-32004, f"no session for {workspace}; start one with `bonsai chat`")
+        raise RpcError(NotFound.code, f"no session for {workspace}; start one with `bonsai chat`")
     created = client.request("bonsai/session/create", {"workspace": str(workspace)})
     return str(created["sessionId"])
 

@@ -33,7 +33,7 @@ from pygls.protocol.language_server import lsp_method
 from bonsai import __version__
 from bonsai.daemon import framing
 from bonsai.daemon.state import Connection, Daemon
-from bonsai.errors import BonsaiError, NotFound
+from bonsai.errors import BonsaiError, NotFound, Unauthorized
 from bonsai.protocol.methods import BY_NAME, Method
 from bonsai.protocol.models import Wire
 from bonsai.services.store.sessions import UnknownSession
@@ -166,7 +166,7 @@ def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awai
             if problem is not None:
                 raise JsonRpcInvalidParams(message=f"Invalid params: {problem}")
             if not ctx.connection.authenticated:
-                raise JsonRpcException(code=-32001, message="authentication required")
+                raise Unauthorized("authentication required")
             result = await handler(ctx, method.params.model_validate(raw))
             return result.dump()
         except asyncio.CancelledError:
@@ -198,7 +198,9 @@ class BonsaiProtocol(LanguageServerProtocol):
             if isinstance(options, dict):
                 given = options.get("token")
             if given != self.token:
-                raise JsonRpcException(code=-32001, message="authentication required: bad token")
+                raise to_rpc_error(
+                    lsp.INITIALIZE, Unauthorized("authentication required: bad token")
+                )
             self.connection.authenticated = True
         result = yield from super().lsp_initialize(params)
         return result
