@@ -99,6 +99,9 @@ def test_ordinary_code_and_output_are_left_alone() -> None:
         "secret_key = os.environ['SECRET_KEY']",
         "password: str",
         "git checkout -b feature/auth-tokens",
+        'author="Steven Loria",',
+        "    token: String,",
+        "const octokit = new Octokit({ auth: process.env.GITHUB_TOKEN });",
     ):
         assert redact(text).text == text, text
 

@@ -197,14 +197,14 @@ _HAND_RULES = [
 # hyphens (``x-api-key``) and to tokens and credentials.
 _WORDS = sorted(
     {w.replace("_?", "[_-]?") for w in KEYWORD_DENYLIST}
-    | {"token", "credentials?", "access[_-]?key", "secret[_-]?key", "passphrase", "auth"},
+    | {"token", "credentials?", "access[_-]?key", "secret[_-]?key", "passphrase"},
     key=len,
     reverse=True,
 )
 # a name holding one of the words (any case), or an upper-case name holding KEY
 _SECRET_NAME = re.compile(rf"(?i:{'|'.join(_WORDS)})|(?-i:^[A-Z0-9_.\-]*KEY[A-Z0-9_.\-]*$)")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_HINTS = ("key", "pass", "pwd", "secret", "token", "credential", "contrase", "auth")
+_HINTS = ("key", "pass", "pwd", "secret", "token", "credential", "contrase")
 _NOT_REDACTED = r"(?!\[REDACTED\])"
 
 
@@ -213,9 +213,13 @@ def _quoted(tag: str) -> str:
     return rf"(?P<q{tag}>[\"'`]){_NOT_REDACTED}(?P<v{tag}>[^\"'`\n\\]{{4,}}?)(?P=q{tag})"
 
 
-def _bare(tag: str) -> str:
-    """An unquoted value right after = or : (env, shell, YAML): a token, not code."""
-    return rf"{_NOT_REDACTED}(?P<v{tag}>[^\s\"'`#,;(){{}}\[\]<>]{{6,}})(?![\w.(\[])"
+def _bare(tag: str, *, dots: bool) -> str:
+    """An unquoted value right after = or : (env, shell, YAML): a token, not code.
+    After a colon it holds no dot (``auth: process.env.X`` is code) and is not a
+    capitalised type name (``token: String``)."""
+    chars = r"[^\s\"'`#,;(){}\[\]<>]" if dots else r"[^\s\"'`#,;(){}\[\]<>.]"
+    not_type = "" if dots else r"(?![A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w.]))"
+    return rf"{_NOT_REDACTED}{not_type}(?P<v{tag}>{chars}{{6,}})(?![\w.(\[])"
 
 
 # an unquoted value after a spaced = (INI, credentials files): only when it looks like a key
@@ -227,8 +231,8 @@ _KEYLIKE = (
 _ASSIGNMENT = re.compile(
     r"[\"']?[ \t]*"
     rf"(?:(?:=|:=|=>)[ \t]*(?:{_quoted('a')}|{_KEYLIKE})"  # spaced or not, quoted or key-like
-    rf"|=(?:{_bare('b')})"  # NAME=value (env, shell)
-    rf"|:[ \t]*(?:{_quoted('c')}|{_bare('d')}))"  # JSON, YAML
+    rf"|=(?:{_bare('b', dots=True)})"  # NAME=value (env, shell)
+    rf"|:[ \t]*(?:{_quoted('c')}|{_bare('d', dots=False)}))"  # JSON, YAML
 )
 _VALUE_GROUPS = ("va", "vk", "vb", "vc", "vd")
 
