@@ -142,7 +142,7 @@ def test_a_huge_recorded_output_is_cut_at_execution_time_as_a_live_one(
     assert not turns[1]["rawFits"] and turns[1]["fits"]
     assert turns[1]["managedInputTokens"] < 10_000 < turns[1]["rawInputTokens"]
     # the same cut as the live turn makes (one shared function)
-    from bonsai.core.tool_finish import finish_output
+    from bonsai.core.turn.tool_finish import finish_output
     from bonsai.settings import ToolOutputSettings
 
     finished = finish_output(huge, ToolOutputSettings(), "call_1")

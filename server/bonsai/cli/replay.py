@@ -21,8 +21,8 @@ from typing import Any
 
 from bonsai.cli.client import DaemonClient, RpcError
 from bonsai.cli.replay_table import Progress, corpus_table, total_json
-from bonsai.core.replay_corpus_html import render_corpus_html
-from bonsai.core.replay_report import ReplayReport, render_html, report_json
+from bonsai.core.replay.corpus_html import render_corpus_html
+from bonsai.core.replay.report import ReplayReport, render_html, report_json
 from bonsai.daemon import lifecycle
 from bonsai.services.config import bonsai_home, load_settings
 from bonsai.services.importers import FORMATS, ImportedSession, ImportFormatError, import_file

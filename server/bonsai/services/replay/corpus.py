@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bonsai.core.replay_report import ReplayReport, percentile
+from bonsai.core.replay.report import ReplayReport, percentile
 from bonsai.services.importers import ImportFormatError, import_file, import_runs
 from bonsai.services.replay.policies import PolicyName
 from bonsai.services.replay.runner import ReplayConfig, StepRow, replay_steps, summarize_rows

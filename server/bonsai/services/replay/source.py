@@ -8,7 +8,7 @@ the number of user messages so far).
 ``recorded`` says the tool outputs are as the agent recorded them (a file, or
 a session imported from one), not as bonsai's own turns stored them: the
 replay then passes each through the same execution-time redaction, truncation
-and spill as a live tool output (:func:`bonsai.core.tool_finish.finish_output`).
+and spill as a live tool output (:func:`bonsai.core.turn.tool_finish.finish_output`).
 """
 
 from __future__ import annotations
