@@ -6,7 +6,7 @@ from pathlib import Path
 
 import apsw
 
-from bonsai.core.retrieval.models import Doc
+from bonsai.core.retrieval.documents import Doc
 from bonsai.services.retrieval import HybridIndex, open_index
 from bonsai.services.retrieval.db import SCHEMA_VERSION
 
