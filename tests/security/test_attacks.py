@@ -112,6 +112,20 @@ async def test_grep_never_reads_through_a_symlink_leading_out(
         assert rig.leaks("private notes") == []
 
 
+async def test_a_steering_file_linked_out_of_the_repository_is_not_read(
+    home: Path, workspace: Path, outside: Path
+) -> None:
+    os.symlink(outside / "secret.txt", workspace / "AGENTS.md")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "rules.md").write_text("Use tabs.\n")
+    os.symlink("docs/rules.md", workspace / "CLAUDE.md")  # inside: still read
+    async with make_rig(steps(), home, workspace) as rig:
+        sid = await rig.session()
+        await rig.turn(sid, "hello")
+        assert "Use tabs." in rig.requests_text()
+        assert rig.leaks("private notes") == []
+
+
 # ---------------------------------------------------------------- finding 3
 async def test_glob_lists_nothing_outside_the_workspace(
     home: Path, workspace: Path, outside: Path, tmp_path: Path
