@@ -467,6 +467,8 @@ export interface SessionImportResult {
   format: string;
   messages: number;
   runs: number;
+  run?: number;
+  title?: string;
   warnings?: string[];
 }
 

@@ -2,7 +2,9 @@
 
 import-linter's layers contract sees imports between packages only; this
 finds every strongly connected set of modules (Tarjan) in the graph grimp
-builds from every ``import`` statement, wherever it stands.
+builds from every run-time ``import`` statement, wherever it stands (module
+level or inside a function). Imports under ``if TYPE_CHECKING:`` run at no
+time and are left out.
 ``python -m bonsai.dev.import_cycles`` prints each cycle and exits 1 if any.
 """
 
@@ -60,7 +62,7 @@ def cycles(graph: Graph) -> list[list[str]]:
 def import_graph(package: str = "bonsai") -> dict[str, list[str]]:
     import grimp
 
-    graph = grimp.build_graph(package)
+    graph = grimp.build_graph(package, exclude_type_checking_imports=True)
     return {m: sorted(graph.find_modules_directly_imported_by(m)) for m in sorted(graph.modules)}
 
 

@@ -392,6 +392,8 @@
 ---@field format string
 ---@field messages integer
 ---@field runs integer
+---@field run? integer
+---@field title? string
 ---@field warnings? string[]
 
 ---@class bonsai.SessionInfo
