@@ -7,6 +7,9 @@ a ``remembered: …`` note.
 
 from __future__ import annotations
 
+import copy
+import functools
+
 from pydantic import ValidationError
 
 from bonsai.agent.tools.base import Args, Tool, ToolContext, ToolFailure, ToolResult, need
@@ -28,8 +31,13 @@ async def memory_write(ctx: ToolContext, args: Args) -> ToolResult:
     return ToolResult(f"{plan.note}\n{plan.diff}", Evidence(kind="write", path=str(plan.path)))
 
 
+@functools.cache
+def _spec() -> dict[str, object]:
+    return tool_schema()  # pydantic builds the JSON Schema: once, not per request
+
+
 def memory_write_tool() -> Tool:
-    spec = tool_schema()
+    spec = copy.deepcopy(_spec())
     return Tool(
         name=str(spec["name"]),
         description=str(spec["description"]),
