@@ -1,11 +1,12 @@
 """``bonsai import``, ``bonsai replay`` and ``bonsai recall``.
 
 Wire them into the console script with :func:`add_replay_commands`. They
-honour ``BONSAI_HOME`` and work with or without a running daemon: reads use a
-read-only connection; the one write (storing an imported recording) goes
-through the daemon's ``bonsai/session/import`` when a daemon runs, and
-otherwise takes the database lock for the moment it needs (see
-``bonsai.services.replay.database``).
+honour ``BONSAI_HOME``. Imports (and the one recording a single replay stores)
+go through the daemon (:mod:`bonsai.cli.import_cmd`), started when none runs;
+reads use a read-only connection next to it. ``bonsai replay`` takes files,
+folders or a stored session, replays every run (a corpus in up to two worker
+processes, with a progress bar) and prints a report, a table, ``--json`` lines
+or an ``--html`` page (see ``docs/replay.md``).
 """
 
 from __future__ import annotations
