@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
@@ -41,22 +40,9 @@ def _connect(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from bonsai.cli.client import DaemonClient
+    from bonsai.cli.status import status_command
 
-    try:
-        client = DaemonClient.connect(bonsai_home(), start=not args.no_start)
-    except (ConnectionError, RuntimeError) as error:
-        print(f"bonsai status: {error}", file=sys.stderr)
-        return 1
-    status = client.request("bonsai/daemon/status")
-    client.close()
-    if args.json:
-        print(json.dumps(status, indent=2))
-    else:
-        print(f"bonsai {status['version']} (pid {status['pid']}), up {status['uptimeS']:.1f}s")
-        print(f"  clients: {status['clients']}  sessions: {status['sessions']}")
-        print(f"  database: {status['dbPath']}")
-    return 0
+    return status_command(args)
 
 
 def _stop(args: argparse.Namespace) -> int:
@@ -87,13 +73,13 @@ def _gen_protocol(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from bonsai.cli.demo import run_demo
 
-    return run_demo(keep=args.keep)
+    return run_demo()
 
 
 def _sim(args: argparse.Namespace) -> int:
-    from bonsai.sim.__main__ import main as sim_main
+    from bonsai.sim.__main__ import run as run_sim
 
-    return sim_main(args.sim_args)
+    return run_sim(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     connect.set_defaults(func=_connect)
 
     status = sub.add_parser("status", help="show the daemon's status")
-    status.add_argument("--json", action="store_true")
+    status.add_argument("--json", action="store_true", help="print the status as JSON")
     status.add_argument("--no-start", action="store_true", help="do not start a daemon")
     status.set_defaults(func=_status)
 
@@ -122,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     stop.set_defaults(func=_stop)
 
     demo = sub.add_parser("demo", help="a whole coding session offline (no API key)")
-    demo.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
+    demo.add_argument(
+        "--keep", action="store_true", help=argparse.SUPPRESS
+    )  # older flag: the demo always keeps its folder now
     demo.set_defaults(func=_demo)
 
     from bonsai.cli.chat import add_chat_commands
@@ -141,8 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_repomap_command(sub)
 
-    sim = sub.add_parser("sim", help="run the provider simulator (see `bonsai sim -- --help`)")
-    sim.add_argument("sim_args", nargs=argparse.REMAINDER)
+    from bonsai.sim.__main__ import add_arguments as add_sim_arguments
+
+    sim = sub.add_parser(
+        "sim",
+        help="run the provider simulator (see `bonsai sim --help`)",
+        description="Run the bonsai LLM provider simulator (OpenAI and Anthropic wires).",
+    )
+    add_sim_arguments(sim)
     sim.set_defaults(func=_sim)
 
     dev = sub.add_parser("dev", help="developer tasks")

@@ -250,7 +250,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def add_replay_commands(sub: Any) -> None:
     """Register ``import``, ``replay`` and ``recall`` on the console script's subparsers."""
     imp = sub.add_parser("import", help="import a recorded agent session into the session store")
-    imp.add_argument("file", metavar="FILE")
+    imp.add_argument("file", metavar="FILE", help="the recording to import")
     _format_args(imp)
     imp.add_argument("--workspace", metavar="DIR", help="workspace to file it under (default: cwd)")
     imp.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -292,15 +292,22 @@ def add_replay_commands(sub: Any) -> None:
     rep.set_defaults(func=_guarded("replay", cmd_replay))
 
     rec = sub.add_parser("recall", help="search a stored session's messages")
-    rec.add_argument("--session", required=True, metavar="ID")
-    rec.add_argument("query")
-    rec.add_argument("--limit", type=_positive, default=10)
+    rec.add_argument("--session", required=True, metavar="ID", help="the session to search")
+    rec.add_argument("query", help="words to search its messages for")
+    rec.add_argument(
+        "--limit", type=_positive, default=10, help="at most this many hits (default 10)"
+    )
     rec.add_argument("--json", action="store_true", help="print the hits as JSON")
     rec.set_defaults(func=_guarded("recall", cmd_recall))
 
 
 def _format_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    parser.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        help="the recording's format (default: detected)",
+    )
     parser.add_argument(
         "--run", type=int, default=0, metavar="K", help="0-based run of a multi-run file"
     )

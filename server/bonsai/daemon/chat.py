@@ -27,6 +27,7 @@ from bonsai.daemon.episodes import recall_text
 from bonsai.daemon.handoff import maybe_suggest_handoff
 from bonsai.daemon.memory import memory_lease, recall_note
 from bonsai.daemon.promotion import maybe_promote
+from bonsai.daemon.provider_choice import session_settings
 from bonsai.daemon.reinjection import related_context
 from bonsai.daemon.repomap import map_for
 from bonsai.daemon.rules import detect_in_user_message
@@ -110,7 +111,7 @@ def _summarizer(settings: Settings) -> Callable[[str], Awaitable[str | None]] | 
 
 def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
     row = daemon.store.get(session_id)
-    settings = daemon.settings(row.workspace).settings
+    settings = session_settings(daemon, session_id, row.workspace)
     providers = settings.providers
     model_row = lookup_model(providers.model, providers.models)
     tools = tools_for(settings, include_hidden=True)
@@ -161,7 +162,9 @@ async def ask_approval(
             future.cancel()
 
 
-def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
+def notify_ctx(
+    daemon: Daemon, session_id: str, assembly: Assembly, events: list[m.CtxEvent] | None = None
+) -> None:
     totals = assembly.totals
     workspace = daemon.store.get(session_id).workspace
     daemon.services.setdefault("last_assembly", {})[workspace] = {
@@ -179,6 +182,7 @@ def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
         percent=round(totals.percent, 2),
         used=totals.used,
         usable=totals.usable,
+        events=events or None,
     )
     daemon.broadcast(session_id, "bonsai/ctx/changed", params)
 
@@ -204,10 +208,9 @@ def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: li
         maybe_promote(
             daemon, session_id, str(bridge.workspace), settings, history, before, bridge.last.state
         )
-        events.extend(
-            e.model_dump(by_alias=True, exclude_none=True) for e in ctx_events(bridge.last.records)
-        )
-        notify_ctx(daemon, session_id, bridge.last)
+        done = ctx_events(bridge.last.records)
+        events.extend(e.model_dump(by_alias=True, exclude_none=True) for e in done)
+        notify_ctx(daemon, session_id, bridge.last, done)
         maybe_suggest_handoff(daemon, session_id, settings, bridge.last, history)
         return request
 
