@@ -15,7 +15,7 @@ from bonsai.cli.ctx_table import print_ledger
 from bonsai.cli.interact import ClientRequests, notifications
 from bonsai.cli.render import TurnPrinter
 from bonsai.errors import ConfigError
-from bonsai.services.config import bonsai_home
+from bonsai.home import bonsai_home
 
 CONFIG_ERROR = ConfigError.code
 

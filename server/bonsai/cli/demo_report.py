@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bonsai.core.replay_report import ReplayReport, render_html
+from bonsai.core.replay.report import ReplayReport, render_html
 from bonsai.services.config import load_settings
 from bonsai.services.replay import build_config, open_readonly, replay, stored_source
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from bonsai.cli.client import DaemonClient
 from bonsai.cli.client_settings import from_environment
-from bonsai.services.config import bonsai_home
+from bonsai.home import bonsai_home
 
 
 def _choice(choice: dict[str, Any]) -> list[str]:

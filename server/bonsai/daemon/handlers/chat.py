@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from bonsai.daemon import provider_choice
-from bonsai.daemon.chat import run_turn, runtime
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
+from bonsai.session import provider_choice
+from bonsai.session.chat import run_turn, runtime
 
 
 @handles("bonsai/chat/send")

@@ -6,9 +6,9 @@ import asyncio
 import os
 
 from bonsai import __version__
-from bonsai.daemon import provider_choice
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
+from bonsai.session import provider_choice
 
 
 @handles("bonsai/daemon/status")
