@@ -485,6 +485,8 @@ export interface SessionImportResult {
   format: string;
   messages: number;
   runs: number;
+  run?: number;
+  title?: string;
   warnings?: string[];
 }
 

@@ -17,6 +17,7 @@ from bonsai.services.config import bonsai_home, load_settings
 from bonsai.services.memory.embedding import model_dir
 from bonsai.services.memory.entry import Tier
 from bonsai.services.memory.model_build import ModelBuildError, build_model
+from bonsai.services.memory.results import MemoryListing
 from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.store import MemoryStoreError
 from bonsai.services.memory.write_tool import MemoryWriteError
@@ -52,6 +53,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     service = open_service(args)
     status = service.status()
     entries = service.list()
+    if args.json:
+        print(MemoryListing(entries=entries, issues=status.issues).model_dump_json())
+        return 0
     print(status.index_line)
     for entry in entries:
         flag = "" if entry.enabled else "  (disabled)"
@@ -172,7 +176,8 @@ def add_memory_commands(subparsers: Any) -> None:
     sets ``func``, so the caller runs ``args.func(args)``."""
     memory = subparsers.add_parser("memory", help="manage persistent memory")
     verbs = memory.add_subparsers(dest="memory_command", required=True)
-    _named(verbs, "list", cmd_list, "list entries")
+    listing = _named(verbs, "list", cmd_list, "list entries")
+    listing.add_argument("--json", action="store_true", help="print JSON (entries and problems)")
     for verb, func, text in (
         ("show", cmd_show, "print one entry"),
         ("edit", cmd_edit, "print an entry's file path"),

@@ -199,6 +199,8 @@ class SessionImportResult(Wire):
     format: str
     messages: int
     runs: int
+    run: int = 0
+    title: str = ""
     warnings: list[str] = Field(default_factory=list)
 
 

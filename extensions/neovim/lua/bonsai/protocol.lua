@@ -403,6 +403,8 @@
 ---@field format string
 ---@field messages integer
 ---@field runs integer
+---@field run? integer
+---@field title? string
 ---@field warnings? string[]
 
 ---@class bonsai.SessionInfo

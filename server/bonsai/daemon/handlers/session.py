@@ -128,5 +128,7 @@ async def import_(ctx: Ctx, params: m.SessionImportParams) -> m.SessionImportRes
         format=imported.format,
         messages=len(imported.messages),
         runs=imported.runs,
+        run=imported.run,
+        title=imported.title,
         warnings=list(imported.warnings),
     )
