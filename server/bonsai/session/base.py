@@ -29,6 +29,7 @@ from bonsai.services.providers.types import ProviderError
 from bonsai.services.tokens import TokenCounter, estimator_for
 from bonsai.session.fast_model import fast_summary
 from bonsai.session.host import Host
+from bonsai.session.provider_choice import session_settings
 from bonsai.settings import ProviderSettings, Settings
 
 log = logging.getLogger("bonsai.chat")
@@ -99,7 +100,7 @@ def _summarizer(settings: Settings) -> Callable[[str], Awaitable[str | None]] | 
 
 def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
     row = daemon.store.get(session_id)
-    settings = daemon.settings(row.workspace).settings
+    settings = session_settings(daemon, session_id, row.workspace)
     providers = settings.providers
     model_row = lookup_model(providers.model, providers.models)
     tools = tools_for(settings, include_hidden=True)
@@ -121,7 +122,9 @@ def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
     )
 
 
-def notify_ctx(daemon: Host, session_id: str, assembly: Assembly) -> None:
+def notify_ctx(
+    daemon: Host, session_id: str, assembly: Assembly, events: list[m.CtxEvent] | None = None
+) -> None:
     totals = assembly.totals
     workspace = daemon.store.get(session_id).workspace
     daemon.hub.last_assembly[workspace] = m.LastAssembly(
@@ -139,5 +142,6 @@ def notify_ctx(daemon: Host, session_id: str, assembly: Assembly) -> None:
         percent=round(totals.percent, 2),
         used=totals.used,
         usable=totals.usable,
+        events=events or None,
     )
     daemon.broadcast(session_id, "bonsai/ctx/changed", params)

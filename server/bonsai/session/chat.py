@@ -91,10 +91,9 @@ def _observer(daemon: Host, session_id: str, bridge: ContextBridge, events: list
         maybe_promote(
             daemon, session_id, str(bridge.workspace), settings, history, before, bridge.last.state
         )
-        events.extend(
-            e.model_dump(by_alias=True, exclude_none=True) for e in ctx_events(bridge.last.records)
-        )
-        notify_ctx(daemon, session_id, bridge.last)
+        done = ctx_events(bridge.last.records)
+        events.extend(e.model_dump(by_alias=True, exclude_none=True) for e in done)
+        notify_ctx(daemon, session_id, bridge.last, done)
         maybe_suggest_handoff(daemon, session_id, settings, bridge.last, history)
         return request
 

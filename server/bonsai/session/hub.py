@@ -17,7 +17,7 @@ import numpy as np
 
 from bonsai.agent.runtime import SessionRuntime
 from bonsai.core.context import AssemblyMemo
-from bonsai.protocol.models import LastAssembly
+from bonsai.protocol.models import ClientSettings, LastAssembly
 from bonsai.services.memory.embedding import EmbeddingLoad
 from bonsai.services.tokens import TokenCounter
 
@@ -31,6 +31,7 @@ class SessionHub:
     memos: dict[str, AssemblyMemo] = field(default_factory=dict)
     background: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     repomap_text: dict[str, str | None] = field(default_factory=dict)  # as the last request had it
+    client_settings: dict[str, ClientSettings] = field(default_factory=dict)  # with their keys
     # per workspace: the newest request built there (config/get shows it)
     last_assembly: dict[str, LastAssembly] = field(default_factory=dict)
     # per model: count caches and calibration live across sessions
@@ -50,6 +51,7 @@ class SessionHub:
             runtime.cancel(None)
         self.memos.pop(session_id, None)
         self.repomap_text.pop(session_id, None)
+        self.client_settings.pop(session_id, None)
         for workspace, last in list(self.last_assembly.items()):
             if last.session_id == session_id:
                 del self.last_assembly[workspace]
