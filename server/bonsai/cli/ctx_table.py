@@ -26,6 +26,7 @@ def _billed(totals: dict[str, Any]) -> str:
 
 
 def _totals(totals: dict[str, Any]) -> list[str]:
+    factor = float(totals.get("calibrationFactor", 1) or 1)
     lines = [
         f"context  {fill_bar(totals['percent'])} {totals['percent']:5.1f}%  "
         f"{totals['used']:,} / {totals['usable']:,} usable tokens "
@@ -34,10 +35,13 @@ def _totals(totals: dict[str, Any]) -> list[str]:
     ]
     if totals.get("windowSource"):
         lines.append(f"window from {totals['windowSource']}")
-    lines.append(
-        f"last request: estimated {totals.get('estimatedInput', 0):,}, {_billed(totals)}, "
-        f"calibration ×{totals.get('calibrationFactor', 1):.2f}"
-    )
+    lines.append(f"last request: estimated {totals.get('estimatedInput', 0):,}, {_billed(totals)}")
+    if factor > 1.005:
+        lines.append(
+            f"usable = (window − reserve) ÷ {factor:.2f}: the provider bills "
+            f"{(factor - 1) * 100:.0f}% more input than bonsai estimates, so decisions are made "
+            "on a budget that holds against the bill"
+        )
     lines.extend(f"note: {note}" for note in totals.get("windowNotes") or [])
     return lines
 
