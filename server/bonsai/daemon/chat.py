@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -20,6 +19,7 @@ from bonsai.agent.tools.registry import builtin_tools, session_tools, validate_h
 from bonsai.agent.turn import Turn, TurnDeps
 from bonsai.core.context import Assembly, AssemblyMemo, loop_guard, read_reuse
 from bonsai.core.presets import effective_context
+from bonsai.daemon.approvals import ask_approval
 from bonsai.daemon.background import maybe_start, wait_if_due
 from bonsai.daemon.compaction import ctx_events, fast_summary
 from bonsai.daemon.convert import wire_message
@@ -42,7 +42,6 @@ from bonsai.services.tokens import Count, TokenCounter, estimator_for
 from bonsai.settings import ProviderSettings, Settings
 
 log = logging.getLogger("bonsai.chat")
-APPROVAL_TIMEOUT_S = 600.0
 
 
 def runtime(daemon: Daemon, session_id: str) -> SessionRuntime:
@@ -130,35 +129,6 @@ def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
         repomap_text=None,
         peers=peers,
     )
-
-
-async def ask_approval(
-    daemon: Daemon, session_id: str, turn_id: str, tool: str, args: dict[str, Any], diff: str | None
-) -> bool:
-    """Ask every attached client; the first answer wins; nobody able to answer → deny."""
-    clients = daemon.subscribers(session_id)
-    if not clients:
-        return False
-    params = m.ApprovalRequestParams(
-        session_id=session_id, turn_id=turn_id, tool=tool, args=args, diff=diff
-    )
-    pending = {
-        asyncio.ensure_future(c.request("bonsai/approval/request", params, APPROVAL_TIMEOUT_S))
-        for c in clients
-    }
-    try:
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for future in done:
-                if future.cancelled() or future.exception() is not None:
-                    continue
-                result = future.result()
-                approved = result.get("approved") if isinstance(result, dict) else None
-                return approved is True
-        return False
-    finally:
-        for future in pending:
-            future.cancel()
 
 
 def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
@@ -350,7 +320,7 @@ async def run_turn(
         tool_ctx=tool_ctx,
         emit=lambda event: rt.emit(turn_id, event),
         approve=lambda tool, args, diff: ask_approval(
-            daemon, session_id, turn_id, tool, args, diff
+            daemon, session_id, turn_id, tool, args, diff, bridge.workspace
         ),
         build_request=build,
         stream=provider.stream,

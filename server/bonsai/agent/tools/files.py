@@ -104,10 +104,10 @@ def _current_text(path: Path) -> str:
         raise ToolFailure(f"{path.name} is not UTF-8 text; refusing to edit it") from None
 
 
-def _edited(ctx: ToolContext, args: Args) -> tuple[Path, str, str]:
-    path = resolve_in_workspace(ctx.workspace, arg_str(args, "path"))
+def _edited(workspace: Path, args: Args) -> tuple[Path, str, str]:
+    path = resolve_in_workspace(workspace, arg_str(args, "path"))
     if not path.is_file():
-        raise ToolFailure(f"no such file: {relative(ctx.workspace, path)}")
+        raise ToolFailure(f"no such file: {relative(workspace, path)}")
     old, new = arg_str(args, "old_string"), arg_str(args, "new_string", required=False)
     before = _current_text(path)
     count = before.count(old)
@@ -122,12 +122,12 @@ def _edited(ctx: ToolContext, args: Args) -> tuple[Path, str, str]:
 
 
 def _edit_preview(ctx: ToolContext, args: Args) -> str | None:
-    path, before, after = _edited(ctx, args)
+    path, before, after = _edited(ctx.workspace, args)
     return _diff(relative(ctx.workspace, path), before, after)
 
 
 async def edit_file(ctx: ToolContext, args: Args) -> ToolResult:
-    path, before, after = _edited(ctx, args)
+    path, before, after = _edited(ctx.workspace, args)
     _atomic_write(path, after)
     rel = relative(ctx.workspace, path)
     diff = _diff(rel, before, after)
@@ -140,6 +140,17 @@ def _write_preview(ctx: ToolContext, args: Args) -> str | None:
     path = resolve_in_workspace(ctx.workspace, arg_str(args, "path"))
     content = arg_str(args, "content", required=False)
     return _diff(relative(ctx.workspace, path), _current_text(path), content)
+
+
+def proposed_text(workspace: Path, tool: str, args: Args) -> str | None:
+    """The whole text a file would have after this edit_file/write_file call (for a
+    reviewer's diff editor); None for other tools. Raises like the tool would."""
+    if tool == "write_file":
+        resolve_in_workspace(workspace, arg_str(args, "path"))
+        return arg_str(args, "content", required=False)
+    if tool == "edit_file":
+        return _edited(workspace, args)[2]
+    return None
 
 
 async def write_file(ctx: ToolContext, args: Args) -> ToolResult:
