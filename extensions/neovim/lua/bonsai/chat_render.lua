@@ -180,8 +180,27 @@ end
 ---@param folds table
 ---@param msg bonsai.WireMessage
 ---@param ctx bonsai.RenderContext
+--- Background data the daemon added to a turn: one folded "recalled" chip.
+---@param out string[]
+---@param folds table
+---@param note bonsai.RecalledNote
+function M.render_recalled(out, folds, note)
+  local first = #out + 1
+  local what = #note.titles > 0 and table.concat(note.titles, ", ") or "background data"
+  local sources = table.concat(note.sources or {}, ", ")
+  table.insert(out, ("▸ recalled: %s (%s)"):format(what, sources))
+  for _, line in ipairs(split(note.text)) do
+    table.insert(out, "    " .. line)
+  end
+  if #out > first then
+    table.insert(folds, { first, #out })
+  end
+end
+
 local function render_message(out, folds, msg, ctx)
-  if msg.role == "user" then
+  if msg.role == "user" and msg.recalled then
+    M.render_recalled(out, folds, msg.recalled)
+  elseif msg.role == "user" then
     speaker(out, ctx, M.USER)
     vim.list_extend(out, split(msg.content))
   elseif msg.role == "assistant" then
