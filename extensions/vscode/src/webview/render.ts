@@ -78,7 +78,7 @@ export function entryClasses(entry: Entry): string {
 const SOURCE_WORDS: Record<string, string> = {
   memory: "memory",
   history: "earlier in this session",
-  reflection: "the failed attempt",
+  reflection: "the retry's reflection",
   data: "background data",
 };
 
