@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
 import type { Step, StepContext } from "./steps.mts";
-import { chatFrame, expandPane, pane, paneRows } from "./workbench.mts";
+import { chatFrame, collapsePane, expandPane, pane, paneRows } from "./workbench.mts";
 
 const run = promisify(execFile);
 
@@ -79,6 +79,7 @@ const codeAndRecall: Step = {
   name: "code-recalled",
   async run(context) {
     const { page } = context;
+    await collapsePane(page, "Conversation Tree");
     await expandPane(page, "Chat");
     const chat = chatFrame(page);
     await chat.locator("#input").fill(CODE_MESSAGE);
@@ -110,6 +111,9 @@ const codeAndRecall: Step = {
     assert(blockText.includes(`def ${CODE_REPLY_NAME}():`), `the code block reads ${JSON.stringify(blockText)}`);
     const diffAdd = reply.locator("pre.diff .add");
     await diffAdd.first().waitFor();
+    await chip.first().click(); // open the chip for the picture
+    await reply.scrollIntoViewIfNeeded();
+    await page.locator(".part.sidebar").screenshot({ path: join(context.artifacts, "docs-chat.png") });
     return `recalled chip "${chipText.trim()}"; inline code "${text}" ${fits.height}px in ${fits.line}px lines; python highlighted; diff coloured`;
   },
 };

@@ -136,11 +136,19 @@ const approval: Step = {
     // Review before approval: the native diff editor beside, a status-bar item and a badge.
     const diffTab = context.page.locator(".tabs-container .tab", { hasText: "notes.txt: proposed by bonsai" });
     await diffTab.waitFor();
-    await context.page.locator(".monaco-diff-editor").first().waitFor();
+    const proposed = context.page.locator(".monaco-diff-editor .modified-in-monaco-diff-editor .view-line", {
+      hasText: "the cat sat on the mat",
+    });
+    await proposed.first().waitFor();
+    await context.page
+      .locator(".monaco-diff-editor .original-in-monaco-diff-editor .view-line", { hasText: "teh cat sat on the mat" })
+      .first()
+      .waitFor();
     await context.page.locator(APPROVAL_ITEM, { hasText: "approve edit_file notes.txt" }).waitFor();
     await context.page
       .locator('.activitybar .action-item:has(.action-label[aria-label^="bonsai"]) .badge-content', { hasText: "1" })
       .waitFor();
+    await context.page.screenshot({ path: join(context.artifacts, "docs-approval.png") });
     await card.locator("button.approve").click();
     await diffTab.waitFor({ state: "detached" });
     await context.page.locator(APPROVAL_ITEM).waitFor({ state: "hidden" });
@@ -176,6 +184,7 @@ const ledgerStep: Step = {
     await nodes.first().waitFor();
     const daemonNodes = (await ledger(context)).nodes ?? [];
     assert(daemonNodes.length > 0, "the daemon's ledger is empty");
+    await page.locator(".part.sidebar").screenshot({ path: join(context.artifacts, "docs-ledger.png") });
     return `ledger shows ${await nodes.count()} node rows; daemon reports ${daemonNodes.length} nodes`;
   },
 };

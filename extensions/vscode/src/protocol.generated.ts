@@ -42,7 +42,7 @@ export interface ChatEventParams {
   sessionId: string;
   turnId: string;
   seq: number;
-  kind: "delta" | "toolCall" | "toolResult" | "usage" | "done" | "error" | "notice";
+  kind: "delta" | "toolCall" | "toolResult" | "usage" | "done" | "error" | "notice" | "retry";
   text?: string | null;
   toolCallId?: string | null;
   name?: string | null;
@@ -51,6 +51,8 @@ export interface ChatEventParams {
   isError?: boolean | null;
   usage?: UsageInfo | null;
   message?: string | null;
+  retryInS?: number | null;
+  attempt?: number | null;
 }
 
 export interface ChatSendParams {

@@ -220,7 +220,7 @@ class ChatEventParams(Wire):
     session_id: str
     turn_id: str
     seq: int
-    kind: Literal["delta", "toolCall", "toolResult", "usage", "done", "error", "notice"]
+    kind: Literal["delta", "toolCall", "toolResult", "usage", "done", "error", "notice", "retry"]
     text: str | None = None
     tool_call_id: str | None = None
     name: str | None = None
@@ -229,6 +229,8 @@ class ChatEventParams(Wire):
     is_error: bool | None = None
     usage: UsageInfo | None = None
     message: str | None = None
+    retry_in_s: float | None = None  # retry: the provider backs off this long
+    attempt: int | None = None  # retry: its number
 
 
 class ApprovalRequestParams(Wire):

@@ -36,6 +36,7 @@ from bonsai.session.memory import memory_lease, recall_note
 from bonsai.session.promotion import maybe_promote
 from bonsai.session.reinjection import related_context
 from bonsai.session.repomap import map_for
+from bonsai.session.retry_events import retry_notice
 from bonsai.session.rules import detect_in_user_message
 from bonsai.session.turn_watch import TurnWatch
 from bonsai.settings import ProviderSettings, Settings
@@ -278,7 +279,9 @@ async def run_turn(
     rt = runtime(daemon, session_id)
     bridge = bridge_for(daemon, session_id)
     settings = bridge.settings
-    provider = make_provider(settings.providers, env=os.environ)
+    provider = make_provider(
+        settings.providers, env=os.environ, on_retry=retry_notice(lambda e: rt.emit(turn_id, e))
+    )
     tools = tools_for(settings)
     watch = TurnWatch(daemon, session_id, settings, tools)
     events: list[dict[str, Any]] = []

@@ -298,4 +298,14 @@ H.test("recalled background data is a folded chip, never the user's message", fu
   H.eq({ chip, chip + 1 }, out.folds[#out.folds], "the chip is folded")
 end)
 
+H.test("a retry line shows during the backoff and goes when the reply streams", function()
+  local m = model_ops.new("t", 20)
+  model_ops.apply_event(m, { sessionId = "s", turnId = "t1", seq = 1, kind = "retry", text = "retrying in 8 s (rate limited; attempt 2)" })
+  H.contains(table.concat(render.render(m).lines, "\n"), "» retrying in 8 s (rate limited; attempt 2)")
+  model_ops.apply_event(m, { sessionId = "s", turnId = "t1", seq = 2, kind = "delta", text = "Hello" })
+  local text = table.concat(render.render(m).lines, "\n")
+  H.not_contains(text, "retrying")
+  H.contains(text, "Hello")
+end)
+
 H.run()

@@ -23,6 +23,7 @@ local M = {}
 ---@field turn_id string
 ---@field parts bonsai.LivePart[]
 ---@field done boolean
+---@field retry string? "retrying in N s (…)" while the provider backs off
 
 ---@class bonsai.ChatItem
 ---@field message bonsai.WireMessage?
@@ -232,7 +233,7 @@ end
 ---@param ctx bonsai.RenderContext
 ---@return boolean tail_is_text
 local function render_live(out, folds, live, ctx)
-  if #live.parts == 0 then
+  if #live.parts == 0 and not live.retry then
     return false
   end
   speaker(out, ctx, M.ASSISTANT)
@@ -251,6 +252,10 @@ local function render_live(out, folds, live, ctx)
     else
       table.insert(out, "» " .. (part.text or ""))
     end
+  end
+  if live.retry and not live.done then
+    table.insert(out, "» " .. live.retry)
+    return false
   end
   if live.done then
     table.insert(out, "")

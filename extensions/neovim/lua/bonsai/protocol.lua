@@ -35,7 +35,7 @@
 ---@field sessionId string
 ---@field turnId string
 ---@field seq integer
----@field kind "delta"|"toolCall"|"toolResult"|"usage"|"done"|"error"|"notice"
+---@field kind "delta"|"toolCall"|"toolResult"|"usage"|"done"|"error"|"notice"|"retry"
 ---@field text? string|nil
 ---@field toolCallId? string|nil
 ---@field name? string|nil
@@ -44,6 +44,8 @@
 ---@field isError? boolean|nil
 ---@field usage? bonsai.UsageInfo|nil
 ---@field message? string|nil
+---@field retryInS? number|nil
+---@field attempt? integer|nil
 
 ---@class bonsai.ChatSendParams
 ---@field sessionId string

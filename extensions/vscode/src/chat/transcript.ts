@@ -80,6 +80,8 @@ export class Transcript {
         ];
       case "notice":
         return [this.addNotice("info", event.message ?? event.text ?? "")];
+      case "retry":
+        return [this.retrying(event.turnId, event.text ?? "retrying…")];
     }
   }
 

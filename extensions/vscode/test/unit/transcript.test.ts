@@ -172,4 +172,16 @@ describe("Transcript", () => {
       cwd: "/w",
     });
   });
+  it("shows a retrying line during the provider's backoff, gone when the reply streams", () => {
+    const transcript = new Transcript();
+    transcript.turnStarted("t1");
+    transcript.chatEvent(event(1, "retry", { text: "retrying in 8 s (rate limited; attempt 2)" }));
+    expect(transcript.entries[0]).toMatchObject({
+      kind: "retry",
+      active: true,
+      text: "retrying in 8 s (rate limited; attempt 2)",
+    });
+    transcript.chatEvent(event(2, "delta", { text: "Hi" }));
+    expect(transcript.entries[0]).toMatchObject({ kind: "retry", active: false });
+  });
 });

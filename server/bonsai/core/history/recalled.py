@@ -49,7 +49,7 @@ def recalled(content: str) -> Recalled:
         body = _MEMORY_PREAMBLE.sub("", match.group(1).strip())
         sources.append("memory")
         titles.extend(h.strip() for h in _HEADING.findall(body))
-        parts.append(_clean(body))
+        parts.append(_clean(_HEADING.sub("", body)))  # the names are the titles
     for match in _HISTORY.finditer(content):
         sources.append("history")
         titles.append("related earlier messages")
