@@ -26,6 +26,7 @@ from bonsai.daemon.rpc import Writer, serve_stream
 from bonsai.daemon.state import Daemon
 from bonsai.protocol.models import ConfigChangedParams
 from bonsai.services.config import ConfigWatcher, user_config_path
+from bonsai.services.redaction import RedactingFilter, register_environment
 from bonsai.services.store.db import acquire_lock, open_database
 from bonsai.services.store.turns import recover_after_crash
 
@@ -61,6 +62,8 @@ def setup_logging(home: Path) -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_dir / "daemon.log", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())  # secrets never reach the log
+    register_environment(os.environ)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)

@@ -50,9 +50,19 @@
 ---@class bonsai.ChatSendParams
 ---@field sessionId string
 ---@field text string
+---@field client? bonsai.ClientSettings|nil
 
 ---@class bonsai.ChatSendResult
 ---@field turnId string
+
+---@class bonsai.ClientSettings
+---@field provider? string|nil
+---@field model? string|nil
+---@field baseUrl? string|nil
+---@field fastModel? string|nil
+---@field apiKeys? table<string, string>
+---@field source? string
+---@field names? string[]
 
 ---@class bonsai.ConfigChangedParams
 ---@field problems? string[]
@@ -84,6 +94,7 @@
 ---@field percent number
 ---@field used integer
 ---@field usable integer
+---@field events? bonsai.CtxEvent[]|nil
 
 ---@class bonsai.CtxCompactParams
 ---@field sessionId string
@@ -168,6 +179,8 @@
 ---@field clients integer
 ---@field sessions integer
 ---@field dbPath string
+---@field provider? bonsai.ProviderChoice|nil
+---@field sessionProviders? bonsai.SessionProviderInfo[]
 
 ---@class bonsai.Empty
 
@@ -273,6 +286,13 @@
 ---@field sessionId string
 ---@field facts string[]
 
+---@class bonsai.ProviderChoice
+---@field provider string
+---@field model string
+---@field baseUrl? string|nil
+---@field key string
+---@field sources? table<string, string>
+
 ---@class bonsai.RecallHit
 ---@field messageId string
 ---@field role string
@@ -375,6 +395,7 @@
 ---@class bonsai.SessionCreateParams
 ---@field workspace string
 ---@field title? string|nil
+---@field client? bonsai.ClientSettings|nil
 
 ---@class bonsai.SessionCreateResult
 ---@field sessionId string
@@ -404,6 +425,8 @@
 ---@field format string
 ---@field messages integer
 ---@field runs integer
+---@field run? integer
+---@field title? string
 ---@field warnings? string[]
 
 ---@class bonsai.SessionInfo
@@ -419,6 +442,12 @@
 
 ---@class bonsai.SessionListResult
 ---@field sessions bonsai.SessionInfo[]
+
+---@class bonsai.SessionProviderInfo
+---@field sessionId string
+---@field title? string|nil
+---@field workspace string
+---@field choice bonsai.ProviderChoice
 
 ---@class bonsai.SessionRef
 ---@field sessionId string

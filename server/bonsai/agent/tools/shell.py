@@ -9,6 +9,7 @@ import signal
 
 from bonsai.agent.tools.base import Args, Tool, ToolContext, ToolResult, arg_int, arg_str, schema
 from bonsai.domain import Evidence
+from bonsai.services.redaction import scrubbed_environment
 
 KEEP_HEAD = 1024 * 1024
 KEEP_TAIL = 1024 * 1024
@@ -59,6 +60,7 @@ async def bash(ctx: ToolContext, args: Args) -> ToolResult:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        env=scrubbed_environment(os.environ),  # the daemon's provider keys stay with it
     )
     buffer = BoundedBuffer()
     assert proc.stdout is not None
