@@ -15,6 +15,7 @@ from agent_helpers import call
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from bonsai.session.approvals import review
 from bonsai.sim import Script
 from bonsai.sim.runner import run_simulator
 from bonsai.sim.script import Reply
@@ -191,3 +192,15 @@ async def test_recalled_memory_is_marked_in_the_sessions_messages(
 async def _until(predicate: Any) -> None:
     while not predicate():
         await asyncio.sleep(0.02)
+
+
+def test_review_names_only_files_inside_the_workspace(workspace: Path) -> None:
+    (workspace / "notes.txt").write_text(NOTES)
+    edit = {"path": "notes.txt", "old_string": "teh", "new_string": "the"}
+    assert review(workspace, "edit_file", edit) == {
+        "path": "notes.txt",
+        "proposed": "the cat sat on the mat\n",
+    }
+    assert review(workspace, "write_file", {"path": "../escape.txt", "content": "x"}) == {}
+    assert review(workspace, "edit_file", {**edit, "path": "/etc/passwd"}) == {}
+    assert review(workspace, "bash", {"command": "ls"}) == {"cwd": str(workspace)}

@@ -43,8 +43,8 @@ def review(workspace: Path, tool: str, args: dict[str, Any]) -> dict[str, str]:
         return {}
     try:
         after = proposed_text(workspace, tool, args)
-    except Exception:  # the preview already failed or will: no diff editor then
-        return {"path": path}
+    except Exception:  # outside the workspace, unreadable, no match: no review then
+        return {}
     if after is None or len(after) > MAX_PROPOSED_CHARS:
         return {"path": path}
     return {"path": path, "proposed": after}
