@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -26,6 +25,7 @@ from bonsai.services.providers import make_provider, resolve_api_key
 from bonsai.services.providers.types import ChatRequest, ProviderError, UsageReport
 from bonsai.services.store.turns import ToolOutputStore, TurnStore
 from bonsai.services.tokens import Count, TokenCounter, estimator_for
+from bonsai.session.approvals import ask_approval
 from bonsai.session.background import maybe_start, wait_if_due
 from bonsai.session.compaction import ctx_events, fast_summary
 from bonsai.session.convert import wire_message
@@ -36,6 +36,7 @@ from bonsai.session.promotion import maybe_promote
 from bonsai.session.provider_choice import session_settings
 from bonsai.session.reinjection import related_context
 from bonsai.session.repomap import map_for
+from bonsai.session.retry_events import retry_notice
 from bonsai.session.rules import detect_in_user_message
 from bonsai.session.server_facts import ensure_facts, turn_stream, window_for
 from bonsai.session.turn_watch import TurnWatch
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.chat")
-APPROVAL_TIMEOUT_S = 600.0
 
 
 def runtime(daemon: Daemon, session_id: str) -> SessionRuntime:
@@ -134,35 +134,6 @@ def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
         repomap_text=None,
         peers=peers,
     )
-
-
-async def ask_approval(
-    daemon: Daemon, session_id: str, turn_id: str, tool: str, args: dict[str, Any], diff: str | None
-) -> bool:
-    """Ask every attached client; the first answer wins; nobody able to answer → deny."""
-    clients = daemon.subscribers(session_id)
-    if not clients:
-        return False
-    params = m.ApprovalRequestParams(
-        session_id=session_id, turn_id=turn_id, tool=tool, args=args, diff=diff
-    )
-    pending = {
-        asyncio.ensure_future(c.request("bonsai/approval/request", params, APPROVAL_TIMEOUT_S))
-        for c in clients
-    }
-    try:
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for future in done:
-                if future.cancelled() or future.exception() is not None:
-                    continue
-                result = future.result()
-                approved = result.get("approved") if isinstance(result, dict) else None
-                return approved is True
-        return False
-    finally:
-        for future in pending:
-            future.cancel()
 
 
 def notify_ctx(
@@ -317,7 +288,9 @@ async def run_turn(
     await ensure_facts(daemon, session_id)
     bridge = bridge_for(daemon, session_id)
     settings = bridge.settings
-    provider = make_provider(settings.providers, env=os.environ)
+    provider = make_provider(
+        settings.providers, env=os.environ, on_retry=retry_notice(lambda e: rt.emit(turn_id, e))
+    )
     tools = tools_for(settings)
     watch = TurnWatch(daemon, session_id, settings, tools)
     events: list[dict[str, Any]] = []
@@ -361,7 +334,7 @@ async def run_turn(
         tool_ctx=tool_ctx,
         emit=lambda event: rt.emit(turn_id, event),
         approve=lambda tool, args, diff: ask_approval(
-            daemon, session_id, turn_id, tool, args, diff
+            daemon, session_id, turn_id, tool, args, diff, bridge.workspace
         ),
         build_request=build,
         stream=turn_stream(
