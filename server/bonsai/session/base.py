@@ -24,12 +24,12 @@ from bonsai.core.context import Assembly, AssemblyMemo
 from bonsai.core.context.presets import effective_context
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key
-from bonsai.services.providers.registry import lookup_model
 from bonsai.services.providers.types import ProviderError
 from bonsai.services.tokens import TokenCounter, estimator_for
 from bonsai.session.fast_model import fast_summary
 from bonsai.session.host import Host
 from bonsai.session.provider_choice import session_settings
+from bonsai.session.server_facts import window_for
 from bonsai.settings import ProviderSettings, Settings
 
 log = logging.getLogger("bonsai.chat")
@@ -102,7 +102,7 @@ def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
     row = daemon.store.get(session_id)
     settings = session_settings(daemon, session_id, row.workspace)
     providers = settings.providers
-    model_row = lookup_model(providers.model, providers.models)
+    window = window_for(daemon, providers)  # registry row + what the server said
     tools = tools_for(settings, include_hidden=True)
     peers = [f"client {c.id} ({c.kind})" for c in daemon.subscribers(session_id)]
     memos = daemon.hub.memos
@@ -114,8 +114,9 @@ def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
         workspace=Path(row.workspace),
         settings=settings,
         model=providers.model,
-        model_info=model_row.info,
-        counter=counter_for(daemon, providers, model_row.info),
+        model_info=window.info,
+        window=window,
+        counter=counter_for(daemon, providers, window.info),
         tools=[t.spec() for t in tools],
         repomap_text=daemon.hub.repomap_text.get(session_id) if settings.repomap.enabled else None,
         peers=peers,

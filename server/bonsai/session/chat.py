@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -20,6 +19,7 @@ from bonsai.services.providers import make_provider
 from bonsai.services.providers.types import ChatRequest, UsageReport
 from bonsai.services.store.turns import ToolOutputStore, TurnStore
 from bonsai.services.tokens import Count
+from bonsai.session.approvals import ask_approval
 from bonsai.session.background import maybe_start, wait_if_due
 from bonsai.session.base import bridge_for, notify_ctx, runtime, tools_for
 from bonsai.session.compaction import ctx_events
@@ -31,40 +31,12 @@ from bonsai.session.memory import memory_lease, recall_note
 from bonsai.session.promotion import maybe_promote
 from bonsai.session.reinjection import related_context
 from bonsai.session.repomap import map_for
+from bonsai.session.retry_events import retry_notice
 from bonsai.session.rules import detect_in_user_message
+from bonsai.session.server_facts import ensure_facts, turn_stream
 from bonsai.session.turn_watch import TurnWatch
 
 log = logging.getLogger("bonsai.chat")
-APPROVAL_TIMEOUT_S = 600.0
-
-
-async def ask_approval(
-    daemon: Host, session_id: str, turn_id: str, tool: str, args: dict[str, Any], diff: str | None
-) -> bool:
-    """Ask every attached client; the first answer wins; nobody able to answer → deny."""
-    clients = daemon.subscribers(session_id)
-    if not clients:
-        return False
-    params = m.ApprovalRequestParams(
-        session_id=session_id, turn_id=turn_id, tool=tool, args=args, diff=diff
-    )
-    pending = {
-        asyncio.ensure_future(c.request("bonsai/approval/request", params, APPROVAL_TIMEOUT_S))
-        for c in clients
-    }
-    try:
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for future in done:
-                if future.cancelled() or future.exception() is not None:
-                    continue
-                result = future.result()
-                approved = result.get("approved") if isinstance(result, dict) else None
-                return approved is True
-        return False
-    finally:
-        for future in pending:
-            future.cancel()
 
 
 def _observer(daemon: Host, session_id: str, bridge: ContextBridge, events: list[dict[str, Any]]):  # type: ignore[no-untyped-def]
@@ -97,9 +69,13 @@ def _observer(daemon: Host, session_id: str, bridge: ContextBridge, events: list
         maybe_suggest_handoff(daemon, session_id, settings, bridge.last, history)
         return request
 
-    def usage(report: UsageReport, request: ChatRequest, totals: dict[str, int]) -> None:
+    def usage(report: UsageReport | None, request: ChatRequest, totals: dict[str, int]) -> None:
         estimated = bridge.last.totals.used if bridge.last else 0
         totals["estimated"] = totals.get("estimated", 0) + estimated
+        if report is None:  # the server sent no usage: show our estimate, calibrate nothing
+            unreported = {"input": 0, "cached": 0, "output": 0, "estimated": estimated}
+            daemon.store.set_state(session_id, "last_usage", {**unreported, "reported": False})
+            return
         daemon.store.set_state(
             session_id,
             "last_usage",
@@ -190,9 +166,12 @@ async def run_turn(
     daemon: Host, session_id: str, turn_id: str, text: str, *, reflection: str | None = None
 ) -> str:
     rt = runtime(daemon, session_id)
+    await ensure_facts(daemon, session_id)
     bridge = bridge_for(daemon, session_id)
     settings = bridge.settings
-    provider = make_provider(settings.providers, env=os.environ)
+    provider = make_provider(
+        settings.providers, env=os.environ, on_retry=retry_notice(lambda e: rt.emit(turn_id, e))
+    )
     tools = tools_for(settings)
     watch = TurnWatch(daemon, session_id, settings, tools)
     events: list[dict[str, Any]] = []
@@ -236,10 +215,12 @@ async def run_turn(
         tool_ctx=tool_ctx,
         emit=lambda event: rt.emit(turn_id, event),
         approve=lambda tool, args, diff: ask_approval(
-            daemon, session_id, turn_id, tool, args, diff
+            daemon, session_id, turn_id, tool, args, diff, bridge.workspace
         ),
         build_request=build,
-        stream=provider.stream,
+        stream=turn_stream(
+            daemon, session_id, settings.providers, lambda e: rt.emit(turn_id, e), provider.stream
+        ),
         policy=dict(settings.tools.policy),
         on_appended=appended,
         on_usage=usage,
@@ -248,6 +229,7 @@ async def run_turn(
         after_tool=after,
         background=watch.background(_background(daemon, session_id, bridge), reflection),
         load_history=bridge.history,
+        step_budget_s=settings.providers.step_budget_s,
     )
     try:
         status = await Turn(deps).run(text)

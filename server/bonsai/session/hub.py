@@ -19,6 +19,7 @@ from bonsai.agent.runtime import SessionRuntime
 from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import ClientSettings, LastAssembly
 from bonsai.services.memory.embedding import EmbeddingLoad
+from bonsai.services.providers.discovery import FactsCache
 from bonsai.services.tokens import TokenCounter
 
 log = logging.getLogger("bonsai.session")
@@ -34,6 +35,8 @@ class SessionHub:
     client_settings: dict[str, ClientSettings] = field(default_factory=dict)  # with their keys
     # per workspace: the newest request built there (config/get shows it)
     last_assembly: dict[str, LastAssembly] = field(default_factory=dict)
+    # per base URL and model: what each server said about itself
+    server_facts: FactsCache = field(default_factory=FactsCache)
     # per model: count caches and calibration live across sessions
     counters: dict[str, TokenCounter] = field(default_factory=dict)
     # shared by every session: vectors by text, the history index, the embedding model

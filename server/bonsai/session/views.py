@@ -15,6 +15,7 @@ steering files, are read again after that).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -122,10 +123,13 @@ class ViewWorker:
     async def _compute(self, host: Host, session_id: str, view: Callable[[Host], T]) -> T:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="bonsai-views")
-        hub = SessionHub(
+        # the hub as it is now; the worker's own memos (they are not thread-safe); the
+        # counters and the server facts are shared (their caches take locks)
+        hub = dataclasses.replace(
+            host.hub,
             memos=self._memos,
-            counters=host.hub.counters,  # thread-safe caches, shared with the turns
             repomap_text=dict(host.hub.repomap_text),
+            client_settings=dict(host.hub.client_settings),
         )
         subscribers = {session_id: list(host.subscribers(session_id))}
         loop = asyncio.get_running_loop()

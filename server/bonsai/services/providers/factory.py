@@ -19,7 +19,7 @@ from bonsai.services.providers.anthropic_body import build_anthropic_body
 from bonsai.services.providers.openai_body import Flavour, build_openai_body
 from bonsai.services.providers.openai_chat import DEFAULT_BASE_URLS, OpenAIChatProvider
 from bonsai.services.providers.registry import lookup_model
-from bonsai.services.providers.retry import RetryPolicy, Sleep
+from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep
 from bonsai.services.providers.transport import TransportOptions, real_sleep
 from bonsai.services.providers.types import ChatRequest, Provider, ProviderError
 from bonsai.services.redaction import register
@@ -86,6 +86,7 @@ def make_provider(
     sleep: Sleep | None = None,
     rng: random.Random | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    on_retry: OnRetry | None = None,
 ) -> Provider:
     """``sleep``/``rng``/``transport`` are test seams; production passes none."""
     name = model or settings.model
@@ -103,6 +104,7 @@ def make_provider(
         ),
         secrets=(key,) if key else (),
         sleep=sleep or real_sleep,
+        on_retry=on_retry,
         rng=rng or random.Random(),
         transport=transport,
     )
