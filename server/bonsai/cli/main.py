@@ -32,6 +32,8 @@ def _serve(args: argparse.Namespace) -> int:
     except (ServeError, StoreError) as error:
         print(f"bonsai serve: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
 
 
 def _connect(args: argparse.Namespace) -> int:
@@ -132,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     from bonsai.services.memory.cli import add_memory_commands
 
     add_memory_commands(sub)
+
+    from bonsai.cli.doctor import add_doctor_command
+
+    add_doctor_command(sub)
 
     from bonsai.cli.replay import add_replay_commands
 

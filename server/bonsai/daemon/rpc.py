@@ -36,6 +36,7 @@ from bonsai.daemon.state import Connection, Daemon
 from bonsai.errors import BonsaiError, NotFound
 from bonsai.protocol.methods import BY_NAME, Method
 from bonsai.protocol.models import Wire
+from bonsai.services.env_errors import runtime_problem
 from bonsai.services.store.sessions import UnknownSession
 
 log = logging.getLogger("bonsai.rpc")
@@ -130,6 +131,9 @@ def to_rpc_error(method: str, error: BaseException) -> JsonRpcException:
         return JsonRpcException(code=NotFound.code, message=str(error))
     if isinstance(error, BonsaiError):
         return JsonRpcException(code=error.code, message=error.message)
+    if (problem := runtime_problem(error)) is not None:  # a full disk, a read-only file
+        log.error("%s: %s", method, problem, exc_info=error)
+        return JsonRpcException(code=BonsaiError.code, message=f"{method}: {problem}"[:500])
     if isinstance(error, OSError):
         return _os_error(method, error)
     if isinstance(error, ValueError) and "embedded null byte" in str(error):

@@ -20,6 +20,7 @@ from bonsai.agent.tools.base import (
 )
 from bonsai.agent.tools.paths import relative, resolve_in_workspace
 from bonsai.domain import Evidence, content_hash
+from bonsai.services.home import workspace_file_mode
 
 DEFAULT_LINES = 2_000
 MAX_LINE_CHARS = 2_000
@@ -159,6 +160,8 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp.write_text(text, encoding="utf-8")
     if path.exists():
         os.chmod(tmp, path.stat().st_mode)
+    else:  # the daemon's umask is private; a workspace file gets the user's own
+        os.chmod(tmp, workspace_file_mode())
     os.replace(tmp, path)
 
 
