@@ -16,7 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from homes import (
+
+from bonsai_testing import BONSAI, bonsai_env
+from reliability.homes import (
     acknowledged_appends,
     client,
     kill,
@@ -26,8 +28,6 @@ from homes import (
     start_daemon,
     stop,
 )
-
-from bonsai_testing import BONSAI, bonsai_env
 
 ACKED = 30
 

@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ def default_socket_path(home: Path) -> Path:
     if len(str(path)) <= MAX_SOCKET_PATH:
         return path
     digest = hashlib.sha1(str(home.resolve()).encode()).hexdigest()[:12]
-    return Path(f"/tmp/bonsai-{os.getuid()}") / f"{digest}.sock"
+    return Path(tempfile.gettempdir()) / f"bonsai-{os.getuid()}" / f"{digest}.sock"
 
 
 def write_private_json(path: Path, data: dict[str, Any]) -> None:

@@ -181,7 +181,8 @@ async def run(options: ServeOptions) -> int:
         problem = env_errors.environment_problem(error, db_path)
         if problem is None:
             raise
-        log.error("bonsai serve failed: %s", problem, exc_info=error)
+        if logging.getLogger().handlers:  # the log, never the user's screen, gets the trace
+            log.error("bonsai serve failed: %s", problem, exc_info=error)
         raise ServeError(str(problem)) from None
 
 

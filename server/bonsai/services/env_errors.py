@@ -87,7 +87,10 @@ def describe_sqlite_error(error: apsw.Error, db_path: Path) -> str | None:
             f"{db_path.parent} exist and are yours and writable"
         )
     if isinstance(error, apsw.IOError):
-        return f"{db_path}: the disk reported an I/O error ({error}). Fix: check the disk"
+        return (
+            f"{db_path}: the disk refused a write or read ({error}); it may be full or failing. "
+            "Fix: free some space or check the disk; everything acknowledged so far is kept"
+        )
     if isinstance(error, apsw.PermissionsError | apsw.AuthError):
         return f"{db_path}: access denied ({error}). Fix: check the file's owner and mode"
     if isinstance(error, apsw.BusyError):
