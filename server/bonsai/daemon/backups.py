@@ -1,4 +1,5 @@
-"""When the daemon backs its database up: every few minutes while it changes, and at stop.
+"""When the daemon backs its database up (every few minutes while it changes, and at stop)
+and fsyncs the commit record (every five seconds while it changes).
 
 The copy runs in a worker thread over its own read-only connection, so a
 turn never waits for it.
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bonsai.services.store.backup import Backup, list_backups, take_backup
-from bonsai.services.store.commit_record import CommitRecord
+from bonsai.services.store.commit_record import SYNC_EVERY_S, CommitRecord
 
 log = logging.getLogger("bonsai.daemon.backups")
 
@@ -35,10 +36,22 @@ class BackupKeeper:
         first = record.messages > 0 and not list_backups(db_path)
         self._backed_up_at: int | None = None if first else changes()
         self._task: asyncio.Task[None] | None = None
+        self._sync_task: asyncio.Task[None] | None = None
         self._running: asyncio.Lock = asyncio.Lock()
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._loop())
+        self._sync_task = asyncio.ensure_future(self._sync_loop())
+
+    async def _sync_loop(self) -> None:
+        """The commit record's fsync, off the loop and out of every commit."""
+        while True:
+            await asyncio.sleep(SYNC_EVERY_S)
+            if self.record.dirty:
+                try:
+                    await asyncio.to_thread(self.record.sync_if_dirty)
+                except OSError as error:
+                    log.warning("fsync of %s failed: %s", self.record.path, error)
 
     async def _loop(self) -> None:
         if self._backed_up_at is None:
@@ -68,6 +81,7 @@ class BackupKeeper:
 
     async def stop(self) -> None:
         """At clean shutdown: stop the timer and take a last backup if anything changed."""
-        if self._task is not None:
-            self._task.cancel()
+        for task in (self._task, self._sync_task):
+            if task is not None:
+                task.cancel()
         await self.backup_if_changed()
