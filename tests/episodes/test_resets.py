@@ -21,7 +21,7 @@ from pygls.exceptions import JsonRpcException
 from bonsai.agent.context_bridge import ContextBridge
 from bonsai.core.context import assemble
 from bonsai.core.context.episodes_stage import with_reset
-from bonsai.core.episodes import segment, segment_entries
+from bonsai.core.history.episodes import segment, segment_entries
 from bonsai.domain import Message, ToolCall
 from bonsai.services.store.history import HistoryWindow
 from bonsai.services.store.sessions import SessionStore

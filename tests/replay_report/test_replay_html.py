@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bonsai.core.replay_report import ModelPrice, ReplayTurn, render_html, summarize
+from bonsai.core.replay.report import ModelPrice, ReplayTurn, render_html, summarize
 
 
 def _turns() -> list[ReplayTurn]:

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from bonsai.core.replay_report import (
+from bonsai.core.replay.report import (
     ModelPrice,
     ReplayReport,
     ReplayTurn,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bonsai.agent.tools.base import Tool, ToolContext, ToolFailure, ToolResult, parse_args
-from bonsai.core.tool_output import redact, truncate
+from bonsai.core.turn.tool_output import redact, truncate
 from bonsai.domain import Message, StoredMessage, ToolCall
 from bonsai.services.providers.types import (
     ChatRequest,

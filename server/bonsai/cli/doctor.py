@@ -244,7 +244,9 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def add_doctor_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    doctor = sub.add_parser("doctor", help="check the home, the database and its backups")
+    doctor = sub.add_parser(
+        "doctor", help="check the home, the database and its backups (--restore a backup)"
+    )
     group = doctor.add_mutually_exclusive_group()
     group.add_argument(
         "--restore",

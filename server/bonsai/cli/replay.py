@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bonsai.cli.client import DaemonClient, RpcError
-from bonsai.core.replay_report import ReplayReport, render_html, report_json
+from bonsai.core.replay.report import ReplayReport, render_html, report_json
 from bonsai.daemon import lifecycle
 from bonsai.services.config import bonsai_home, load_settings
 from bonsai.services.importers import FORMATS, ImportedSession, ImportFormatError, import_file

@@ -11,7 +11,7 @@ new since the previous call (those are uncached anyway).
 from __future__ import annotations
 
 from bonsai.core.context.candidates import stub_candidates, superseded_reads
-from bonsai.core.context.models import Record
+from bonsai.core.context.pipeline_types import Record
 from bonsai.core.context.stubbing import (
     add_stubs,
     cache_note,

@@ -7,8 +7,8 @@ so one rewrite reclaims enough that the next is many steps away.
 from __future__ import annotations
 
 from bonsai.core.context.candidates import Candidate, make_stub
-from bonsai.core.context.models import Record
-from bonsai.core.context.state import ContextState, StubEntry, StubOrigin
+from bonsai.core.context.context_state import ContextState, StubEntry, StubOrigin
+from bonsai.core.context.pipeline_types import Record
 from bonsai.core.context.work import Work
 from bonsai.settings import ContextSettings
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bonsai.core.replay_report import percentile
+from bonsai.core.replay.report import percentile
 from bonsai.services.importers import import_file
 from bonsai.services.replay.runner import ReplayConfig, StepRow, replay_steps
 from bonsai.services.replay.source import source_from_messages

@@ -5,7 +5,7 @@ the daemon would have sent just before it, on two sides: *raw* (the whole
 history, unmanaged) and *managed* (the chosen policy, its state carried from
 step to step). It counts both, measures each side's cache-eligible prefix
 against that side's previous request, times the pipeline, and summarises the
-rows with :func:`bonsai.core.replay_report.summarize`.
+rows with :func:`bonsai.core.replay.report.summarize`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bonsai.core.context import Assembly, Budget, SystemPart, TokenCounter, system_text
-from bonsai.core.replay_report import ModelPrice, ReplayReport, ReplayTurn, summarize
+from bonsai.core.replay.report import ModelPrice, ReplayReport, ReplayTurn, summarize
 from bonsai.domain import Message
 from bonsai.services.replay.policies import PipelinePolicy, PolicyName
 from bonsai.services.replay.prefix import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bonsai.core.context import Budget
-from bonsai.core.presets import effective_context, with_preset
-from bonsai.core.replay_report import ModelPrice
+from bonsai.core.context.presets import effective_context, with_preset
+from bonsai.core.replay.report import ModelPrice
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.replay.policies import PolicyName
 from bonsai.services.replay.prefix import Encode, granularity_for
