@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bonsai.services.config import bonsai_home
-from bonsai.services.home import is_private
+from bonsai.services.privacy import is_private
 from bonsai.services.store import backup as backups
 from bonsai.services.store.commit_record import CommitRecord, record_path
 from bonsai.services.store.db import DatabaseBusy, acquire_lock

@@ -34,7 +34,7 @@ from bonsai.daemon.state import Daemon
 from bonsai.protocol.models import ConfigChangedParams
 from bonsai.services import env_errors
 from bonsai.services.config import ConfigWatcher, user_config_path
-from bonsai.services.home import open_private, secure_home, use_private_umask
+from bonsai.services.privacy import open_private, secure_home, use_private_umask
 from bonsai.services.store import commit_record
 from bonsai.services.store.backup import list_backups
 from bonsai.services.store.db import DatabaseLock, StoreError, acquire_lock, open_database

@@ -20,7 +20,7 @@ from bonsai.agent.tools.base import (
 )
 from bonsai.agent.tools.paths import relative, resolve_in_workspace
 from bonsai.domain import Evidence, content_hash
-from bonsai.services.home import workspace_file_mode
+from bonsai.services.privacy import workspace_file_mode
 
 DEFAULT_LINES = 2_000
 MAX_LINE_CHARS = 2_000

@@ -18,7 +18,7 @@ import signal
 import sys
 from collections.abc import Callable
 
-from bonsai.services.home import restore_user_umask
+from bonsai.services.privacy import restore_user_umask
 
 PR_SET_PDEATHSIG = 1
 _libc = None
