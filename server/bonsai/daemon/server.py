@@ -279,10 +279,15 @@ def _reload(daemon: Daemon, loop: asyncio.AbstractEventLoop) -> None:
     loop.call_soon_threadsafe(apply)
 
 
+def _bound_unix(servers: list[asyncio.Server]) -> bool:
+    return any(sock.family == socket.AF_UNIX for server in servers for sock in server.sockets)
+
+
 async def _shutdown(
     daemon: Daemon, servers: list[asyncio.Server], options: ServeOptions, watcher: ConfigWatcher
 ) -> None:
     log.info("stopping")
+    ours = _bound_unix(servers)  # before close() forgets the sockets
     watcher.stop()
     for server in servers:
         server.close()
@@ -295,6 +300,6 @@ async def _shutdown(
     if info and info.get("pid") == daemon.pid:
         with contextlib.suppress(OSError):
             lifecycle.daemon_json_path(options.home).unlink()
-    if options.socket_path is not None:
+    if options.socket_path is not None and ours:
         with contextlib.suppress(OSError):
-            options.socket_path.unlink()
+            options.socket_path.unlink()  # only a socket this daemon bound: never another's file

@@ -113,7 +113,8 @@ def verify_committed(db_path: Path, backups_hint: str = "") -> DbHealth:
     )
     if health.check != "ok":
         raise DatabaseDamaged(
-            f"{db_path} failed its integrity check ({health.check}). {what_to_do}"
+            f"{db_path} is not a usable bonsai database (its integrity check failed: "
+            f"{health.check}). {what_to_do}"
         )
     if health.lost:
         assert health.record is not None
