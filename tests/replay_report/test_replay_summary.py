@@ -37,6 +37,7 @@ REPORT_FIELDS = {
 }
 TURN_FIELDS = {
     "step",
+    "savedTokens",
     "rawInputTokens",
     "managedInputTokens",
     "cachedInputTokens",

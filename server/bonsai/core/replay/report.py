@@ -40,6 +40,7 @@ class ReplayTurn(_Model):
     raw_fits: bool
     events: list[str] = Field(default_factory=list)
     pipeline_ms: float = Field(ge=0)
+    saved_tokens: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _cached_within_managed(self) -> ReplayTurn:
@@ -210,13 +211,21 @@ h1{font-size:20px;margin:0 0 4px}
 svg{max-width:100%;height:auto;border:1px solid #dcdcde;border-radius:6px}
 .grid{stroke:#eceef0}.axis{stroke:#8c8f94}.tick{fill:#50575e;font-size:11px}
 .series{fill:none;stroke-width:2}.raw{stroke:#b32d2e}.managed{stroke:#2271b1}
-.usable{stroke:#1d2327;stroke-dasharray:6 4}
+.usable{stroke:#1d2327;stroke-dasharray:6 4}.window{stroke:#8c8f94;stroke-dasharray:2 3}
+.cached{fill:#72aee6;fill-opacity:.35;stroke:none}
 .event{fill:#dba617;stroke:#1d2327;stroke-width:1}
+.rewrite{fill:#d63638;stroke:#1d2327;stroke-width:1}.rewrite-line{stroke:#d63638;stroke-opacity:.35}
+.saved{fill:#d63638;font-size:10px}
+.bar-raw{fill:#b32d2e}.bar-managed{fill:#2271b1}.bar-cached{fill:#72aee6}
+.bar-label{fill:#1d2327;font-size:11px}
+details.run{margin:12px 0}details.run>summary{cursor:pointer;font-weight:600}
 .legend span{display:inline-block;margin-right:18px}
 .sw{display:inline-block;width:18px;height:3px;vertical-align:middle;margin-right:6px}
 .s-raw{background:#b32d2e}.s-managed{background:#2271b1}
 .s-usable{border-top:2px dashed #1d2327;height:0}
 .s-event{background:#dba617;width:10px;height:10px;border-radius:5px}
+.s-rewrite{background:#d63638;width:10px;height:10px;border-radius:5px}
+.s-cached{background:#72aee6;height:10px}.s-window{border-top:2px dotted #8c8f94;height:0}
 table{border-collapse:collapse;margin-top:16px}
 th,td{padding:4px 12px;border-bottom:1px solid #eceef0;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -224,10 +233,13 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 
 
 LEGEND = (
-    ("raw", "raw"),
-    ("managed", "managed"),
+    ("raw", "raw input"),
+    ("managed", "managed input"),
+    ("cached", "cached part of managed"),
     ("usable", "usable window"),
-    ("event", "turn with events"),
+    ("window", "window"),
+    ("rewrite", "rewrite (tooltip: what it saved)"),
+    ("event", "other events"),
 )
 
 
@@ -307,34 +319,77 @@ def _axes(frame: _Frame, report: ReplayReport) -> list[str]:
     return parts
 
 
+def _is_rewrite(turn: ReplayTurn) -> bool:
+    return any(event_kind(e) in REWRITE_KINDS for e in turn.events)
+
+
 def _markers(frame: _Frame, report: ReplayReport) -> list[str]:
+    """A marker at every turn with events; a rewrite is red, with a line down to the
+    axis and what it saved written above it."""
     parts = []
+    base = HEIGHT - BOTTOM
     for i, turn in enumerate(report.per_turn):
         if not turn.events:
             continue
-        tip = f"turn {turn.step}: " + "; ".join(turn.events)
+        x, y = frame.x(i), frame.y(turn.managed_input_tokens)
+        rewrite = _is_rewrite(turn)
+        saved = f"; saved {_int(turn.saved_tokens)} tokens" if turn.saved_tokens else ""
+        tip = f"turn {turn.step}: " + "; ".join(turn.events) + saved
+        css = "rewrite" if rewrite else "event"
+        if rewrite:
+            parts.append(
+                f'<line class="rewrite-line" x1="{x:.1f}" y1="{y:.1f}" x2="{x:.1f}" y2="{base}"/>'
+            )
+            if turn.saved_tokens:
+                label = f"−{_short(turn.saved_tokens)}"
+                parts.append(
+                    f'<text class="saved" x="{x:.1f}" y="{y - 8:.1f}" '
+                    f'text-anchor="middle">{_e(label)}</text>'
+                )
         parts.append(
-            f'<circle class="event" data-step="{turn.step}" cx="{frame.x(i):.1f}" '
-            f'cy="{frame.y(turn.managed_input_tokens):.1f}" r="5"><title>{_e(tip)}</title></circle>'
+            f'<circle class="{css}" data-step="{turn.step}" cx="{x:.1f}" '
+            f'cy="{y:.1f}" r="5"><title>{_e(tip)}</title></circle>'
         )
     return parts
 
 
+def _short(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
+
+
+def _area(frame: _Frame, values: list[int], css: str, label: str) -> str:
+    """A filled area from the axis up to ``values``."""
+    base = frame.y(0)
+    top = " ".join(f"{frame.x(i):.1f},{frame.y(v):.1f}" for i, v in enumerate(values))
+    points = f"{frame.x(0):.1f},{base:.1f} {top} {frame.x(len(values) - 1):.1f},{base:.1f}"
+    return (
+        f'<polygon class="{css}" data-series="{css}" points="{points}">'
+        f"<title>{_e(label)}</title></polygon>"
+    )
+
+
 def render_chart(report: ReplayReport) -> str:
-    """Context occupancy per turn: raw and managed input tokens, the usable
-    window, and a marker with a tooltip at every turn that recorded events."""
+    """Per call: raw and managed input tokens, the cached part of the managed
+    request (filled), the usable window and the window (dashed), and a marker
+    with a tooltip at every call that recorded events (rewrites in red, with
+    what they saved)."""
     head = (
-        f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="context occupancy per turn">'
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        'aria-label="input tokens per model call">'
     )
     if not report.per_turn:
         return head + _text(WIDTH / 2, HEIGHT / 2, "no turns") + "</svg>"
     raw = [t.raw_input_tokens for t in report.per_turn]
     managed = [t.managed_input_tokens for t in report.per_turn]
-    frame = _Frame(len(raw), _nice_ceiling(max(*raw, *managed, report.usable_window)))
-    usable_tip = f"usable window {_int(report.usable_window)}"
+    cached = [t.cached_input_tokens for t in report.per_turn]
+    frame = _Frame(len(raw), _nice_ceiling(max(*raw, *managed, report.window)))
     body = [
         *_axes(frame, report),
-        _hline("usable", frame.y(report.usable_window), usable_tip),
+        _area(frame, cached, "cached", "cached input tokens (cache-eligible prefix)"),
+        _hline("window", frame.y(report.window), f"window {_int(report.window)}"),
+        _hline(
+            "usable", frame.y(report.usable_window), f"usable window {_int(report.usable_window)}"
+        ),
         _series(frame, raw, "raw", "raw input tokens"),
         _series(frame, managed, "managed", "managed input tokens"),
         *_markers(frame, report),
@@ -377,7 +432,7 @@ def _table(rows: list[tuple[str, str]]) -> str:
     return f'<table class="summary">{body}</table>'
 
 
-TURN_COLUMNS = ("turn", "raw", "managed", "cached", "fits", "raw fits", "ms", "events")
+TURN_COLUMNS = ("turn", "raw", "managed", "cached", "fits", "raw fits", "saved", "ms", "events")
 
 
 def _turn_row(t: ReplayTurn) -> str:
@@ -388,6 +443,7 @@ def _turn_row(t: ReplayTurn) -> str:
         (_int(t.cached_input_tokens), "n"),
         ("yes" if t.fits else "no", ""),
         ("yes" if t.raw_fits else "no", ""),
+        (_int(t.saved_tokens), "n"),
         (f"{t.pipeline_ms:.1f}", "n"),
         ("; ".join(t.events), ""),
     ]

@@ -18,7 +18,7 @@ from bonsai.services.tokens import (
     default_cache_dir,
     estimator_for,
 )
-from bonsai.settings import ContextSettings, ModelInfo, PresetName
+from bonsai.settings import ContextSettings, ModelInfo, PresetName, ToolOutputSettings
 
 DEFAULT_MODEL = "gpt-4o"
 
@@ -55,6 +55,7 @@ def build_config(
     cache_read_price: float = 0.1,
     cache_dir: Path | None = None,
     user_models: dict[str, ModelInfo] | None = None,
+    tool_output: ToolOutputSettings | None = None,
 ) -> ReplayConfig:
     """A replay configuration; ``window`` overrides the model's context window."""
     row = lookup_model(model, user_models)
@@ -83,4 +84,5 @@ def build_config(
         offline=offline,
         cache_read_price=cache_read_price,
         price=model_price(model, info),
+        tool_output=tool_output or ToolOutputSettings(),
     )

@@ -4,6 +4,11 @@ Leading system messages of a recording are the agent's own system prompt:
 they become the persona part (joined in order). Everything else becomes one
 item per message, numbered like the session log (``seq`` from 1, ``turn`` =
 the number of user messages so far).
+
+``recorded`` says the tool outputs are as the agent recorded them (a file, or
+a session imported from one), not as bonsai's own turns stored them: the
+replay then passes each through the same execution-time redaction, truncation
+and spill as a live tool output (:func:`bonsai.core.turn.tool_finish.finish_output`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ class ReplaySource:
     items: list[Item]
     title: str = ""
     session_id: str = ""
+    recorded: bool = True
 
     @property
     def steps(self) -> list[int]:
@@ -30,7 +36,12 @@ class ReplaySource:
 
 
 def source_from_messages(
-    messages: list[Message], ids: list[str] | None = None, *, title: str = "", session_id: str = ""
+    messages: list[Message],
+    ids: list[str] | None = None,
+    *,
+    title: str = "",
+    session_id: str = "",
+    recorded: bool = True,
 ) -> ReplaySource:
     """Split ``messages`` into persona and items; ``ids`` name the items
     (stored message ids), default ``m1``, ``m2``…"""
@@ -50,4 +61,6 @@ def source_from_messages(
         turn += message.role == "user"
         item_id = ids[pos] if ids is not None else f"m{pos + 1}"
         items.append(Item(id=item_id, seq=pos + 1, turn=turn, message=message))
-    return ReplaySource(persona=persona, items=items, title=title, session_id=session_id)
+    return ReplaySource(
+        persona=persona, items=items, title=title, session_id=session_id, recorded=recorded
+    )
