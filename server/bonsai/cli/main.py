@@ -32,12 +32,27 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         tcp = parse_tcp(args.tcp) if args.tcp else None
         options = ServeOptions(home=home, stdio=args.stdio, socket_path=socket_path, tcp=tcp)
-        return asyncio.run(run(options))
+        code = asyncio.run(run(options))
     except (ServeError, StoreError) as error:
         print(f"bonsai serve: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """The daemon closed its database and released its lock: leave without the interpreter's
+    teardown, which takes seconds with the tokenizer, model and parser modules loaded (a client
+    waiting on ``serve --stdio`` sees the process end within a second of its end of stream)."""
+    import logging
+    import os
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _connect(args: argparse.Namespace) -> int:
