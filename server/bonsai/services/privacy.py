@@ -23,7 +23,14 @@ def user_umask() -> int:
     """The umask the user started bonsai with (before :func:`use_private_umask`)."""
     if _user_umask is not None:
         return _user_umask
-    current = os.umask(0o022)
+    try:  # Linux: read it without changing it (no window for another thread)
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    current = os.umask(0o077)
     os.umask(current)
     return current
 
