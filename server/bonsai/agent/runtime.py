@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bonsai.services.env_errors import runtime_problem
+from bonsai.services.providers.types import ProviderError
 
 log = logging.getLogger("bonsai.agent")
 
@@ -54,6 +55,9 @@ class SessionRuntime:
                 return await run_turn(turn_id, text)
             except asyncio.CancelledError:
                 return "cancelled"
+            except ProviderError as error:  # e.g. a key the provider refuses: the user's to fix
+                self.emit(turn_id, {"kind": "error", "message": error.message})
+                return "error"
             except Exception as error:  # a bug must end the turn, not the daemon
                 log.exception("turn %s failed", turn_id)
                 told = runtime_problem(error)  # a full disk, a read-only file: path, cause, fix

@@ -31,6 +31,8 @@ from bonsai.services.providers.types import (
     ToolCallDone,
     UsageReport,
 )
+from bonsai.services.redaction import known as known_keys
+from bonsai.services.redaction import redact, redact_request
 from bonsai.services.store.sessions import SessionStore
 from bonsai.services.store.turns import (
     ToolOutputStore,
@@ -105,7 +107,7 @@ class Turn:
         self._append([Message(role="user", content=user_text)])
         note = deps.background(user_text) if deps.background is not None else None
         if note:
-            self._append([Message(role="user", content=note, name="memory")])
+            self._append([Message(role="user", content=redact(note).text, name="memory")])
         status = "done"
         try:
             await self._loop()
@@ -130,7 +132,7 @@ class Turn:
     # ------------------------------------------------------------ the loop
     async def _loop(self) -> None:
         for _ in range(MAX_STEPS):
-            request = await self.deps.build_request(self.history, self.n)
+            request = redact_request(await self.deps.build_request(self.history, self.n))
             step = await self._stream_step(request)
             assistant = Message(role="assistant", content=step.text, tool_calls=tuple(step.calls))
             self._append([assistant])
@@ -249,7 +251,7 @@ class Turn:
         if policy == "deny":
             return ToolResult(f"{tool.name} is denied by the user's tool policy", is_error=True)
         if policy == "ask":
-            preview = tool.preview(deps.tool_ctx, args) if tool.preview else None
+            preview = _tool_step(tool, "preview", lambda: _preview(tool, deps.tool_ctx, args))
             if not await deps.approve(tool.name, args, preview):
                 return ToolResult("the user did not approve this call", is_error=True)
         runs = ToolRuns(deps.turns.conn)  # recorded first: after a crash, "not run" is true
@@ -259,12 +261,22 @@ class Turn:
         )
         try:
             return await tool.run(deps.tool_ctx, args)
-        except (OSError, UnicodeError) as error:
-            raise ToolFailure(f"{tool.name} failed: {error}") from None
+        except ToolFailure:
+            raise
+        except (
+            Exception
+        ) as error:  # a tool's failure is a result the model sees, never the turn's end
+            raise _as_failure(tool, "failed", error) from None
 
     def _finish_result(self, call: ToolCall, result: ToolResult) -> Message:
         """Redact secrets, spill the full text, truncate what the model sees."""
-        finished = finish_output(result.content, self.deps.tool_ctx.settings.tool_output, call.id)
+        finished = finish_output(
+            result.content,
+            self.deps.tool_ctx.settings.tool_output,
+            call.id,
+            secrets=known_keys(),
+            redacted=result.redacted,
+        )
         if finished.spill is not None:
             self.deps.outputs.save(self.deps.session_id, call.id, finished.spill)
         return Message(
@@ -300,6 +312,34 @@ def _detail(name: str, args: dict[str, Any]) -> str:
     if name == "bash":
         return f"$ {args.get('command', '')}"
     return f"{name} {json.dumps(args, sort_keys=True)[:300]}"
+
+
+def _preview(tool: Tool, ctx: ToolContext, args: dict[str, Any]) -> str | None:
+    return tool.preview(ctx, args) if tool.preview else None
+
+
+def _tool_step(tool: Tool, step: str, run: Callable[[], str | None]) -> str | None:
+    try:
+        return run()
+    except ToolFailure:
+        raise
+    except Exception as error:
+        raise _as_failure(tool, f"{step} failed", error) from None
+
+
+def _as_failure(tool: Tool, what: str, error: Exception) -> ToolFailure:
+    """A short account of an unexpected error: OS and argument errors are the
+    model's to correct; anything else is also logged with its traceback."""
+    if isinstance(error, OSError):
+        detail = error.strerror or str(error)
+        name = error.filename if isinstance(error.filename, str) else ""
+        detail = f"{name}: {detail}" if name else detail
+    elif isinstance(error, (ValueError, TypeError, UnicodeError, OverflowError)):
+        detail = str(error)
+    else:
+        log.warning("tool %s raised", tool.name, exc_info=error)
+        detail = f"{type(error).__name__}: {error}"
+    return ToolFailure(f"{tool.name} {what}: {detail[:500]}")
 
 
 def _loads(raw: str) -> Any:

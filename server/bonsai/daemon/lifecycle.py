@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bonsai.services.fs.atomic import atomic_write
+
 MAX_SOCKET_PATH = 100
 
 
@@ -35,12 +37,7 @@ def default_socket_path(home: Path) -> Path:
 
 
 def write_private_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True).encode("utf-8"), mode=0o600)
 
 
 def read_daemon_json(home: Path) -> dict[str, Any] | None:

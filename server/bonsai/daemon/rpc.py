@@ -33,10 +33,11 @@ from pygls.protocol.language_server import lsp_method
 from bonsai import __version__
 from bonsai.daemon import framing
 from bonsai.daemon.state import Connection, Daemon
-from bonsai.errors import BonsaiError, NotFound
+from bonsai.errors import BonsaiError, ConfigError, NotFound
 from bonsai.protocol.methods import BY_NAME, Method
 from bonsai.protocol.models import Wire
 from bonsai.services.env_errors import runtime_problem
+from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.sessions import UnknownSession
 
 log = logging.getLogger("bonsai.rpc")
@@ -134,6 +135,8 @@ def to_rpc_error(method: str, error: BaseException) -> JsonRpcException:
     if (problem := runtime_problem(error)) is not None:  # a full disk, a read-only file
         log.error("%s: %s", method, problem, exc_info=error)
         return JsonRpcException(code=BonsaiError.code, message=f"{method}: {problem}"[:500])
+    if isinstance(error, ProviderError) and error.kind == "auth":
+        return JsonRpcException(code=ConfigError.code, message=error.message)
     if isinstance(error, OSError):
         return _os_error(method, error)
     if isinstance(error, ValueError) and "embedded null byte" in str(error):

@@ -35,6 +35,7 @@ from bonsai.protocol.models import ConfigChangedParams
 from bonsai.services import env_errors
 from bonsai.services.config import ConfigWatcher, user_config_path
 from bonsai.services.privacy import open_private, secure_home, use_private_umask
+from bonsai.services.redaction import RedactingFilter, register_environment
 from bonsai.services.store import commit_record
 from bonsai.services.store.backup import list_backups
 from bonsai.services.store.db import DatabaseLock, StoreError, acquire_lock, open_database
@@ -74,6 +75,8 @@ def setup_logging(home: Path) -> None:
     open_private(log_dir / "daemon.log")
     handler = logging.FileHandler(log_dir / "daemon.log", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())  # secrets never reach the log
+    register_environment(os.environ)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 from bonsai.agent.tools import procs
 from bonsai.agent.tools.base import Args, Tool, ToolContext, ToolResult, arg_int, arg_str, schema
 from bonsai.domain import Evidence
+from bonsai.services.redaction import scrubbed_environment
 
 KEEP_HEAD = 1024 * 1024
 KEEP_TAIL = 1024 * 1024
@@ -57,6 +59,7 @@ async def bash(ctx: ToolContext, args: Args) -> ToolResult:
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
         preexec_fn=procs.preexec(),  # dies with the daemon; the user's umask
+        env=scrubbed_environment(os.environ),  # the daemon's provider keys stay with it
     )
     procs.started(proc.pid)
     on_start = ctx.services.get("process_started")
