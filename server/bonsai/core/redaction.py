@@ -32,7 +32,7 @@ from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 
 REDACTED = "[REDACTED]"
-MIN_SECRET_CHARS = 4  # configured key values shorter than this are not matched by value
+MIN_SECRET_CHARS = 8  # shorter configured "keys" (EMPTY, dummy, none) are placeholders, not secrets
 
 # detect-secrets plugins not used: IP addresses are not secrets; Artifactory's
 # and the JWT plugin's bare regexes match ordinary words (the library confirms
