@@ -40,10 +40,27 @@ export interface ChatEventParams {
 export interface ChatSendParams {
   sessionId: string;
   text: string;
+  client?: ClientSettings | null;
 }
 
 export interface ChatSendResult {
   turnId: string;
+}
+
+/** Provider settings from the client's own environment or editor settings.
+
+Sent with ``bonsai/session/create`` and ``bonsai/chat/send``; they apply to
+that session from its next turn on (each send replaces what the previous
+one sent). Keys stay in the daemon's memory for that session only: never
+logged, stored or echoed back. */
+export interface ClientSettings {
+  provider?: string | null;
+  model?: string | null;
+  baseUrl?: string | null;
+  fastModel?: string | null;
+  apiKeys?: Record<string, string>;
+  source?: string;
+  names?: string[];
 }
 
 export interface ConfigChangedParams {
@@ -81,6 +98,7 @@ export interface CtxChangedParams {
   percent: number;
   used: number;
   usable: number;
+  events?: CtxEvent[] | null;
 }
 
 export interface CtxCompactParams {
@@ -176,6 +194,8 @@ export interface DaemonStatusResult {
   clients: number;
   sessions: number;
   dbPath: string;
+  provider?: ProviderChoice | null;
+  sessionProviders?: SessionProviderInfo[];
 }
 
 /** No fields. */
@@ -304,6 +324,15 @@ export interface MemorySuggestionParams {
   facts: string[];
 }
 
+/** The provider a session (or the daemon by default) uses, and where each figure came from. */
+export interface ProviderChoice {
+  provider: string;
+  model: string;
+  baseUrl?: string | null;
+  key: string;
+  sources?: Record<string, string>;
+}
+
 export interface RecallHit {
   messageId: string;
   role: string;
@@ -420,6 +449,7 @@ export interface SessionAttachResult {
 export interface SessionCreateParams {
   workspace: string;
   title?: string | null;
+  client?: ClientSettings | null;
 }
 
 export interface SessionCreateResult {
@@ -475,6 +505,13 @@ export interface SessionListParams {
 
 export interface SessionListResult {
   sessions: SessionInfo[];
+}
+
+export interface SessionProviderInfo {
+  sessionId: string;
+  title?: string | null;
+  workspace: string;
+  choice: ProviderChoice;
 }
 
 export interface SessionRef {

@@ -93,8 +93,13 @@ def _report(args: argparse.Namespace, path: Path, result: dict[str, Any]) -> Non
 
 def add_import_command(sub: Any, format_choices: tuple[str, ...]) -> Any:
     imp = sub.add_parser("import", help="import recorded agent sessions into the session store")
-    imp.add_argument("files", metavar="FILE", nargs="+")
-    imp.add_argument("--format", default="auto", choices=format_choices)
+    imp.add_argument("files", metavar="FILE", nargs="+", help="the recordings to import")
+    imp.add_argument(
+        "--format",
+        default="auto",
+        choices=format_choices,
+        help="the recordings' format (default: detected)",
+    )
     imp.add_argument(
         "--run", type=int, default=None, metavar="K", help="only run K (0-based) of each file"
     )

@@ -183,15 +183,17 @@ def add_memory_commands(subparsers: Any) -> None:
         ("edit", cmd_edit, "print an entry's file path"),
         ("forget", cmd_forget, "delete one entry"),
     ):
-        _named(verbs, verb, func, text).add_argument("name")
+        _named(verbs, verb, func, text).add_argument("name", help="the entry's name")
     for verb, flag in (("enable", True), ("disable", False)):
         parser = _named(verbs, verb, cmd_enable, f"{verb} recall of an entry")
-        parser.add_argument("name")
+        parser.add_argument("name", help="the entry's name")
         parser.set_defaults(enable=flag)
     search = _named(verbs, "search", cmd_search, "search entries (hybrid BM25 + embeddings)")
-    search.add_argument("query", nargs="+")
+    search.add_argument("query", nargs="+", help="words to search the memory for")
     search.add_argument("--json", action="store_true", help="print JSON")
-    search.add_argument("--limit", type=int, default=5, metavar="K")
+    search.add_argument(
+        "--limit", type=int, default=5, metavar="K", help="at most K hits (default 5)"
+    )
     status = _named(verbs, "status", cmd_status, "stores, embeddings, problems")
     status.add_argument("--json", action="store_true", help="print JSON")
     model = verbs.add_parser("model", help="the embedding model")
@@ -202,4 +204,4 @@ def add_memory_commands(subparsers: Any) -> None:
     remember = _named(subparsers, "remember", cmd_remember, "pin a fact in memory")
     remember.add_argument("--project", action="store_true", help="store in the project tier")
     remember.add_argument("--name", help="entry name (default: derived from the fact)")
-    remember.add_argument("fact", nargs="+")
+    remember.add_argument("fact", nargs="+", help="the fact to remember (plain words)")

@@ -1,11 +1,12 @@
 """``bonsai import``, ``bonsai replay`` and ``bonsai recall``.
 
 Wire them into the console script with :func:`add_replay_commands`. They
-honour ``BONSAI_HOME`` and work with or without a running daemon: reads use a
-read-only connection; the one write (storing an imported recording) goes
-through the daemon's ``bonsai/session/import`` when a daemon runs, and
-otherwise takes the database lock for the moment it needs (see
-``bonsai.services.replay.database``).
+honour ``BONSAI_HOME``. Imports (and the one recording a single replay stores)
+go through the daemon (:mod:`bonsai.cli.import_cmd`), started when none runs;
+reads use a read-only connection next to it. ``bonsai replay`` takes files,
+folders or a stored session, replays every run (a corpus in up to two worker
+processes, with a progress bar) and prints a report, a table, ``--json`` lines
+or an ``--html`` page (see ``docs/replay.md``).
 """
 
 from __future__ import annotations
@@ -297,7 +298,12 @@ def add_replay_commands(sub: Any) -> None:
         "files", metavar="PATH", nargs="*", help="recordings, or folders of them (or --session)"
     )
     rep.add_argument("--session", metavar="ID", help="replay a stored session instead")
-    rep.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    rep.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        help="the recordings' format (default: detected)",
+    )
     rep.add_argument(
         "--run", type=int, default=None, metavar="K", help="only run K (0-based) of each file"
     )
@@ -343,15 +349,22 @@ def add_replay_commands(sub: Any) -> None:
     rep.set_defaults(func=_guarded("replay", cmd_replay))
 
     rec = sub.add_parser("recall", help="search a stored session's messages")
-    rec.add_argument("--session", required=True, metavar="ID")
-    rec.add_argument("query")
-    rec.add_argument("--limit", type=_positive, default=10)
+    rec.add_argument("--session", required=True, metavar="ID", help="the session to search")
+    rec.add_argument("query", help="words to search its messages for")
+    rec.add_argument(
+        "--limit", type=_positive, default=10, help="at most this many hits (default 10)"
+    )
     rec.add_argument("--json", action="store_true", help="print the hits as JSON")
     rec.set_defaults(func=_guarded("recall", cmd_recall))
 
 
 def _format_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    parser.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        help="the recording's format (default: detected)",
+    )
     parser.add_argument(
         "--run", type=int, default=0, metavar="K", help="0-based run of a multi-run file"
     )

@@ -33,9 +33,10 @@ from pygls.protocol.language_server import lsp_method
 from bonsai import __version__
 from bonsai.daemon import framing
 from bonsai.daemon.state import Connection, Daemon
-from bonsai.errors import BonsaiError, NotFound
+from bonsai.errors import BonsaiError, ConfigError, NotFound
 from bonsai.protocol.methods import BY_NAME, Method
 from bonsai.protocol.models import Wire
+from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.sessions import UnknownSession
 
 log = logging.getLogger("bonsai.rpc")
@@ -130,6 +131,8 @@ def to_rpc_error(method: str, error: BaseException) -> JsonRpcException:
         return JsonRpcException(code=NotFound.code, message=str(error))
     if isinstance(error, BonsaiError):
         return JsonRpcException(code=error.code, message=error.message)
+    if isinstance(error, ProviderError) and error.kind == "auth":
+        return JsonRpcException(code=ConfigError.code, message=error.message)
     if isinstance(error, OSError):
         return _os_error(method, error)
     if isinstance(error, ValueError) and "embedded null byte" in str(error):

@@ -25,6 +25,54 @@ class Empty(Wire):
 
 
 # ---------------------------------------------------------------- daemon
+class ClientSettings(Wire):
+    """Provider settings from the client's own environment or editor settings.
+
+    Sent with ``bonsai/session/create`` and ``bonsai/chat/send``; they apply to
+    that session from its next turn on (each send replaces what the previous
+    one sent). Keys stay in the daemon's memory for that session only: never
+    logged, stored or echoed back."""
+
+    provider: str | None = Field(default=None, max_length=64)
+    model: str | None = Field(default=None, max_length=256)
+    base_url: str | None = Field(default=None, max_length=2048)
+    fast_model: str | None = Field(default=None, max_length=256)
+    api_keys: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=8,
+        description="provider name → API key (only providers whose key the client has)",
+    )
+    source: str = Field(
+        default="client",
+        max_length=200,
+        description="who sent these, for `bonsai status` (e.g. `bonsai chat (pid 412)`)",
+    )
+    names: list[str] = Field(
+        default_factory=list,
+        max_length=16,
+        description="the variables or settings they came from (names only, never values)",
+    )
+
+
+class ProviderChoice(Wire):
+    """The provider a session (or the daemon by default) uses, and where each figure came from."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    key: str = Field(description="where the API key comes from, or `none needed` / `missing`")
+    sources: dict[str, str] = Field(
+        default_factory=dict, description="field → where its value came from"
+    )
+
+
+class SessionProviderInfo(Wire):
+    session_id: str
+    title: str | None = None
+    workspace: str
+    choice: ProviderChoice
+
+
 class DaemonStatusResult(Wire):
     version: str
     pid: int
@@ -32,6 +80,12 @@ class DaemonStatusResult(Wire):
     clients: int
     sessions: int
     db_path: str
+    provider: ProviderChoice | None = Field(
+        default=None, description="what a session without client settings uses"
+    )
+    session_providers: list[SessionProviderInfo] = Field(
+        default_factory=list, description="sessions whose clients sent their own settings"
+    )
 
 
 # ---------------------------------------------------------------- sessions
@@ -71,6 +125,11 @@ class SessionRef(Wire):
 class SessionCreateParams(Wire):
     workspace: str = Field(min_length=1, max_length=4096)
     title: str | None = Field(default=None, max_length=512)
+    client: ClientSettings | None = Field(
+        default=None,
+        description="the client's provider settings; when given, a session is created only "
+        "if they can work (else a configuration error says what to fix)",
+    )
 
 
 class SessionCreateResult(Wire):
@@ -186,6 +245,9 @@ class ConfigPresetParams(Wire):
 # ---------------------------------------------------------------- chat
 class ChatSendParams(SessionRef):
     text: str = Field(min_length=1, max_length=1024 * 1024)
+    client: ClientSettings | None = Field(
+        default=None, description="the client's provider settings for this turn and the next"
+    )
 
 
 class ChatSendResult(Wire):
@@ -327,6 +389,10 @@ class CtxChangedParams(Wire):
     percent: float
     used: int
     usable: int
+    events: list[CtxEvent] | None = Field(
+        default=None,
+        description="what the pipeline did to the request just built (stubs, folds, archives)",
+    )
 
 
 # ---------------------------------------------------------------- episodes

@@ -34,6 +34,7 @@ from bonsai.session.episodes import recall_text
 from bonsai.session.handoff import maybe_suggest_handoff
 from bonsai.session.memory import memory_lease, recall_note
 from bonsai.session.promotion import maybe_promote
+from bonsai.session.provider_choice import session_settings
 from bonsai.session.reinjection import related_context
 from bonsai.session.repomap import map_for
 from bonsai.session.rules import detect_in_user_message
@@ -112,7 +113,7 @@ def _summarizer(settings: Settings) -> Callable[[str], Awaitable[str | None]] | 
 
 def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
     row = daemon.store.get(session_id)
-    settings = daemon.settings(row.workspace).settings
+    settings = session_settings(daemon, session_id, row.workspace)
     providers = settings.providers
     model_row = lookup_model(providers.model, providers.models)
     tools = tools_for(settings, include_hidden=True)
@@ -163,7 +164,9 @@ async def ask_approval(
             future.cancel()
 
 
-def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
+def notify_ctx(
+    daemon: Daemon, session_id: str, assembly: Assembly, events: list[m.CtxEvent] | None = None
+) -> None:
     totals = assembly.totals
     workspace = daemon.store.get(session_id).workspace
     daemon.services.setdefault("last_assembly", {})[workspace] = {
@@ -181,6 +184,7 @@ def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
         percent=round(totals.percent, 2),
         used=totals.used,
         usable=totals.usable,
+        events=events or None,
     )
     daemon.broadcast(session_id, "bonsai/ctx/changed", params)
 
@@ -206,10 +210,9 @@ def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: li
         maybe_promote(
             daemon, session_id, str(bridge.workspace), settings, history, before, bridge.last.state
         )
-        events.extend(
-            e.model_dump(by_alias=True, exclude_none=True) for e in ctx_events(bridge.last.records)
-        )
-        notify_ctx(daemon, session_id, bridge.last)
+        done = ctx_events(bridge.last.records)
+        events.extend(e.model_dump(by_alias=True, exclude_none=True) for e in done)
+        notify_ctx(daemon, session_id, bridge.last, done)
         maybe_suggest_handoff(daemon, session_id, settings, bridge.last, history)
         return request
 

@@ -34,9 +34,19 @@
 ---@class bonsai.ChatSendParams
 ---@field sessionId string
 ---@field text string
+---@field client? bonsai.ClientSettings|nil
 
 ---@class bonsai.ChatSendResult
 ---@field turnId string
+
+---@class bonsai.ClientSettings
+---@field provider? string|nil
+---@field model? string|nil
+---@field baseUrl? string|nil
+---@field fastModel? string|nil
+---@field apiKeys? table<string, string>
+---@field source? string
+---@field names? string[]
 
 ---@class bonsai.ConfigChangedParams
 ---@field problems? string[]
@@ -68,6 +78,7 @@
 ---@field percent number
 ---@field used integer
 ---@field usable integer
+---@field events? bonsai.CtxEvent[]|nil
 
 ---@class bonsai.CtxCompactParams
 ---@field sessionId string
@@ -151,6 +162,8 @@
 ---@field clients integer
 ---@field sessions integer
 ---@field dbPath string
+---@field provider? bonsai.ProviderChoice|nil
+---@field sessionProviders? bonsai.SessionProviderInfo[]
 
 ---@class bonsai.Empty
 
@@ -256,6 +269,13 @@
 ---@field sessionId string
 ---@field facts string[]
 
+---@class bonsai.ProviderChoice
+---@field provider string
+---@field model string
+---@field baseUrl? string|nil
+---@field key string
+---@field sources? table<string, string>
+
 ---@class bonsai.RecallHit
 ---@field messageId string
 ---@field role string
@@ -353,6 +373,7 @@
 ---@class bonsai.SessionCreateParams
 ---@field workspace string
 ---@field title? string|nil
+---@field client? bonsai.ClientSettings|nil
 
 ---@class bonsai.SessionCreateResult
 ---@field sessionId string
@@ -399,6 +420,12 @@
 
 ---@class bonsai.SessionListResult
 ---@field sessions bonsai.SessionInfo[]
+
+---@class bonsai.SessionProviderInfo
+---@field sessionId string
+---@field title? string|nil
+---@field workspace string
+---@field choice bonsai.ProviderChoice
 
 ---@class bonsai.SessionRef
 ---@field sessionId string

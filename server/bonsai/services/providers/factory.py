@@ -52,8 +52,8 @@ def resolve_api_key(settings: ProviderSettings, env: Mapping[str, str]) -> str |
     if settings.provider in KEY_REQUIRED:
         raise ProviderError(
             "auth",
-            f"no API key for provider {settings.provider!r}: set the environment variable "
-            f"{var} or providers.api_key in the config",
+            f"no API key for provider {settings.provider}: export {var} or set "
+            "providers.api_key in ~/.bonsai/config.json ($BONSAI_HOME/config.json)",
         )
     return None
 

@@ -25,6 +25,7 @@ from bonsai.core.replay.report import (
 )
 from bonsai.core.turn.tool_finish import finish_output
 from bonsai.domain import Message
+from bonsai.services.redaction import known as known_keys
 from bonsai.services.replay.policies import PipelinePolicy, PolicyName
 from bonsai.services.replay.prefix import (
     Encode,
@@ -88,7 +89,9 @@ def executed(source: ReplaySource, settings: ToolOutputSettings) -> ReplaySource
     for item in source.items:
         message = item.message
         if message.role == "tool":
-            finished = finish_output(message.content, settings, message.tool_call_id or item.id)
+            finished = finish_output(
+                message.content, settings, message.tool_call_id or item.id, secrets=known_keys()
+            )
             if finished.text != message.content:
                 message = message.model_copy(update={"content": finished.text})
                 item = item.model_copy(update={"message": message})
