@@ -58,6 +58,10 @@ class TurnStopped(Exception):
     """A loop guard ended the turn; the message is shown to the user."""
 
 
+class StepTimedOut(TurnStopped):
+    """A model step ran past ``step_budget_s``; the stream was closed."""
+
+
 @dataclass
 class TurnDeps:
     store: SessionStore
@@ -74,7 +78,8 @@ class TurnDeps:
     policy: dict[str, str] = field(default_factory=dict)
     guard: Guard | None = None
     after_tool: AfterTool | None = None
-    on_usage: Callable[[UsageReport, ChatRequest, dict[str, int]], None] | None = None
+    # called after every model step; ``None`` when the server reported no usage
+    on_usage: Callable[[UsageReport | None, ChatRequest, dict[str, int]], None] | None = None
     on_appended: Callable[[list[StoredMessage]], None] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     # background data for this user turn (recalled memory), added after the user's words
@@ -82,6 +87,8 @@ class TurnDeps:
     # the history a turn starts from (read once; the turn appends to it in memory):
     # the log after the durable summary boundary when one holds; default: the whole log
     load_history: Callable[[], list[StoredMessage]] | None = None
+    # a model step still streaming after this long is cancelled (None: no limit)
+    step_budget_s: float | None = None
 
 
 @dataclass
@@ -119,6 +126,8 @@ class Turn:
             raise
         except TurnStopped as stop:
             status = "stopped"
+            if isinstance(stop, StepTimedOut):
+                self._close_open_calls("not run: the model step ran out of time")
             deps.emit({"kind": "error", "message": str(stop)})
         except ProviderError as error:
             status = "error"
@@ -145,8 +154,12 @@ class Turn:
         out = StepOutput()
         last_save = time.monotonic()
         deps = self.deps
+        budget = deps.step_budget_s
         try:
-            async with contextlib.aclosing(deps.stream(request)) as events:
+            async with (
+                asyncio.timeout(budget),
+                contextlib.aclosing(deps.stream(request)) as events,
+            ):
                 async for event in events:
                     if isinstance(event, TextDelta):
                         out.text += event.text
@@ -158,11 +171,19 @@ class Turn:
                         out.calls.append(event.call)
                     elif isinstance(event, UsageReport):
                         out.usage = event
+        except TimeoutError:
+            self._interrupt(out.text)
+            raise StepTimedOut(
+                f"turn stopped: the model step made no progress within {budget:g} s "
+                f"(providers.step_budget_s); the reply so far is kept as interrupted"
+            ) from None
         except (asyncio.CancelledError, ProviderError):
             self._interrupt(out.text)
             raise
         if out.usage is not None:
             self._account(out.usage, request)
+        elif self.deps.on_usage is not None:  # no usage reported: our estimate stands
+            self.deps.on_usage(None, request, self.usage_total)
         return out
 
     def _interrupt(self, text: str) -> None:

@@ -178,6 +178,20 @@ def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awai
     return run
 
 
+CLIENT_NAMES = {"vscode": "VS Code", "neovim": "Neovim", "nvim": "Neovim", "e2e": "test client"}
+
+
+def client_name(params: lsp.InitializeParams) -> str:
+    """The client in words, from ``initializationOptions.client`` or ``clientInfo``."""
+    options = params.initialization_options
+    raw = options.get("client") if isinstance(options, dict) else None
+    if not isinstance(raw, str) and params.client_info is not None:
+        raw = params.client_info.name
+    if not isinstance(raw, str) or not raw:
+        return ""
+    return CLIENT_NAMES.get(raw.strip().lower(), raw.strip()[:40])
+
+
 class BonsaiProtocol(LanguageServerProtocol):
     """LSP protocol with per-connection exit and raw ``bonsai/*`` params."""
 
@@ -201,6 +215,8 @@ class BonsaiProtocol(LanguageServerProtocol):
             if given != self.token:
                 raise JsonRpcException(code=-32001, message="authentication required: bad token")
             self.connection.authenticated = True
+        if self.connection is not None:
+            self.connection.name = client_name(params)
         result = yield from super().lsp_initialize(params)
         return result
 

@@ -39,6 +39,7 @@ class Connection:
     close: Callable[[], None]
     attached: set[str] = field(default_factory=set)
     authenticated: bool = True
+    name: str = ""  # the editor, in words ("VS Code", "Neovim"), from its initialize
 
     def notify(self, method: str, params: Wire | dict[str, Any]) -> None:
         payload = params.dump() if isinstance(params, Wire) else params

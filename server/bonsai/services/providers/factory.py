@@ -17,7 +17,7 @@ from bonsai.services.providers.anthropic import AnthropicProvider
 from bonsai.services.providers.openai_body import Flavour
 from bonsai.services.providers.openai_chat import DEFAULT_BASE_URLS, OpenAIChatProvider
 from bonsai.services.providers.registry import lookup_model
-from bonsai.services.providers.retry import RetryPolicy, Sleep
+from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep
 from bonsai.services.providers.transport import TransportOptions, real_sleep
 from bonsai.services.providers.types import Provider, ProviderError
 from bonsai.services.redaction import register
@@ -76,6 +76,7 @@ def make_provider(
     sleep: Sleep | None = None,
     rng: random.Random | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    on_retry: OnRetry | None = None,
 ) -> Provider:
     """``sleep``/``rng``/``transport`` are test seams; production passes none."""
     name = model or settings.model
@@ -93,6 +94,7 @@ def make_provider(
         ),
         secrets=(key,) if key else (),
         sleep=sleep or real_sleep,
+        on_retry=on_retry,
         rng=rng or random.Random(),
         transport=transport,
     )
