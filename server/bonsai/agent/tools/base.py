@@ -47,6 +47,8 @@ class ToolServices:
     tool_outputs: ToolOutputStore | None = None
     recall: Recall | None = None
     memory: MemoryService | None = None
+    # a command started (pid, start time): recorded, so a crash then reads as unknown
+    process_started: Callable[[int, int | None], None] | None = None
 
 
 def need(service: _S | None, what: str) -> _S:
