@@ -7,10 +7,26 @@ export interface ApprovalRequestParams {
   tool: string;
   args: Record<string, unknown>;
   diff?: string | null;
+  approvalId?: string | null;
+  cwd?: string | null;
+  path?: string | null;
+  proposed?: string | null;
 }
 
 export interface ApprovalRequestResult {
   approved: boolean;
+}
+
+/** An approval was answered (or withdrawn): every client of the session closes it. */
+export interface ApprovalResolvedParams {
+  sessionId: string;
+  turnId: string;
+  approvalId: string;
+  tool: string;
+  outcome: "approved" | "rejected" | "cancelled" | "expired" | "unanswered";
+  by: string;
+  yours: boolean;
+  at: number;
 }
 
 export interface ChatCancelParams {
@@ -26,7 +42,7 @@ export interface ChatEventParams {
   sessionId: string;
   turnId: string;
   seq: number;
-  kind: "delta" | "toolCall" | "toolResult" | "usage" | "done" | "error" | "notice";
+  kind: "delta" | "toolCall" | "toolResult" | "usage" | "done" | "error" | "notice" | "retry";
   text?: string | null;
   toolCallId?: string | null;
   name?: string | null;
@@ -35,6 +51,8 @@ export interface ChatEventParams {
   isError?: boolean | null;
   usage?: UsageInfo | null;
   message?: string | null;
+  retryInS?: number | null;
+  attempt?: number | null;
 }
 
 export interface ChatSendParams {
@@ -77,7 +95,7 @@ export interface ConfigGetResult {
   path: string;
   problems?: string[];
   availableTools?: string[];
-  lastAssembly?: Record<string, unknown> | null;
+  lastAssembly?: LastAssembly | null;
 }
 
 export interface ConfigPresetParams {
@@ -150,6 +168,7 @@ export interface CtxNode {
   reason?: string;
   turn?: number | null;
   images?: number;
+  step?: string | null;
 }
 
 export interface CtxNodeParams {
@@ -176,6 +195,9 @@ export interface CtxTotals {
   estimatedInput?: number;
   confidence?: "exact" | "high" | "low";
   calibrationFactor?: number;
+  windowSource?: string;
+  windowNotes?: string[];
+  billedReported?: boolean;
 }
 
 export interface CtxTurn {
@@ -240,6 +262,18 @@ export interface HandoffSuggestedParams {
   sessionId: string;
   percent: number;
   handoff: string;
+}
+
+/** The newest request built for a workspace: whose, how full, what it held. */
+export interface LastAssembly {
+  sessionId: string;
+  used: number;
+  usable: number;
+  percent: number;
+  systemParts: string[];
+  messages: number;
+  tools: string[];
+  prefixHash: string;
 }
 
 export interface MemoryAddParams {
@@ -342,6 +376,15 @@ export interface RecallHit {
   text: string;
   questionId?: string | null;
   question?: string | null;
+}
+
+/** Background data the daemon added to a user turn (recalled memory, related
+history, a retry's reflection): shown as a chip on the turn, never as the
+user's words. ``text`` is the readable content, without the framing markup. */
+export interface RecalledNote {
+  sources: ("memory" | "history" | "reflection" | "data")[];
+  titles?: string[];
+  text: string;
 }
 
 export interface ReflectGrade {
@@ -636,6 +679,7 @@ export interface WireMessage {
   toolCallId?: string | null;
   name?: string | null;
   status?: "complete" | "interrupted" | "error" | null;
+  recalled?: RecalledNote | null;
 }
 
 export interface WireToolCall {
@@ -762,6 +806,7 @@ export interface NotificationMap {
   "bonsai/handoff/suggested": HandoffSuggestedParams;
   "bonsai/tree/changed": TreeChangedParams;
   "bonsai/reflect/offered": ReflectOfferedParams;
+  "bonsai/approval/resolved": ApprovalResolvedParams;
 }
 
 export const METHODS = {
@@ -825,4 +870,5 @@ export const METHODS = {
   treeChanged: "bonsai/tree/changed",
   reflectOffered: "bonsai/reflect/offered",
   approvalRequest: "bonsai/approval/request",
+  approvalResolved: "bonsai/approval/resolved",
 } as const;

@@ -107,6 +107,16 @@ class WireToolCall(Wire):
     arguments: str
 
 
+class RecalledNote(Wire):
+    """Background data the daemon added to a user turn (recalled memory, related
+    history, a retry's reflection): shown as a chip on the turn, never as the
+    user's words. ``text`` is the readable content, without the framing markup."""
+
+    sources: list[Literal["memory", "history", "reflection", "data"]]
+    titles: list[str] = Field(default_factory=list)
+    text: str
+
+
 class WireMessage(Wire):
     message_id: str
     role: Role
@@ -116,6 +126,7 @@ class WireMessage(Wire):
     tool_call_id: str | None = None
     name: str | None = None
     status: Literal["complete", "interrupted", "error"] | None = None
+    recalled: RecalledNote | None = None  # set when this user-lane message is background data
 
 
 class SessionRef(Wire):
@@ -216,13 +227,26 @@ class ConfigGetParams(Wire):
     workspace: str | None = None
 
 
+class LastAssembly(Wire):
+    """The newest request built for a workspace: whose, how full, what it held."""
+
+    session_id: str
+    used: int
+    usable: int
+    percent: float
+    system_parts: list[str]
+    messages: int
+    tools: list[str]
+    prefix_hash: str
+
+
 class ConfigGetResult(Wire):
     effective: dict[str, Any]
     overrides: dict[str, Any]
     path: str
     problems: list[str] = Field(default_factory=list)
     available_tools: list[str] = Field(default_factory=list)  # names valid in tools.hidden
-    last_assembly: dict[str, Any] | None = None  # the newest request built for this workspace
+    last_assembly: LastAssembly | None = None
 
 
 class ConfigChangedParams(Wire):
@@ -273,7 +297,7 @@ class ChatEventParams(Wire):
     session_id: str
     turn_id: str
     seq: int
-    kind: Literal["delta", "toolCall", "toolResult", "usage", "done", "error", "notice"]
+    kind: Literal["delta", "toolCall", "toolResult", "usage", "done", "error", "notice", "retry"]
     text: str | None = None
     tool_call_id: str | None = None
     name: str | None = None
@@ -282,6 +306,8 @@ class ChatEventParams(Wire):
     is_error: bool | None = None
     usage: UsageInfo | None = None
     message: str | None = None
+    retry_in_s: float | None = None  # retry: the provider backs off this long
+    attempt: int | None = None  # retry: its number
 
 
 class ApprovalRequestParams(Wire):
@@ -290,10 +316,30 @@ class ApprovalRequestParams(Wire):
     tool: str
     args: dict[str, Any]
     diff: str | None = None
+    approval_id: str | None = None  # matches the later bonsai/approval/resolved
+    cwd: str | None = None  # where a command runs
+    path: str | None = None  # the file an edit changes (workspace-relative)
+    proposed: str | None = None  # the file's whole text after the edit (for a diff editor)
 
 
 class ApprovalRequestResult(Wire):
     approved: bool
+
+
+ApprovalOutcome = Literal["approved", "rejected", "cancelled", "expired", "unanswered"]
+
+
+class ApprovalResolvedParams(Wire):
+    """An approval was answered (or withdrawn): every client of the session closes it."""
+
+    session_id: str
+    turn_id: str
+    approval_id: str
+    tool: str
+    outcome: ApprovalOutcome
+    by: str  # who answered, in words ("VS Code window 3"); "" when nobody did
+    yours: bool  # this client gave the answer that counted
+    at: float  # unix time of the answer
 
 
 # ---------------------------------------------------------------- ctx
@@ -316,6 +362,9 @@ class CtxTotals(Wire):
     estimated_input: int = 0  # our estimate of the last request, beside what was billed
     confidence: Confidence = "low"
     calibration_factor: float = 1.0
+    window_source: str = ""  # where the window figure came from (server, config, registry, default)
+    window_notes: list[str] = Field(default_factory=list)  # e.g. "unknown window: set …"
+    billed_reported: bool = True  # False: the server sent no usage for the last request
 
 
 class CtxNode(Wire):
@@ -329,6 +378,7 @@ class CtxNode(Wire):
     reason: str = ""
     turn: int | None = None
     images: int = 0
+    step: str | None = None  # a tool result's step: the assistant node that made the call
 
 
 class CtxEvent(Wire):

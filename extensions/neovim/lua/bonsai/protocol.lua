@@ -6,9 +6,23 @@
 ---@field tool string
 ---@field args table<string, any>
 ---@field diff? string|nil
+---@field approvalId? string|nil
+---@field cwd? string|nil
+---@field path? string|nil
+---@field proposed? string|nil
 
 ---@class bonsai.ApprovalRequestResult
 ---@field approved boolean
+
+---@class bonsai.ApprovalResolvedParams
+---@field sessionId string
+---@field turnId string
+---@field approvalId string
+---@field tool string
+---@field outcome "approved"|"rejected"|"cancelled"|"expired"|"unanswered"
+---@field by string
+---@field yours boolean
+---@field at number
 
 ---@class bonsai.ChatCancelParams
 ---@field sessionId string
@@ -21,7 +35,7 @@
 ---@field sessionId string
 ---@field turnId string
 ---@field seq integer
----@field kind "delta"|"toolCall"|"toolResult"|"usage"|"done"|"error"|"notice"
+---@field kind "delta"|"toolCall"|"toolResult"|"usage"|"done"|"error"|"notice"|"retry"
 ---@field text? string|nil
 ---@field toolCallId? string|nil
 ---@field name? string|nil
@@ -30,6 +44,8 @@
 ---@field isError? boolean|nil
 ---@field usage? bonsai.UsageInfo|nil
 ---@field message? string|nil
+---@field retryInS? number|nil
+---@field attempt? integer|nil
 
 ---@class bonsai.ChatSendParams
 ---@field sessionId string
@@ -60,7 +76,7 @@
 ---@field path string
 ---@field problems? string[]
 ---@field availableTools? string[]
----@field lastAssembly? table<string, any>|nil
+---@field lastAssembly? bonsai.LastAssembly|nil
 
 ---@class bonsai.ConfigPresetParams
 ---@field preset? "keep"|"balanced"|"save"|nil
@@ -124,6 +140,7 @@
 ---@field reason? string
 ---@field turn? integer|nil
 ---@field images? integer
+---@field step? string|nil
 
 ---@class bonsai.CtxNodeParams
 ---@field sessionId string
@@ -146,6 +163,9 @@
 ---@field estimatedInput? integer
 ---@field confidence? "exact"|"high"|"low"
 ---@field calibrationFactor? number
+---@field windowSource? string
+---@field windowNotes? string[]
+---@field billedReported? boolean
 
 ---@class bonsai.CtxTurn
 ---@field turn integer
@@ -200,6 +220,16 @@
 ---@field sessionId string
 ---@field percent number
 ---@field handoff string
+
+---@class bonsai.LastAssembly
+---@field sessionId string
+---@field used integer
+---@field usable integer
+---@field percent number
+---@field systemParts string[]
+---@field messages integer
+---@field tools string[]
+---@field prefixHash string
 
 ---@class bonsai.MemoryAddParams
 ---@field workspace? string|nil
@@ -285,6 +315,11 @@
 ---@field text string
 ---@field questionId? string|nil
 ---@field question? string|nil
+
+---@class bonsai.RecalledNote
+---@field sources ("memory"|"history"|"reflection"|"data")[]
+---@field titles? string[]
+---@field text string
 
 ---@class bonsai.ReflectGrade
 ---@field kind "tests_failing"|"tool_error"|"user_rejected"
@@ -529,6 +564,7 @@
 ---@field toolCallId? string|nil
 ---@field name? string|nil
 ---@field status? "complete"|"interrupted"|"error"|nil
+---@field recalled? bonsai.RecalledNote|nil
 
 ---@class bonsai.WireToolCall
 ---@field id string
@@ -602,6 +638,7 @@ M.notifications = {
   handoff_suggested = "bonsai/handoff/suggested",
   tree_changed = "bonsai/tree/changed",
   reflect_offered = "bonsai/reflect/offered",
+  approval_resolved = "bonsai/approval/resolved",
 }
 
 M.server_requests = {

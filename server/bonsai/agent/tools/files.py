@@ -7,6 +7,7 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 from bonsai.agent.tools.base import (
     Args,
@@ -225,6 +226,23 @@ def _write_preview(ctx: ToolContext, args: Args) -> str | None:
             return _diff(raw, "", content)  # a new folder: nothing there yet
         target.close()
         return _diff(target.rel, _current_text(ws, raw), content)
+
+
+def proposed_text(root: Path, tool: str, args: Args) -> str | None:
+    """The whole text a file would have after this edit_file/write_file call (for a
+    reviewer's diff editor); None for other tools. Raises like the tool would."""
+    if tool not in ("edit_file", "write_file"):
+        return None
+    with workspace(root) as ws:
+        if tool == "write_file":
+            try:
+                ws.target(arg_str(args, "path")).close()  # refuses a path outside the workspace
+            except (FileNotFoundError, NotADirectoryError):
+                pass  # a new folder: nothing there yet
+            return arg_str(args, "content", required=False)
+        target, _, after = _edited(ws, args)
+        target.close()
+    return after
 
 
 async def write_file(ctx: ToolContext, args: Args) -> ToolResult:

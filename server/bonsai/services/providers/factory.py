@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from bonsai.services.providers.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
 from bonsai.services.providers.anthropic import AnthropicProvider
-from bonsai.services.providers.openai_body import Flavour
+from bonsai.services.providers.anthropic_body import build_anthropic_body
+from bonsai.services.providers.openai_body import Flavour, build_openai_body
 from bonsai.services.providers.openai_chat import DEFAULT_BASE_URLS, OpenAIChatProvider
 from bonsai.services.providers.registry import lookup_model
-from bonsai.services.providers.retry import RetryPolicy, Sleep
+from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep
 from bonsai.services.providers.transport import TransportOptions, real_sleep
-from bonsai.services.providers.types import Provider, ProviderError
+from bonsai.services.providers.types import ChatRequest, Provider, ProviderError
 from bonsai.services.redaction import register
 from bonsai.settings import ProviderSettings
 
@@ -68,6 +70,14 @@ def base_url_for(settings: ProviderSettings) -> str:
     return DEFAULT_BASE_URLS[settings.provider]
 
 
+def request_body(settings: ProviderSettings, req: ChatRequest) -> dict[str, Any]:
+    """The JSON body the provider ``make_provider(settings)`` sends for ``req``
+    (the same builders, chosen the same way): what the ledger's wire view shows."""
+    if settings.provider == "anthropic":
+        return build_anthropic_body(req)
+    return build_openai_body(req, FLAVOURS[settings.provider])
+
+
 def make_provider(
     settings: ProviderSettings,
     *,
@@ -76,6 +86,7 @@ def make_provider(
     sleep: Sleep | None = None,
     rng: random.Random | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    on_retry: OnRetry | None = None,
 ) -> Provider:
     """``sleep``/``rng``/``transport`` are test seams; production passes none."""
     name = model or settings.model
@@ -93,6 +104,7 @@ def make_provider(
         ),
         secrets=(key,) if key else (),
         sleep=sleep or real_sleep,
+        on_retry=on_retry,
         rng=rng or random.Random(),
         transport=transport,
     )

@@ -21,7 +21,7 @@ from bonsai.services.providers.errors import (
     error_from_status,
     provider_message,
 )
-from bonsai.services.providers.retry import RetryPolicy, Sleep, retrying, wall_clock
+from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep, retrying, wall_clock
 from bonsai.services.providers.sse import SseEvent, iter_sse
 from bonsai.services.providers.types import ProviderError, ProviderEvent
 from bonsai.services.redaction import redact_error
@@ -43,6 +43,7 @@ class TransportOptions:
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     secrets: tuple[str, ...] = ()
     sleep: Sleep = real_sleep
+    on_retry: OnRetry | None = None  # told before each backoff (the daemon shows it)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     now: Callable[[], float] = wall_clock
     transport: httpx.AsyncBaseTransport | None = None
@@ -74,6 +75,7 @@ class Transport:
             self.opts.policy,
             sleep=self.opts.sleep,
             rng=self.opts.rng,
+            on_retry=self.opts.on_retry,
         )
 
     async def post_json(
