@@ -31,6 +31,7 @@ class ModelInfo(Section):
     price_cached_input: float = 0.0
     price_output: float = 0.0
     price_cache_write: float | None = None  # None: cache writes cost price_input
+    cache_ttl_s: float | None = Field(None, gt=0)  # idle prefix-cache lifetime; None: the family's
 
 
 class ProviderSettings(Section):

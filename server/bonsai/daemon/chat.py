@@ -35,6 +35,7 @@ from bonsai.daemon.turn_watch import TurnWatch
 from bonsai.domain import StoredMessage, ToolCall
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key
+from bonsai.services.providers.pricing import pricing_of
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.providers.types import ChatRequest, ProviderError, UsageReport
 from bonsai.services.store.turns import ToolOutputStore, TurnStore
@@ -129,6 +130,7 @@ def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
         tools=[t.spec() for t in tools],
         repomap_text=None,
         peers=peers,
+        pricing=pricing_of(model_row.info, name=providers.model),
     )
 
 

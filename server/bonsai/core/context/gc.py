@@ -16,8 +16,8 @@ from bonsai.core.context.stubbing import (
     add_stubs,
     cache_note,
     choose_stubs,
-    pays_for_itself,
     stub_records,
+    work_pays,
 )
 from bonsai.core.context.work import Work, analyse
 
@@ -41,7 +41,7 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
         return work, []
     kept = work.tokens_before(set(chosen))
     resent = max(0, used - saved - kept - work.fresh_tokens())
-    if not pays_for_itself(saved, used, resent, settings):
+    if not work_pays(work, saved, resent):
         return work, []
     after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools)
     batch = Record(

@@ -10,8 +10,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bonsai.core.context.expiry import EXPIRY_KIND
+from bonsai.core.pricing import FamilyName
 from bonsai.core.replay_report import percentile
 from bonsai.services.importers import import_file
+from bonsai.services.replay.billing import Bill, cost
 from bonsai.services.replay.runner import ReplayConfig, StepRow, replay_steps
 from bonsai.services.replay.source import source_from_messages
 
@@ -39,8 +42,11 @@ class Tally:
     managed: int = 0
     cached: int = 0
     raw_cached: int = 0
-    rewrites: int = 0
+    rewrites: int = 0  # calls that rewrote content a warm cache held (paid rewrites)
+    expiry_rewrites: int = 0  # calls that rewrote at cache expiry (free)
     ms: list[float] = field(default_factory=list)
+    raw_bills: list[Bill] = field(default_factory=list)
+    bills: list[Bill] = field(default_factory=list)
 
     def add(self, rows: list[StepRow], rewrite_kinds: frozenset[str]) -> None:
         for row in rows:
@@ -53,7 +59,13 @@ class Tally:
             self.raw_cached += row.raw_cached
             self.ms.append(turn.pipeline_ms)
             kinds = {e.split(":", 1)[0].strip() for e in turn.events}
-            self.rewrites += bool(kinds & rewrite_kinds)
+            if EXPIRY_KIND in kinds:
+                self.expiry_rewrites += 1
+            else:
+                self.rewrites += bool(kinds & rewrite_kinds)
+            if row.raw_bill is not None and row.bill is not None:
+                self.raw_bills.append(row.raw_bill)
+                self.bills.append(row.bill)
 
     def saved(self) -> float:
         return 1 - self.managed / self.raw if self.raw else 0.0
@@ -65,6 +77,14 @@ class Tally:
         raw = self.raw - (1 - cache_read_price) * self.raw_cached
         managed = self.managed - (1 - cache_read_price) * self.cached
         return managed / raw if raw else 1.0
+
+    def family_cost_ratio(self, family: FamilyName) -> float:
+        """Managed cost over raw cost under ``family``'s billing rule."""
+        raw = cost(self.raw_bills, family)
+        return cost(self.bills, family) / raw if raw else 1.0
+
+    def rewrites_per_100(self) -> float:
+        return 100 * self.rewrites / self.turns if self.turns else 0.0
 
     def fit(self) -> float:
         return self.fits / self.turns if self.turns else 1.0

@@ -30,6 +30,7 @@ from bonsai.core.context import (
     plan_compaction,
     read_reuse,
 )
+from bonsai.core.pricing import Pricing
 from bonsai.settings import ContextSettings
 
 PolicyName = Literal["managed", "none", "naive"]
@@ -55,7 +56,7 @@ def naive_settings(settings: ContextSettings) -> ContextSettings:
 class Policy(Protocol):
     name: PolicyName
 
-    def step(self, items: list[Item], turn: int) -> Assembly: ...
+    def step(self, items: list[Item], turn: int, idle: float | None = None) -> Assembly: ...
 
 
 @dataclass
@@ -71,6 +72,7 @@ class PipelinePolicy:
     counter: TokenCounter
     offline: bool = True
     reuse: bool = True
+    pricing: Pricing | None = None  # what rewrites pay back under; its TTL decides expiry
     state: ContextState = field(default_factory=ContextState)
     log: list[Item] = field(default_factory=list)
     memo: AssemblyMemo = field(default_factory=AssemblyMemo)
@@ -81,7 +83,9 @@ class PipelinePolicy:
         elif self.name == "naive":
             self.settings = naive_settings(self.settings)
 
-    def _input(self, items: list[Item], turn: int, state: ContextState) -> AssembleInput:
+    def _input(
+        self, items: list[Item], turn: int, state: ContextState, idle: float | None = None
+    ) -> AssembleInput:
         return AssembleInput(
             parts=self.parts,
             tools=self.tools,
@@ -93,12 +97,16 @@ class PipelinePolicy:
             counter=self.counter,
             turn=turn,
             memo=self.memo,
+            pricing=self.pricing,
+            idle_seconds=idle,
         )
 
-    def step(self, items: list[Item], turn: int) -> Assembly:
+    def step(self, items: list[Item], turn: int, idle: float | None = None) -> Assembly:
+        """The request before the next recorded reply; ``idle``: seconds since the
+        previous call (past the pricing's TTL the cache has expired)."""
         reused = self._append(items)
         items = self.log
-        assembly = assemble(self._input(items, turn, self.state))
+        assembly = assemble(self._input(items, turn, self.state, idle))
         if self.name == "naive":
             assembly = self._naive(assembly, items, turn)
         elif assembly.summary_due:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bonsai.core.context import Assembly, Budget, SystemPart, TokenCounter, system_text
+from bonsai.core.pricing import Pricing, family_rule
 from bonsai.core.replay_report import ModelPrice, ReplayReport, ReplayTurn, summarize
 from bonsai.domain import Message
+from bonsai.services.replay.billing import Bill, PauseModel, call_idles
 from bonsai.services.replay.policies import PipelinePolicy, PolicyName
 from bonsai.services.replay.prefix import (
     Encode,
@@ -45,6 +47,17 @@ class ReplayConfig:
     cache_read_price: float = 0.1
     price: ModelPrice | None = None
     tools: tuple[dict[str, Any], ...] = ()
+    pricing: Pricing | None = None  # what the pipeline decides on (None: family rule, read price)
+    pauses: PauseModel = field(
+        default_factory=PauseModel
+    )  # call spacing when the recording has no timestamps
+
+    def decision_pricing(self) -> Pricing:
+        """The prices the replayed pipeline pays back under (the active provider's)."""
+        if self.pricing is not None:
+            return self.pricing
+        rule = family_rule(self.family)
+        return rule.model_copy(update={"cached_read": self.cache_read_price * rule.input})
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,9 @@ class StepRow:
     turn: ReplayTurn
     raw_cached: int
     assembly: Assembly
+    raw_bill: Bill | None = None  # size, exact shared prefix, idle (per-family billing)
+    bill: Bill | None = None
+    timing: str = ""  # where the idle times come from (timestamps or the pause model)
 
 
 def _system_message(parts: Sequence[SystemPart]) -> Message | None:
@@ -68,6 +84,7 @@ def _policy(source: ReplaySource, config: ReplayConfig) -> PipelinePolicy:
         family=config.family,
         counter=config.counter,
         offline=config.offline,
+        pricing=config.decision_pricing(),
     )
 
 
@@ -77,6 +94,9 @@ def replay_steps(source: ReplaySource, config: ReplayConfig) -> list[StepRow]:
     raw_prefix = PrefixTracker(config.granularity, config.encode)
     managed_prefix = PrefixTracker(config.granularity, config.encode)
     raw_system = _system_message(policy.parts)
+    idles, timing = call_idles(source.items, source.steps, source.times, config.pauses)
+    pricing = config.decision_pricing()
+    cold = [pricing.expired(idle) for idle in idles]
     rows: list[StepRow] = []
     for step, pos in enumerate(source.steps):
         items = source.items[:pos]
@@ -84,12 +104,19 @@ def replay_steps(source: ReplaySource, config: ReplayConfig) -> list[StepRow]:
             config.counter, raw_system, policy.tools, [i.message for i in items]
         )
         started = time.perf_counter()
-        assembly = policy.step(items, items[-1].turn if items else 0)
+        assembly = policy.step(items, items[-1].turn if items else 0, idles[step])
         elapsed = (time.perf_counter() - started) * 1000
         system = _system_message(assembly.system)
         units = request_units(config.counter, system, assembly.tools, assembly.messages)
         turn = _turn(step, raw_units, units, managed_prefix, config, elapsed, assembly)
-        rows.append(StepRow(turn=turn, raw_cached=raw_prefix.measure(raw_units), assembly=assembly))
+        raw_cached = raw_prefix.measure(raw_units)
+        raw_bill = Bill(turn.raw_input_tokens, raw_prefix.common, idles[step])
+        bill = Bill(turn.managed_input_tokens, managed_prefix.common, idles[step])
+        if cold[step]:  # the cache expired during the pause: nothing is read from it
+            turn, raw_cached = turn.model_copy(update={"cached_input_tokens": 0}), 0
+        rows.append(
+            StepRow(turn, raw_cached, assembly, raw_bill=raw_bill, bill=bill, timing=timing)
+        )
     return rows
 
 

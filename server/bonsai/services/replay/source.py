@@ -22,6 +22,7 @@ class ReplaySource:
     items: list[Item]
     title: str = ""
     session_id: str = ""
+    times: list[float | None] | None = None  # per item, epoch seconds, when the recording has them
 
     @property
     def steps(self) -> list[int]:
@@ -30,10 +31,18 @@ class ReplaySource:
 
 
 def source_from_messages(
-    messages: list[Message], ids: list[str] | None = None, *, title: str = "", session_id: str = ""
+    messages: list[Message],
+    ids: list[str] | None = None,
+    *,
+    title: str = "",
+    session_id: str = "",
+    times: list[float | None] | None = None,
 ) -> ReplaySource:
     """Split ``messages`` into persona and items; ``ids`` name the items
-    (stored message ids), default ``m1``, ``m2``…"""
+    (stored message ids), default ``m1``, ``m2``…; ``times`` are the messages'
+    timestamps (epoch seconds) when the recording has them."""
+    if times is not None and len(times) != len(messages):
+        raise ValueError(f"{len(times)} timestamps for {len(messages)} messages")
     if ids is not None and len(ids) != len(messages):
         raise ValueError(f"{len(ids)} ids for {len(messages)} messages")
     lead = 0
@@ -50,4 +59,7 @@ def source_from_messages(
         turn += message.role == "user"
         item_id = ids[pos] if ids is not None else f"m{pos + 1}"
         items.append(Item(id=item_id, seq=pos + 1, turn=turn, message=message))
-    return ReplaySource(persona=persona, items=items, title=title, session_id=session_id)
+    kept = times[lead:] if times is not None else None
+    return ReplaySource(
+        persona=persona, items=items, title=title, session_id=session_id, times=kept
+    )
