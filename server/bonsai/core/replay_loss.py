@@ -6,7 +6,8 @@ archived episode); the recording shows what the agent wrote afterwards. A
 with an underscore, a dot or an inner capital (``parse_header``,
 ``QuerySet.filter``, ``fooBar``), a number of four or more digits or with a
 decimal point (``4012``, ``3.14``), or a whole line of at least
-:data:`MIN_LINE` characters. It is **needed later** when it appears in a later
+:data:`MIN_LINE` characters (URLs are left out: they name a resource any agent
+can write down). It is **needed later** when it appears in a later
 assistant message (its text or tool-call arguments) while it is nowhere in the
 window sent for that message: the managed agent could only have written it by
 getting the span back.
@@ -28,6 +29,7 @@ _IDENT = re.compile(r"\b[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+\b|\b[A-Za-z_]\w*\b")
 _NUMBER = re.compile(r"(?<![\w.])(?:\d{4,}|\d+\.\d+)(?![\w.])")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _COMMON_SUFFIX = frozenset({"com", "org", "net", "txt", "md", "0", "1"})
+_URL = re.compile(r"\b[a-z][\w+.-]*://\S+")  # a URL names a resource, not a finding
 
 
 def _distinct_ident(word: str) -> bool:
@@ -39,6 +41,7 @@ def _distinct_ident(word: str) -> bool:
 def items_of_line(line: str) -> set[str]:
     """The distinctive items of one line."""
     found: set[str] = set()
+    whole, line = line.strip(), _URL.sub(" ", line)
     for match in _PATH.finditer(line):
         path = match.group(0).strip(".")
         if len(path) >= 4 and ("/" in path or path.rsplit(".", 1)[-1] not in _COMMON_SUFFIX):
@@ -47,9 +50,8 @@ def items_of_line(line: str) -> set[str]:
         if _distinct_ident(match.group(0)):
             found.add(match.group(0))
     found.update(m.group(0) for m in _NUMBER.finditer(line))
-    stripped = line.strip()
-    if len(stripped) >= MIN_LINE:
-        found.add(stripped)
+    if len(whole) >= MIN_LINE:
+        found.add(whole)
     return found
 
 

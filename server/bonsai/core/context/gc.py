@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bonsai.core.context.candidates import stub_candidates, superseded_reads
 from bonsai.core.context.models import Record
+from bonsai.core.context.state import StubEntry
 from bonsai.core.context.stubbing import (
     add_stubs,
     cache_note,
@@ -20,6 +21,7 @@ from bonsai.core.context.stubbing import (
     work_pays,
 )
 from bonsai.core.context.work import Work, analyse
+from bonsai.core.pricing import break_even_calls
 
 
 def collect(work: Work) -> tuple[Work, list[Record]]:
@@ -27,7 +29,7 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
     settings = work.inp.settings
     used = work.used
     if used <= settings.gc_trigger * work.usable:
-        return work, []
+        return economic(work)
     candidates = stub_candidates(
         work.nodes,
         work.protected,
@@ -43,6 +45,38 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
     resent = max(0, used - saved - kept - work.fresh_tokens())
     if not work_pays(work, saved, resent):
         return work, []
+    return _apply(work, chosen, saved, kept)
+
+
+def economic(work: Work) -> tuple[Work, list[Record]]:
+    """Below the trigger: one big batch of every candidate, taken only when it
+    breaks even (under the billed prices) within ``payback_horizon`` of the calls
+    made so far: a session that has run N calls is expected to run about N more."""
+    settings = work.inp.settings
+    if settings.payback_horizon <= 0:
+        return work, []
+    candidates = stub_candidates(
+        work.nodes,
+        work.protected,
+        superseded_reads(work.inp.items),
+        min_tokens=settings.min_stub_tokens,
+        include_failed=False,
+    )
+    chosen, saved = choose_stubs(work, candidates, 0, "gc")
+    if not chosen or saved < settings.min_rewrite_tokens:
+        return work, []
+    kept = work.tokens_before(set(chosen))
+    resent = max(0, work.used - saved - kept - work.fresh_tokens())
+    calls = sum(n.item.message.role == "assistant" for n in work.nodes)
+    if break_even_calls(saved, resent, work.pricing) > settings.payback_horizon * calls:
+        return work, []
+    return _apply(work, chosen, saved, kept)
+
+
+def _apply(
+    work: Work, chosen: dict[str, StubEntry], saved: int, kept: int
+) -> tuple[Work, list[Record]]:
+    used = work.used
     after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools)
     batch = Record(
         kind="gc",
