@@ -12,8 +12,9 @@ CHAT = FIXTURES / "chat.aider.chat.history.md"
 def test_sessions_are_runs() -> None:
     first = import_file(CHAT)
     assert (first.format, first.runs, first.run) == ("aider", 2, 0)
-    assert first.title == "aider chat started at 2024-05-01 10:00:00"
-    assert import_file(CHAT, run=1).title == "aider chat started at 2024-05-02 09:30:00"
+    # titled from the first request typed (not the /add command, not the header)
+    assert first.title == "make hello() greet in Ünïcode"
+    assert import_file(CHAT, run=1).title == "windows line endings"
 
 
 def test_user_lines_join_and_keep_trailing_spaces_and_unicode() -> None:
@@ -79,9 +80,20 @@ def test_file_without_session_header_is_one_session_with_a_warning() -> None:
     assert any("no '# aider chat started at' line" in w for w in session.warnings)
 
 
-def test_an_unclosed_fence_is_reported() -> None:
-    text = "# aider chat started at x\n\n#### go\n\n```python\n#### still code\n"
+def test_an_unclosed_fence_is_closed_at_the_next_user_turn_with_a_warning() -> None:
+    text = "# aider chat started at x\n\n#### go\n\n```python\ncode\n\n#### next turn\n\nok\n"
+    session = parse_text(text, "aider")
+    assert [m.role for m in session.messages] == ["user", "assistant", "user", "assistant"]
+    assert session.messages[1].content == "```python\ncode\n"
+    assert session.messages[2].content == "next turn"
+    assert any(
+        "1 unclosed code fence(s) closed at the next user turn" in w for w in session.warnings
+    )
+
+
+def test_a_fence_open_at_the_end_with_no_user_turn_after_it_is_reported() -> None:
+    text = "# aider chat started at x\n\n#### go\n\n```python\nstill code\n"
     session = parse_text(text, "aider")
     assert [m.role for m in session.messages] == ["user", "assistant"]
-    assert session.messages[1].content == "```python\n#### still code\n"
+    assert session.messages[1].content == "```python\nstill code\n"
     assert any("ends inside an assistant code fence" in w for w in session.warnings)

@@ -1,4 +1,4 @@
-"""``--format auto``: content sniffing with the extension as tie-breaker."""
+"""``--format auto``: the content decides, never the file name."""
 
 from __future__ import annotations
 
@@ -6,15 +6,22 @@ from pathlib import Path
 
 import pytest
 from importer_helpers import FIXTURES
+from recordings import ALL_FORMATS
 
-from bonsai.services.importers import ImportFormatError, detect_format, import_file, parse_text
+from bonsai.services.importers import (
+    FORMATS,
+    ImportFormatError,
+    detect_format,
+    import_file,
+    parse_text,
+)
 
 
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
         ("openai_array.json", "openai"),
-        ("mini_swe_agent.traj.json", "openai"),
+        ("mini_swe_agent.traj.json", "mini-swe-agent"),
         ("openai_chat.jsonl", "openai"),
         ("swe_text.traj", "swe-agent"),
         ("swe_function_calling.traj", "swe-agent"),
@@ -24,13 +31,31 @@ from bonsai.services.importers import ImportFormatError, detect_format, import_f
 )
 def test_fixtures_are_recognised(name: str, expected: str) -> None:
     path = FIXTURES / name
-    assert detect_format(path, path.read_bytes()[:65536]) == expected
+    data = path.read_bytes()
+    assert detect_format(path, data[:65536], data[-4096:]) == expected
     assert import_file(path).format == expected
 
 
-def test_content_wins_over_a_misleading_extension() -> None:
-    head = (FIXTURES / "openhands_runs.jsonl").read_bytes()[:4096]
-    assert detect_format(Path("renamed.json"), head) == "openhands"
+@pytest.mark.parametrize("fmt", sorted(ALL_FORMATS))
+def test_every_format_is_recognised_under_a_meaningless_name(fmt: str, tmp_path: Path) -> None:
+    path = tmp_path / "recording.data"
+    path.write_text(ALL_FORMATS[fmt](), encoding="utf-8")
+    session = import_file(path)
+    assert session.format == fmt
+    assert session.messages
+
+
+def test_every_supported_format_has_a_generated_recording() -> None:
+    assert set(ALL_FORMATS) == set(FORMATS)
+
+
+def test_content_wins_over_a_misleading_extension(tmp_path: Path) -> None:
+    path = tmp_path / "looks_like.traj"  # the SWE-agent extension, holding OpenHands output
+    path.write_bytes((FIXTURES / "openhands_runs.jsonl").read_bytes())
+    assert import_file(path).format == "openhands"
+    aider = tmp_path / "chat.json"
+    aider.write_bytes((FIXTURES / "chat.aider.chat.history.md").read_bytes())
+    assert import_file(aider).format == "aider"
 
 
 def test_keys_inside_string_values_do_not_count() -> None:
@@ -38,23 +63,23 @@ def test_keys_inside_string_values_do_not_count() -> None:
     assert detect_format(Path("x.json"), head) == "openai"
 
 
-def test_ambiguous_content_names_the_formats_and_the_extension_settles_it() -> None:
-    head = b"[a link](x)\n# aider chat started at 2024-01-01\n"
+def test_mini_swe_agent_is_recognised_by_the_format_key_at_the_end_of_a_big_file() -> None:
+    body = b'{"info": {}, "messages": [' + b'{"role": "user", "content": "x"},' * 5000
+    tail = b'{"role": "user", "content": "x"}], "trajectory_format": "mini-swe-agent-1.1"}'
+    assert detect_format(Path("t.json"), body[:65536], tail) == "mini-swe-agent"
+
+
+def test_unsupported_content_lists_every_supported_format() -> None:
     with pytest.raises(ImportFormatError) as caught:
-        detect_format(Path("notes.txt"), head)
-    message = str(caught.value)
-    assert "ambiguous format: looks like aider and openai" in message
-    assert "openai, swe-agent, openhands, aider" in message
-    assert detect_format(Path("notes.md"), head) == "aider"
-
-
-def test_unrecognised_content_lists_the_formats() -> None:
-    with pytest.raises(ImportFormatError, match=r"unrecognised format.*openai, swe-agent"):
         detect_format(Path("plain.txt"), b"hello world\n")
+    message = str(caught.value)
+    assert message.startswith("plain.txt: unrecognised format; the supported formats are")
+    for name in FORMATS:
+        assert name in message
 
 
-def test_parse_text_auto_uses_the_source_name() -> None:
-    session = parse_text('[{"role": "user", "content": "hi"}]', "auto", source="a.json")
+def test_parse_text_detects_too() -> None:
+    session = parse_text('[{"role": "user", "content": "hi"}]', "auto", source="a.md")
     assert session.format == "openai"
 
 

@@ -70,19 +70,6 @@ def test_unknown_part_types_are_left_out_with_a_warning() -> None:
     assert any("input_audio" in w for w in session.warnings)
 
 
-def test_mini_swe_agent_messages_object_ignores_extra() -> None:
-    session = import_file(FIXTURES / "mini_swe_agent.traj.json")
-    assert session.format == "openai"
-    assert [m.role for m in session.messages] == [
-        "system",
-        "user",
-        "assistant",
-        "user",
-        "assistant",
-    ]
-    assert session.messages[1].content == "Please solve this issue: tabs\tand trailing spaces   "
-
-
 def test_jsonl_one_message_a_line() -> None:
     session = import_file(FIXTURES / "openai_chat.jsonl")
     assert [m.role for m in session.messages] == ["user", "assistant", "tool", "assistant"]

@@ -15,7 +15,7 @@ RUNS = FIXTURES / "openhands_runs.jsonl"
 def test_first_run_by_default_and_the_run_count() -> None:
     session = import_file(RUNS)
     assert (session.format, session.runs, session.run) == ("openhands", 2, 0)
-    assert session.title == "demo__repo-1"
+    assert session.title == "Fix the bug — ünïcode"
     assert import_file(RUNS, run=1).title == "Add a license"
 
 

@@ -445,7 +445,7 @@ export interface SessionForkResult {
 
 export interface SessionImportParams {
   path: string;
-  format?: "auto" | "openai" | "swe-agent" | "openhands" | "aider";
+  format?: "auto" | "mini-swe-agent" | "claude-code" | "codex" | "openhands" | "swe-agent" | "aider" | "openai" | "anthropic";
   run?: number;
   workspace: string;
 }

@@ -11,7 +11,7 @@ from typing import Any
 from bonsai.cli.client import DaemonClient, RpcError
 from bonsai.cli.ctx_table import print_ledger
 from bonsai.cli.render import TurnPrinter
-from bonsai.services.config import bonsai_home
+from bonsai.home import bonsai_home
 
 
 def pick_session(client: DaemonClient, session: str | None, workspace: Path, create: bool) -> str:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
+import importlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bonsai import __version__
-from bonsai.services.config import bonsai_home
+from bonsai.home import bonsai_home
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     from bonsai.daemon import lifecycle
     from bonsai.daemon.server import ServeError, ServeOptions, parse_tcp, run
     from bonsai.services.store.db import StoreError
@@ -96,65 +100,127 @@ def _sim(args: argparse.Namespace) -> int:
     return sim_main(args.sim_args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_serve(sub: Any) -> None:
+    serve = sub.add_parser("serve", help=_HELP["serve"])
+    serve.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout")
+    serve.add_argument("--socket", metavar="PATH", help="serve many clients on a unix socket")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="also serve on loopback TCP (token)")
+    serve.set_defaults(func=_serve)
+
+
+def _add_connect(sub: Any) -> None:
+    sub.add_parser("connect", help=_HELP["connect"]).set_defaults(func=_connect)
+
+
+def _add_status(sub: Any) -> None:
+    status = sub.add_parser("status", help=_HELP["status"])
+    status.add_argument("--json", action="store_true", help="print the status as JSON")
+    status.add_argument("--no-start", action="store_true", help="do not start a daemon")
+    status.set_defaults(func=_status)
+
+
+def _add_stop(sub: Any) -> None:
+    sub.add_parser("stop", help=_HELP["stop"]).set_defaults(func=_stop)
+
+
+def _add_demo(sub: Any) -> None:
+    demo = sub.add_parser("demo", help=_HELP["demo"])
+    demo.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
+    demo.set_defaults(func=_demo)
+
+
+def _add_sim(sub: Any) -> None:
+    sim = sub.add_parser("sim", help=_HELP["sim"])
+    sim.add_argument("sim_args", nargs=argparse.REMAINDER)
+    sim.set_defaults(func=_sim)
+
+
+def _add_dev(sub: Any) -> None:
+    dev = sub.add_parser("dev", help=_HELP["dev"])
+    dev_sub = dev.add_subparsers(dest="dev_command", metavar="TASK", required=True)
+    gen = dev_sub.add_parser("gen-protocol", help="regenerate protocol schemas, TS, Lua, docs")
+    gen.add_argument("--root", default=".", help="repository root")
+    gen.set_defaults(func=_gen_protocol)
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Subcommands registered by one function, imported only when one of them is chosen."""
+
+    names: tuple[str, ...]
+    module: str
+    adder: str
+
+
+# The console script's subcommands in help order. Each group's module is imported only
+# when the user picks one of its commands, so `bonsai status` never pays for the repo map.
+_GROUPS: tuple[_Group, ...] = (
+    _Group(("serve",), __name__, "_add_serve"),
+    _Group(("connect",), __name__, "_add_connect"),
+    _Group(("status",), __name__, "_add_status"),
+    _Group(("stop",), __name__, "_add_stop"),
+    _Group(("demo",), __name__, "_add_demo"),
+    _Group(("chat", "ctx"), "bonsai.cli.chat", "add_chat_commands"),
+    _Group(("memory", "remember"), "bonsai.services.memory.cli", "add_memory_commands"),
+    _Group(("import", "replay", "recall"), "bonsai.cli.replay", "add_replay_commands"),
+    _Group(("repomap",), "bonsai.services.repomap.cli", "add_repomap_command"),
+    _Group(("sim",), __name__, "_add_sim"),
+    _Group(("dev",), __name__, "_add_dev"),
+)
+
+_HELP: dict[str, str] = {
+    "serve": "run the daemon (stdio, unix socket, loopback TCP)",
+    "connect": "bridge stdio to the shared daemon (editors)",
+    "status": "show the daemon's status",
+    "stop": "stop the daemon",
+    "demo": "a whole coding session offline (no API key)",
+    "chat": "send a message and stream the agent's reply",
+    "ctx": "show where the context window goes",
+    "memory": "manage persistent memory",
+    "remember": "pin a fact in memory",
+    "import": "import a recorded agent session into the session store",
+    "replay": "replay a recording through the context pipeline, offline",
+    "recall": "search a stored session's messages",
+    "repomap": "print the repository map of a directory",
+    "sim": "run the provider simulator (see `bonsai sim -- --help`)",
+    "dev": "developer tasks",
+}
+
+
+def _chosen(argv: list[str]) -> str | None:
+    """The subcommand named on the command line (the first argument that is one)."""
+    names = {name for group in _GROUPS for name in group.names}
+    for arg in argv:
+        if arg in names:
+            return arg
+        if not arg.startswith("-"):
+            return None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Only the chosen subcommand's group (from ``argv``) is
+    imported and configured in full; the others are listed by name and help.
+    ``argv=None`` builds every subcommand in full (tests, docs)."""
     parser = argparse.ArgumentParser(
         prog="bonsai",
         description="bonsai: a context-managing daemon for LLM coding agents.",
     )
     parser.add_argument("--version", action="version", version=f"bonsai {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    serve = sub.add_parser("serve", help="run the daemon (stdio, unix socket, loopback TCP)")
-    serve.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout")
-    serve.add_argument("--socket", metavar="PATH", help="serve many clients on a unix socket")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="also serve on loopback TCP (token)")
-    serve.set_defaults(func=_serve)
-
-    connect = sub.add_parser("connect", help="bridge stdio to the shared daemon (editors)")
-    connect.set_defaults(func=_connect)
-
-    status = sub.add_parser("status", help="show the daemon's status")
-    status.add_argument("--json", action="store_true")
-    status.add_argument("--no-start", action="store_true", help="do not start a daemon")
-    status.set_defaults(func=_status)
-
-    stop = sub.add_parser("stop", help="stop the daemon")
-    stop.set_defaults(func=_stop)
-
-    demo = sub.add_parser("demo", help="a whole coding session offline (no API key)")
-    demo.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
-    demo.set_defaults(func=_demo)
-
-    from bonsai.cli.chat import add_chat_commands
-
-    add_chat_commands(sub)
-
-    from bonsai.services.memory.cli import add_memory_commands
-
-    add_memory_commands(sub)
-
-    from bonsai.cli.replay import add_replay_commands
-
-    add_replay_commands(sub)
-
-    from bonsai.services.repomap.cli import add_repomap_command
-
-    add_repomap_command(sub)
-
-    sim = sub.add_parser("sim", help="run the provider simulator (see `bonsai sim -- --help`)")
-    sim.add_argument("sim_args", nargs=argparse.REMAINDER)
-    sim.set_defaults(func=_sim)
-
-    dev = sub.add_parser("dev", help="developer tasks")
-    dev_sub = dev.add_subparsers(dest="dev_command", metavar="TASK", required=True)
-    gen = dev_sub.add_parser("gen-protocol", help="regenerate protocol schemas, TS, Lua, docs")
-    gen.add_argument("--root", default=".", help="repository root")
-    gen.set_defaults(func=_gen_protocol)
+    chosen = _chosen(argv) if argv is not None else None
+    for group in _GROUPS:
+        if argv is None or chosen in group.names:
+            getattr(importlib.import_module(group.module), group.adder)(sub)
+        else:
+            for name in group.names:
+                sub.add_parser(name, help=_HELP[name], add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -120,7 +120,17 @@ class SessionAppendResult(Wire):
 
 class SessionImportParams(Wire):
     path: str = Field(min_length=1, max_length=4096)
-    format: Literal["auto", "openai", "swe-agent", "openhands", "aider"] = "auto"
+    format: Literal[
+        "auto",
+        "mini-swe-agent",
+        "claude-code",
+        "codex",
+        "openhands",
+        "swe-agent",
+        "aider",
+        "openai",
+        "anthropic",
+    ] = "auto"
     run: int = Field(default=0, ge=0)
     workspace: str = Field(min_length=1, max_length=4096)
 

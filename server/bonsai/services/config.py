@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bonsai.home import bonsai_home as bonsai_home
 from bonsai.settings import Settings
 
 Json = dict[str, Any]
@@ -34,12 +35,6 @@ ENV_KEYS: dict[str, str] = {
     "BONSAI_EPISODES": "episodes.enabled",
     "BONSAI_MEMORY_EMBEDDINGS": "memory.embeddings",
 }
-
-
-def bonsai_home(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    raw = env.get("BONSAI_HOME")
-    return Path(raw).expanduser() if raw else Path.home() / ".bonsai"
 
 
 def user_config_path(home: Path) -> Path:

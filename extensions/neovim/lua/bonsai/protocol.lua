@@ -373,7 +373,7 @@
 
 ---@class bonsai.SessionImportParams
 ---@field path string
----@field format? "auto"|"openai"|"swe-agent"|"openhands"|"aider"
+---@field format? "auto"|"mini-swe-agent"|"claude-code"|"codex"|"openhands"|"swe-agent"|"aider"|"openai"|"anthropic"
 ---@field run? integer
 ---@field workspace string
 

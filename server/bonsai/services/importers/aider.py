@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bonsai.domain import Evidence, Message, ToolCall
-from bonsai.services.importers.common import check_run
+from bonsai.services.importers.common import check_run, task_title
 from bonsai.services.importers.model import ImportedSession
 
 SESSION = re.compile(r"^# aider chat started at (.*?)\s*$")
@@ -46,22 +46,62 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     sessions, warnings = _sessions(text, source)
     check_run(run, len(sessions), source)
     session = sessions[run]
-    blocks, unclosed = _blocks(session)
-    if unclosed:
-        warnings.append(
-            f"{source}: run {run} ends inside an assistant code fence; "
-            "every line after the opening fence was read as assistant text"
-        )
+    blocks = _recovered_blocks(session, source, run, warnings)
     messages = _messages(blocks, run)
     return ImportedSession(
         format="aider",
-        title=session.title,
+        title=_title(messages, session.title),
         messages=messages,
         runs=len(sessions),
         run=run,
         source=source,
         warnings=warnings,
     )
+
+
+def _title(messages: list[Message], header: str) -> str:
+    """The first request the user typed (not a slash command), else the header."""
+    for message in messages:
+        if message.role == "user" and message.name is None and not message.content.startswith("/"):
+            title = task_title(message.content)
+            if title:
+                return title
+    return header
+
+
+def _recovered_blocks(
+    session: _Session, source: str, run: int, warnings: list[str]
+) -> list[_Block]:
+    """The session's blocks; a code fence still open at the end of the session is
+    closed at the first user line (``#### ``) after it, with a warning, so the
+    turns after it are read as turns (aider does not always close a fence when
+    a reply is interrupted)."""
+    closes: set[int] = set()
+    while True:
+        blocks, open_at = _blocks(session, closes)
+        if open_at is None:
+            break
+        user = next(
+            (
+                i
+                for i in range(open_at + 1, len(session.lines))
+                if _bare(session.lines[i]).startswith("#### ")
+            ),
+            None,
+        )
+        if user is None:
+            warnings.append(
+                f"{source}: run {run} ends inside an assistant code fence; "
+                "every line after the opening fence was read as assistant text"
+            )
+            break
+        closes.add(user)
+    if closes:
+        warnings.append(
+            f"{source}: run {run}: {len(closes)} unclosed code fence(s) closed at the next "
+            "user turn"
+        )
+    return blocks
 
 
 def _bare(line: str) -> str:
@@ -100,25 +140,31 @@ def _classify(line: str, in_fence: bool) -> tuple[Kind, str]:
     return "assistant", line
 
 
-def _blocks(session: _Session) -> tuple[list[_Block], bool]:
-    """The session's blocks, and whether it ended inside a code fence."""
+def _blocks(session: _Session, closes: set[int]) -> tuple[list[_Block], int | None]:
+    """The session's blocks, and the line of the opening fence it ends inside
+    (``None`` when every fence closed). A fence is closed before each line in
+    ``closes``."""
     blocks: list[_Block] = []
     blanks: list[str] = []
     in_fence = False
-    for line in session.lines:
+    opened = 0
+    for index, line in enumerate(session.lines):
+        if index in closes:
+            in_fence = False
         kind, body = _classify(line, in_fence)
         if kind == "blank":
             blanks.append(body)
             continue
         if kind == "assistant" and FENCE.match(_bare(line)):
             in_fence = not in_fence
+            opened = index
         if blocks and blocks[-1].kind == kind:
             blocks[-1].lines.extend(blanks)
         else:
             blocks.append(_Block(kind, []))
         blanks = []
         blocks[-1].lines.append(body)
-    return blocks, in_fence
+    return blocks, opened if in_fence else None
 
 
 def _messages(blocks: list[_Block], run: int) -> list[Message]:

@@ -1,46 +1,76 @@
-"""The two entry points: ``import_file`` and ``parse_text``."""
+"""The entry points: ``import_file``, ``import_runs`` and ``parse_text``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from bonsai.services.importers import aider, openai_fmt, openhands, swe_agent
-from bonsai.services.importers.detect import HEAD_BYTES, detect_format
+from bonsai.services.importers import (
+    aider,
+    anthropic_fmt,
+    claude_code,
+    codex,
+    mini_swe,
+    openai_fmt,
+    openhands,
+    swe_agent,
+)
+from bonsai.services.importers.detect import HEAD_BYTES, TAIL_BYTES, detect_format
 from bonsai.services.importers.errors import ImportFormatError
 from bonsai.services.importers.jsonread import decode
 from bonsai.services.importers.model import FORMATS, FormatName, ImportedSession
 
 Parser = Callable[[str, str, int], ImportedSession]
 PARSERS: dict[FormatName, Parser] = {
-    "openai": openai_fmt.parse,
-    "swe-agent": swe_agent.parse,
+    "mini-swe-agent": mini_swe.parse,
+    "claude-code": claude_code.parse,
+    "codex": codex.parse,
     "openhands": openhands.parse,
+    "swe-agent": swe_agent.parse,
     "aider": aider.parse,
+    "openai": openai_fmt.parse,
+    "anthropic": anthropic_fmt.parse,
 }
 
 
-def import_file(path: Path, fmt: str = "auto", run: int = 0) -> ImportedSession:
-    """Import run ``run`` of the recorded session at ``path``.
-
-    ``fmt`` is one of ``openai``, ``swe-agent``, ``openhands``, ``aider`` or
-    ``auto``. Returns the whole session or raises :class:`ImportFormatError`
-    (also for an unreadable file); nothing is ever half imported."""
+def _read(path: Path, fmt: str) -> tuple[str, FormatName]:
     source = str(path)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise ImportFormatError(source, f"cannot read the file: {exc.strerror or exc}") from None
-    name = detect_format(Path(path), data[:HEAD_BYTES]) if fmt == "auto" else _check(fmt, source)
-    return PARSERS[name](decode(data, source), source, run)
+    if fmt == "auto":
+        name = detect_format(Path(path), data[:HEAD_BYTES], data[-TAIL_BYTES:])
+    else:
+        name = _check(fmt, source)
+    return decode(data, source), name
+
+
+def import_file(path: Path, fmt: str = "auto", run: int = 0) -> ImportedSession:
+    """Import run ``run`` of the recorded session at ``path``.
+
+    ``fmt`` is one of :data:`FORMATS` or ``auto`` (detected from the content).
+    Returns the whole run or raises :class:`ImportFormatError` (also for an
+    unreadable file); nothing is ever half imported."""
+    text, name = _read(path, fmt)
+    return PARSERS[name](text, str(path), run)
+
+
+def import_runs(path: Path, fmt: str = "auto") -> list[ImportedSession]:
+    """Every run of the recording at ``path``, in order (the file is read once)."""
+    text, name = _read(path, fmt)
+    parser = PARSERS[name]
+    first = parser(text, str(path), 0)
+    return [first, *(parser(text, str(path), run) for run in range(1, first.runs))]
 
 
 def parse_text(text: str, fmt: str, run: int = 0, source: str = "<text>") -> ImportedSession:
     """Import from text already in memory (tests, editors). ``fmt`` may be
-    ``auto``; ``source`` names the text in errors and helps detection."""
+    ``auto``; ``source`` names the text in errors."""
     text = text.removeprefix("\ufeff")
     if fmt == "auto":
-        name = detect_format(Path(source), text[:HEAD_BYTES].encode("utf-8", "surrogatepass"))
+        data = text.encode("utf-8", "surrogatepass")
+        name = detect_format(Path(source), data[:HEAD_BYTES], data[-TAIL_BYTES:])
     else:
         name = _check(fmt, source)
     return PARSERS[name](text, source, run)

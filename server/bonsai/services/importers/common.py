@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePath
 
 from bonsai.domain import Message
 from bonsai.services.importers.errors import ImportFormatError
 
 TITLE_MAX = 80
+TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
+HEADING = re.compile(r"^\s*(?:#{1,6}\s+|[-*>]\s+)")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 def check_run(run: int, runs: int, source: str) -> None:
@@ -21,14 +25,34 @@ def check_run(run: int, runs: int, source: str) -> None:
 
 
 def title_from(messages: list[Message], source: str) -> str:
-    """The first non-empty line of the first user message, else the file name."""
+    """The task's title, from the first user message with words (see
+    :func:`task_title`), else the file name."""
     for message in messages:
         if message.role != "user":
             continue
-        for line in message.content.splitlines():
-            if line.strip():
-                return _clip(line.strip())
+        title = task_title(message.content)
+        if title:
+            return title
     return PurePath(source).name or source
+
+
+def task_title(text: str) -> str:
+    """What a person would call the task: the first line of words, with markup
+    (tags such as ``<pr_description>``, heading and quote markers) removed; a
+    lead-in line ending in ``:`` ("Consider the following PR description:")
+    gives way to the line after it; the line is cut after its first sentence."""
+    lines = [_plain(line) for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    for index, line in enumerate(lines):
+        if line.endswith(":") and index + 1 < len(lines):
+            continue
+        first = SENTENCE_END.split(line, maxsplit=1)[0]
+        return _clip(first)
+    return ""
+
+
+def _plain(line: str) -> str:
+    return HEADING.sub("", TAG.sub("", line)).strip()
 
 
 def _clip(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any
 
 from bonsai.domain import Evidence, content_hash
@@ -72,8 +73,8 @@ def _by_name(name: str, args: dict[str, Any], result: str, ok: bool) -> Evidence
     if name in EDITOR_TOOLS:
         return editor_evidence(args, result, ok=ok)
     if name in SHELL_TOOLS:
-        command = args.get("command", args.get("cmd"))
-        return shell_evidence(command, ok=ok) if isinstance(command, str) else None
+        command = _command_text(args.get("command", args.get("cmd")))
+        return shell_evidence(command, ok=ok) if command is not None else None
     path = first_path(args)
     if name in READ_TOOLS:
         start, end = _read_range(args)
@@ -86,6 +87,18 @@ def _by_name(name: str, args: dict[str, Any], result: str, ok: bool) -> Evidence
         return Evidence(kind="search", path=path, ok=ok)
     if name in LIST_TOOLS:
         return Evidence(kind="list", path=path, ok=ok)
+    return None
+
+
+def _command_text(command: Any) -> str | None:
+    """A shell command as text; an argv list (Codex's ``["bash", "-lc", CMD]``)
+    gives the script it runs, or its words joined."""
+    if isinstance(command, str):
+        return command
+    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+        if len(command) >= 3 and command[1] in ("-c", "-lc"):
+            return str(command[2])
+        return shlex.join(command)
     return None
 
 

@@ -8,8 +8,26 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bonsai.domain import Message
 
-FormatName = Literal["openai", "swe-agent", "openhands", "aider"]
-FORMATS: tuple[FormatName, ...] = ("openai", "swe-agent", "openhands", "aider")
+FormatName = Literal[
+    "mini-swe-agent",
+    "claude-code",
+    "codex",
+    "openhands",
+    "swe-agent",
+    "aider",
+    "openai",
+    "anthropic",
+]
+FORMATS: tuple[FormatName, ...] = (
+    "mini-swe-agent",
+    "claude-code",
+    "codex",
+    "openhands",
+    "swe-agent",
+    "aider",
+    "openai",
+    "anthropic",
+)
 
 
 class ImportedSession(BaseModel):
@@ -17,7 +35,9 @@ class ImportedSession(BaseModel):
 
     ``runs`` is how many runs the file holds (OpenHands JSONL lines, aider chat
     sessions); ``run`` is the 0-based one these messages come from. ``warnings``
-    lists everything the importer had to guess, rename or leave out."""
+    lists everything the importer had to guess, rename or leave out;
+    ``outcome`` is what the run ended with when the recording says (a
+    mini-swe-agent submission, an OpenHands patch)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -28,3 +48,4 @@ class ImportedSession(BaseModel):
     run: int = Field(default=0, ge=0)
     source: str
     warnings: list[str] = Field(default_factory=list)
+    outcome: str | None = None

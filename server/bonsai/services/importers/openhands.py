@@ -16,15 +16,19 @@ from __future__ import annotations
 from typing import Any
 
 from bonsai.domain import Message
-from bonsai.services.importers.common import check_run, title_from
-from bonsai.services.importers.jsonread import Loc, as_dict, as_list, load_jsonl
+from bonsai.services.importers.common import check_run, task_title, title_from
+from bonsai.services.importers.jsonread import Loc, as_dict, as_list, load_json, load_jsonl
 from bonsai.services.importers.linking import link_tool_results
 from bonsai.services.importers.model import ImportedSession
 from bonsai.services.importers.openhands_events import EventState, convert_event
 
 
 def parse(text: str, source: str, run: int = 0) -> ImportedSession:
+    if text.lstrip().startswith("["):
+        return _event_stream(load_json(text, source), Loc(source), source, run)
     rows = load_jsonl(text, source)
+    if rows and all(_is_event(value) for _, value in rows):
+        return _event_stream([v for _, v in rows], Loc(source), source, run)
     for line, value in rows:
         as_dict(value, Loc(source, line), "$")
     check_run(run, len(rows), source)
@@ -36,12 +40,46 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     for path, event in _events(as_list(record.get("history"), loc, "history"), loc):
         convert_event(event, path, state)
     messages = link_tool_results(state.messages, f"{source}:{line}", warnings)
+    patch = (
+        record.get("test_result", {}).get("git_patch")
+        if isinstance(record.get("test_result"), dict)
+        else record.get("git_patch")
+    )
     return ImportedSession(
         format="openhands",
         title=_title(record, messages, source),
+        outcome=patch if isinstance(patch, str) else None,
         messages=messages,
         runs=len(rows),
         run=run,
+        source=source,
+        warnings=warnings,
+    )
+
+
+def _is_event(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and "history" not in value
+        and ("action" in value or "observation" in value)
+    )
+
+
+def _event_stream(events: Any, loc: Loc, source: str, run: int) -> ImportedSession:
+    """One session's event stream (an exported trajectory, or events one a line)."""
+    check_run(run, 1, source)
+    warnings: list[str] = []
+    state = EventState(loc, warnings)
+    for path, event in _events(as_list(events, loc, "$"), loc):
+        convert_event(event, path, state)
+    if not state.messages:
+        raise loc.error("$", "the event stream holds no message to import")
+    messages = link_tool_results(state.messages, source, warnings)
+    return ImportedSession(
+        format="openhands",
+        title=title_from(messages, source),
+        messages=messages,
+        runs=1,
         source=source,
         warnings=warnings,
     )
@@ -62,10 +100,8 @@ def _events(history: list[Any], loc: Loc) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _title(record: dict[str, Any], messages: list[Message], source: str) -> str:
-    instance = record.get("instance_id")
-    if isinstance(instance, str) and instance:
-        return instance
+    """The issue's title (resolver output), else the task's first line."""
     issue = record.get("issue")
     if isinstance(issue, dict) and isinstance(issue.get("title"), str) and issue["title"]:
-        return str(issue["title"])
+        return task_title(str(issue["title"]))
     return title_from(messages, source)

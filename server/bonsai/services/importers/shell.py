@@ -10,7 +10,6 @@ pipeline makes it a search; ``cat FILE``, ``sed -n 'A,Bp' FILE`` and
 from __future__ import annotations
 
 import re
-import shlex
 
 from bonsai.domain import Evidence
 
@@ -19,6 +18,11 @@ LIST_VERBS = frozenset({"ls", "tree", "dir"})
 SKIP_VERBS = frozenset({"cd", "export", "source", ".", "set", "pushd", "popd"})
 WRITE_VERBS = frozenset({"cat", "echo", "printf"})
 OPERATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "|&"})
+LEX_LIMIT = 2_000
+# shell words (quotes kept together) and the control operators between them, as
+# POSIX shlex with punctuation_chars=";&|" splits them, but in one regex pass
+TOKEN = re.compile(r"""(?:[^\s;&|'"\\]+|'[^']*'|"(?:\\.|[^"\\])*"|\\.)+|\|\||&&|;;|\|&|[;&|]+""")
+UNQUOTE = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)""")
 SED_RANGE = re.compile(r"^(\d+)(?:,(\d+))?p$")
 
 
@@ -35,19 +39,18 @@ def shell_evidence(command: str, *, ok: bool = True) -> Evidence:
 
 def _segments(command: str) -> list[list[str]]:
     text = command.split("\n", 1)[0] if "<<" in command else command
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        tokens = text.split()
+    text = text[:LEX_LIMIT]  # the verbs are near the start; a long script is not lexed whole
     segments: list[list[str]] = [[]]
-    for token in tokens:
+    for token in TOKEN.findall(text):
         if token in OPERATORS:
             segments.append([])
         else:
-            segments[-1].append(token)
+            segments[-1].append(UNQUOTE.sub(_unquoted, token))
     return segments
+
+
+def _unquoted(match: re.Match[str]) -> str:
+    return next((g for g in match.groups() if g is not None), "")
 
 
 def _is_search(seg: list[str]) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bonsai.services.config import bonsai_home
+from bonsai.home import bonsai_home
 from bonsai.services.repomap.models import RepoMap
 from bonsai.services.repomap.service import RepoMapService
 from bonsai.settings import RepoMapSettings

@@ -176,9 +176,25 @@ class WordParts:
         self._found: dict[str, set[str]] = {}  # a session's task words come back each turn
 
     def add(self, names: Iterable[str]) -> None:
-        self._names.extend(names)
-        self._joined = None
-        self._found.clear()
+        """Add names without rescanning: the joined text grows by the new names
+        only, and every part already looked up gains the new names having it, so
+        an edit costs what it adds, not what the repository holds."""
+        new = list(names)
+        if not new:
+            return
+        if self._joined is not None and self._names:
+            text, starts = self._joined
+            lower = [name.lower() for name in new]
+            starts.extend(accumulate((len(n) + 1 for n in lower[:-1]), initial=len(text) + 1))
+            self._joined = (text + "\n" + "\n".join(lower), starts)
+        else:
+            self._joined = None
+        self._names.extend(new)
+        for name in new:
+            for part in name_parts(name):
+                found = self._found.get(part)
+                if found is not None:
+                    found.add(name)
 
     def containing(self, part: str) -> set[str]:
         """Names having ``part`` as one of their parts."""
