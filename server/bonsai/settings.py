@@ -80,9 +80,9 @@ class ContextSettings(Section):
     operator_suffix: str = ""  # appended to the system message, before the volatile tail
     smol: bool = False  # small-model profile: lower thresholds, fewer tools, no repo map
     output_reserve: int = 16_000  # tokens kept free for the reply; usable = window - this
-    gc_trigger: float = 0.75  # continuous GC may stub old outputs above this share
-    compact_trigger: float = 0.95  # compaction runs above this share
-    compact_target: float = 0.50  # compaction reclaims down to this share
+    gc_trigger: float = 0.40  # continuous GC may stub old outputs above this share
+    compact_trigger: float = 0.60  # compaction runs above this share
+    compact_target: float = 0.25  # compaction reclaims down to this share
     min_rewrite_tokens: int = 8_000  # a stub batch must save this many tokens ...
     min_rewrite_fraction: float = (
         0.08  # ... or this share of the request, else nothing is rewritten
@@ -91,7 +91,7 @@ class ContextSettings(Section):
     min_rewrite_payback: float = Field(2.0, ge=0)  # tokens saved per token re-sent uncached
     # below gc_trigger a batch of min_rewrite_tokens or more is still taken when it
     # breaks even within this share of the calls made so far (0: never below the trigger)
-    payback_horizon: float = Field(0.0, ge=0)
+    payback_horizon: float = Field(0.5, ge=0)
     keep_recent_groups: int = 3  # last message groups never stubbed or folded
     keep_user_messages: int = 2  # latest user messages never folded
     steering_cap_bytes: int = 16 * 1024  # AGENTS.md / CLAUDE.md and friends are cut past this
@@ -102,7 +102,7 @@ class ContextSettings(Section):
     soft_fraction: float = 0.80  # share at which a background summary starts
     recitation: bool = False  # re-pin open tasks as a <plan> block after a summary
     reflect_above_tokens: int = 4_000  # a longer rolling summary is condensed (reflect pass)
-    summary_fraction: float = Field(0.04, gt=0, le=1)  # summary size: this share of usable
+    summary_fraction: float = Field(0.02, gt=0, le=1)  # summary size: this share of usable
     handoff_nudge: bool = False  # suggest a fresh session with a handoff near the limit
     handoff_fraction: float = 0.90  # share at which the handoff is suggested
     retrieval_reinjection: bool = False  # older name of retrieval.auto_inject (either turns it on)

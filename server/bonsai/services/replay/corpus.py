@@ -12,20 +12,33 @@ from pathlib import Path
 
 from bonsai.core.context.expiry import EXPIRY_KIND
 from bonsai.core.pricing import FamilyName
-from bonsai.core.replay_report import percentile
+from bonsai.core.replay_report import REWRITE_KINDS, percentile
 from bonsai.services.importers import import_file
 from bonsai.services.replay.billing import Bill, cost
+from bonsai.services.replay.loss import Loss, measure_loss
 from bonsai.services.replay.runner import ReplayConfig, StepRow, replay_steps
-from bonsai.services.replay.source import source_from_messages
+from bonsai.services.replay.source import ReplaySource, source_from_messages
 
 SUFFIXES = (".traj", ".jsonl", ".json", ".md")
+NOT_RECORDINGS = ("manifest.json",)  # a corpus's own description of itself
+SMALL = 20  # a folder of at most this many recordings is never subsetted
+
+
+def recording_files(folder: Path) -> list[Path]:
+    """The recordings under ``folder``, sorted (READMEs and manifests left out)."""
+    return [
+        p
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and p.suffix in SUFFIXES
+        and not p.name.lower().startswith("readme")
+        and p.name not in NOT_RECORDINGS
+    ]
 
 
 def recordings(folder: Path) -> Iterator[tuple[str, Path, int]]:
     """(name, path, run) of every run of every recording under ``folder``, sorted."""
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in SUFFIXES):
-        if path.name.lower().startswith("readme"):
-            continue
+    for path in recording_files(folder):
         runs = import_file(path).runs
         for run in range(runs):
             name = path.name if runs == 1 else f"{path.name}#{run}"
@@ -98,3 +111,28 @@ class Tally:
 
 def replay_recording(path: Path, run: int, config: ReplayConfig) -> list[StepRow]:
     return replay_steps(source_from_messages(import_file(path, run=run).messages), config)
+
+
+def load_sources(folders: list[Path], every: int = 1) -> list[ReplaySource]:
+    """Every run of the recordings under ``folders``; ``every`` > 1 keeps every
+    ``every``-th file of each folder of more than ``SMALL`` recordings (a
+    deterministic, evenly spread subset; small folders are taken whole)."""
+    out: list[ReplaySource] = []
+    for folder in folders:
+        files = recording_files(folder)
+        for path in files[::every] if len(files) > SMALL else files:
+            first = import_file(path)
+            for run in range(first.runs):
+                session = first if run == 0 else import_file(path, run=run)
+                out.append(source_from_messages(session.messages, title=session.title))
+    return out
+
+
+def measure(sources: list[ReplaySource], config: ReplayConfig) -> tuple[Tally, Loss]:
+    """The tally and the needed-later loss of ``config`` over ``sources``."""
+    tally, loss = Tally(), Loss()
+    for source in sources:
+        rows = replay_steps(source, config)
+        tally.add(rows, REWRITE_KINDS)
+        loss.add(measure_loss(source, rows, config.counter))
+    return tally, loss

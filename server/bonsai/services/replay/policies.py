@@ -33,13 +33,15 @@ from bonsai.core.context import (
 from bonsai.core.pricing import Pricing
 from bonsai.settings import ContextSettings
 
-PolicyName = Literal["managed", "none", "naive"]
+PolicyName = Literal["managed", "none", "naive", "masking", "prune"]
 NEVER = 1e9  # a trigger fraction no request reaches
 NAIVE_TRIGGER = 0.95
 
 
 def disabled(settings: ContextSettings) -> ContextSettings:
-    return settings.model_copy(update={"gc_trigger": NEVER, "compact_trigger": NEVER})
+    return settings.model_copy(
+        update={"gc_trigger": NEVER, "compact_trigger": NEVER, "payback_horizon": 0.0}
+    )
 
 
 def naive_settings(settings: ContextSettings) -> ContextSettings:
@@ -78,9 +80,9 @@ class PipelinePolicy:
     memo: AssemblyMemo = field(default_factory=AssemblyMemo)
 
     def __post_init__(self) -> None:
-        if self.name == "none":
+        if self.name in ("none", "masking"):
             self.settings = disabled(self.settings)
-        elif self.name == "naive":
+        elif self.name in ("naive", "prune"):
             self.settings = naive_settings(self.settings)
 
     def _input(
@@ -106,8 +108,10 @@ class PipelinePolicy:
         previous call (past the pricing's TTL the cache has expired)."""
         reused = self._append(items)
         items = self.log
+        if self.name != "managed":
+            idle = None  # the baselines know nothing of cache lifetimes
         assembly = assemble(self._input(items, turn, self.state, idle))
-        if self.name == "naive":
+        if self.name in ("naive", "prune"):
             assembly = self._naive(assembly, items, turn)
         elif assembly.summary_due:
             assembly = self._summarise(assembly, items, turn)

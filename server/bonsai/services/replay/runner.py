@@ -19,6 +19,7 @@ from bonsai.core.context import Assembly, Budget, SystemPart, TokenCounter, syst
 from bonsai.core.pricing import Pricing, family_rule
 from bonsai.core.replay_report import ModelPrice, ReplayReport, ReplayTurn, summarize
 from bonsai.domain import Message
+from bonsai.services.replay.baselines import MaskingPolicy, PrunePolicy
 from bonsai.services.replay.billing import Bill, PauseModel, call_idles
 from bonsai.services.replay.policies import PipelinePolicy, PolicyName
 from bonsai.services.replay.prefix import (
@@ -75,7 +76,8 @@ def _system_message(parts: Sequence[SystemPart]) -> Message | None:
 
 
 def _policy(source: ReplaySource, config: ReplayConfig) -> PipelinePolicy:
-    return PipelinePolicy(
+    kind = {"masking": MaskingPolicy, "prune": PrunePolicy}.get(config.policy, PipelinePolicy)
+    return kind(
         name=config.policy,
         parts=[source.persona] if source.persona else [],
         tools=list(config.tools),
