@@ -27,7 +27,7 @@ from bonsai.core.context import (
     SystemPart,
     assemble,
 )
-from bonsai.core.replay_report import percentile
+from bonsai.core.replay.report import percentile
 from bonsai.domain import Evidence, Message, ToolCall, content_hash
 from bonsai.services.tokens import default_cache_dir, estimator_for
 from bonsai.settings import ContextSettings, ModelInfo

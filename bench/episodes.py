@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bonsai.core.context import AssembleInput, Assembly, ContextState, Item
-from bonsai.core.replay_report import REWRITE_KINDS, percentile
+from bonsai.core.replay.report import REWRITE_KINDS, percentile
 from bonsai.domain import Message, ToolCall
 from bonsai.services.importers import import_file
 from bonsai.services.replay.corpus import recordings

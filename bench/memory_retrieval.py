@@ -32,8 +32,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bonsai.core.retrieval.documents import Doc, FusedHit, Lane, LaneScores
 from bonsai.core.retrieval.fusion import FusionParams, fuse, lane_only
-from bonsai.core.retrieval.models import Doc, FusedHit, Lane, LaneScores
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
 from bonsai.services.config import bonsai_home, load_settings
 from bonsai.services.memory.embedding import StaticEmbedder, model_dir

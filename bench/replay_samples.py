@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bonsai.core.replay_report import REWRITE_KINDS
+from bonsai.core.replay.report import REWRITE_KINDS
 from bonsai.services.replay.corpus import Tally, recordings, replay_recording
 from bonsai.services.replay.setup import build_config
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bonsai.core.reflect import grade_reply, grade_turn, reflection
+from bonsai.core.turn.grading import grade_reply, grade_turn, reflection
 from bonsai.domain import Message, ToolCall
 
 

@@ -11,7 +11,7 @@ import pytest
 from bonsai.agent.tools import files, search, shell
 from bonsai.agent.tools.base import ToolContext, ToolFailure
 from bonsai.agent.tools.registry import session_tools
-from bonsai.core.tool_output import REDACTED, page, redact, truncate
+from bonsai.core.turn.tool_output import REDACTED, page, redact, truncate
 from bonsai.domain import content_hash
 from bonsai.errors import InvalidParams
 from bonsai.services.project_context.volatile import range_hash

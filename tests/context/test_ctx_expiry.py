@@ -6,7 +6,7 @@ from __future__ import annotations
 from ctx_helpers import GC_SETTINGS, items_of, make_input, step, user
 
 from bonsai.core.context import assemble
-from bonsai.core.pricing import FAMILY_RULES
+from bonsai.core.context.pricing import FAMILY_RULES
 
 
 def _deferred() -> list:

@@ -6,7 +6,7 @@ import pytest
 from ctx_helpers import TOOLS, items_of, make_input, step, user
 
 from bonsai.core.context import ContextState, SummaryState, assemble, validate_hidden_tools
-from bonsai.core.presets import (
+from bonsai.core.context.presets import (
     PRESETS,
     SMOL_PROFILE,
     effective_context,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ctx_helpers import GC_SETTINGS, items_of, make_input, step, user
 
 from bonsai.core.context import assemble
-from bonsai.core.pricing import FAMILY_RULES, Pricing, break_even_calls, payback_ratio
+from bonsai.core.context.pricing import FAMILY_RULES, Pricing, break_even_calls, payback_ratio
 from bonsai.services.providers.pricing import pricing_for
 from bonsai.services.replay.billing import Bill, cost
 from bonsai.settings import ModelInfo

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from bonsai.daemon.service_pool import PoolLimits, ServicePool
+from bonsai.session.service_pool import PoolLimits, ServicePool
 
 
 class Watcher:

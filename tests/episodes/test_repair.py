@@ -5,7 +5,7 @@ from __future__ import annotations
 from episode_helpers import items_of, kinds, make_input, topic
 
 from bonsai.core.context import ContextState, assemble
-from bonsai.core.context.state import EpisodeState
+from bonsai.core.context.context_state import EpisodeState
 
 
 def two_archived() -> tuple[list, ContextState]:

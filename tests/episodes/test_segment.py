@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bonsai.core.episodes import CARD_MAX_CHARS, card, segment, segment_entries
+from bonsai.core.history.episodes import CARD_MAX_CHARS, card, segment, segment_entries
 from bonsai.domain import Message, StoredMessage, ToolCall
 
 

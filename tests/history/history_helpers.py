@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bonsai.agent.context_bridge import ContextBridge
 from bonsai.core.context import AssemblyMemo, ContextState
-from bonsai.core.context.state import SummaryState
+from bonsai.core.context.context_state import SummaryState
 from bonsai.domain import Evidence, Message, StoredMessage, ToolCall
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.store.db import open_database

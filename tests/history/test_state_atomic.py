@@ -10,7 +10,7 @@ from history_helpers import open_store
 
 from bonsai.agent.history import COLD_KEY, STATE_KEY, HistoryKeeper
 from bonsai.core.context import ContextState
-from bonsai.core.context.state import ColdState, HistoryBoundary
+from bonsai.core.context.context_state import ColdState, HistoryBoundary
 from bonsai.services.store.sessions import SessionStore
 
 

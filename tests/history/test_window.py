@@ -16,7 +16,7 @@ import pytest
 from history_helpers import build_session, fold_all_but, make_bridge, open_store, step
 
 from bonsai.core.context import apply_action, assemble
-from bonsai.core.tree import TreeOp
+from bonsai.core.history.tree import TreeOp
 from bonsai.domain import Message, StoredMessage
 from bonsai.services.store.history import HistoryWindow
 from bonsai.services.store.sessions import SessionStore

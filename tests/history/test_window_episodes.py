@@ -23,7 +23,7 @@ from history_helpers import make_bridge, open_store
 
 from bonsai.agent.context_bridge import ContextBridge
 from bonsai.core.context import apply_action, assemble
-from bonsai.core.tree import TreeOp
+from bonsai.core.history.tree import TreeOp
 from bonsai.domain import Evidence, Message, ToolCall
 from bonsai.services.store.history import HistoryWindow
 from bonsai.services.store.sessions import SessionStore

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bonsai.services.memory.cli import add_memory_commands
+from bonsai.cli.memory import add_memory_commands
 
 
 @pytest.fixture

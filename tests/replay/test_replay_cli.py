@@ -34,6 +34,13 @@ def _json(capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]
     return json.loads(capsys.readouterr().out)
 
 
+def _report(capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]
+    """The report of a one-run ``replay --json`` (its run line; the total line follows)."""
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["kind"] for line in lines] == ["run", "total"]
+    return dict(lines[0]["report"])
+
+
 def test_import_stores_the_session_byte_for_byte(
     env: Path, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -53,7 +60,7 @@ def test_replay_prints_a_report_stores_the_session_and_writes_html(
 ) -> None:
     html = tmp_path / "out.html"
     assert run_cli("replay", str(env), "--window", "8000", "--json", "--html", str(html)) == 0
-    report = _json(capsys)
+    report = _report(capsys)
     assert report["turns"] == 12 and report["fitFraction"] == 1.0
     assert report["managedInputTokens"] < report["rawInputTokens"]
     assert (report["window"], report["usableWindow"]) == (8_000, 4_000)
@@ -65,7 +72,7 @@ def test_replay_prints_a_report_stores_the_session_and_writes_html(
     )
     again = run_cli("replay", "--session", report["sessionId"], "--window", "8000", "--json")
     assert again == 0
-    stored = _json(capsys)
+    stored = _report(capsys)
     # the same recording: the same raw side and the same decisions (stub texts name
     # the stored message ids, so managed sizes differ by a few tokens)
     assert [t["rawInputTokens"] for t in stored["perTurn"]] == [
@@ -78,7 +85,7 @@ def test_no_manage_reproduces_raw(env: Path, capsys: pytest.CaptureFixture[str])
     assert (
         run_cli("replay", str(env), "--no-store", "--no-manage", "--window", "20000", "--json") == 0
     )
-    report = _json(capsys)
+    report = _report(capsys)
     assert (
         report["sessionId"] == "" and report["savedFraction"] == 0.0 and report["costRatio"] == 1.0
     )
@@ -114,7 +121,7 @@ def test_the_text_report_names_the_summary_mode(
     [
         (("replay", "x.json", "--window", "4000"), "is not larger than the output reserve (4,000)"),
         (("recall", "--session", "s_missing", "x"), "no bonsai database"),
-        (("replay",), "give a recording FILE or --session ID"),
+        (("replay",), "give a recording FILE, a folder of recordings, or --session ID"),
         (("replay", "missing.json"), "cannot read the file"),
     ],
 )
@@ -134,6 +141,6 @@ def test_reads_work_next_to_a_running_daemon(
     assert run_cli("recall", "--session", session, "passed", "--json") == 0
     assert _json(capsys)["results"]
     assert run_cli("replay", "--session", session, "--window", "8000", "--json") == 0
-    assert _json(capsys)["sessionId"] == session
+    assert _report(capsys)["sessionId"] == session
     code = run_cli("import", str(env), "--json")
     assert code == 0 and _json(capsys)["via"] == "daemon"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bonsai.core.replay_report import REWRITE_KINDS
+from bonsai.core.replay.report import REWRITE_KINDS
 from bonsai.services.importers import import_file
 from bonsai.services.replay import build_config, replay, replay_steps, source_from_messages
 from bonsai.services.replay.corpus import Tally, recordings, replay_recording

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bonsai.core.replay_loss import items_of_line
+from bonsai.core.replay.loss import items_of_line
 from bonsai.domain import Message, ToolCall
 from bonsai.services.replay import build_config, replay_steps, source_from_messages
 from bonsai.services.replay.loss import measure_loss
@@ -48,7 +48,7 @@ def _loss(messages: list[Message]):  # type: ignore[no-untyped-def]
     source = source_from_messages(messages)
     rows = replay_steps(source, config)
     assert "m3" in rows[-1].assembly.state.stubs, "the listing was stubbed"
-    return measure_loss(source, rows, config.counter)
+    return measure_loss(source, rows, config)
 
 
 USES = "Now I open src/pkg/zeta_loader.py and raise ZETA_LIMIT from 4242 to 5000."

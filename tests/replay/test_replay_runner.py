@@ -9,7 +9,7 @@ import pytest
 from replay_helpers import write_recording
 
 from bonsai.core.context import system_text
-from bonsai.core.replay_report import report_json
+from bonsai.core.replay.report import report_json
 from bonsai.services.replay import build_config, file_source, replay, replay_steps
 from bonsai.settings import ContextSettings
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from bonsai.core.replay_report import PricedCost, ReplayReport, ReplayTurn
+from bonsai.core.replay.report import PricedCost, ReplayReport, ReplayTurn
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "replay.md"
 

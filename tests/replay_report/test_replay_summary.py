@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from bonsai.core.replay_report import (
+from bonsai.core.replay.report import (
     ModelPrice,
     ReplayReport,
     ReplayTurn,
@@ -37,6 +37,7 @@ REPORT_FIELDS = {
 }
 TURN_FIELDS = {
     "step",
+    "savedTokens",
     "rawInputTokens",
     "managedInputTokens",
     "cachedInputTokens",

@@ -9,7 +9,7 @@ from repomap_helpers import ServiceFactory
 
 from bonsai.services.repomap.graph import RepoGraph, build_graph
 from bonsai.services.repomap.graph_patch import patch_core
-from bonsai.services.repomap.models import FileTags
+from bonsai.services.repomap.records import FileTags
 
 
 def _same_graph(a: RepoGraph, b: RepoGraph) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bonsai.core.pagerank import (
+from bonsai.core.repomap.pagerank import (
     PageRankError,
     edge_flow,
     personalized_pagerank,

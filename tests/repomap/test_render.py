@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bonsai.core.repomap_render import MapEntry, MapTag, fit_entries, render_entries
+from bonsai.core.repomap.render import MapEntry, MapTag, fit_entries, render_entries
 
 
 def chars4(text: str) -> int:

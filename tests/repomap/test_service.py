@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from repomap_helpers import ServiceFactory, chars4
 
-from bonsai.services.repomap.cli import add_repomap_command, repomap_command
+from bonsai.cli.repomap import add_repomap_command, repomap_command
 from bonsai.settings import RepoMapSettings
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from repomap_helpers import ServiceFactory
 
-from bonsai.services.repomap.models import BuildStats
+from bonsai.services.repomap.records import BuildStats
 from bonsai.settings import RepoMapSettings
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from bonsai.core.file_regions import (
+from bonsai.core.retrieval.file_regions import (
     CurrentText,
     ReadRegion,
     read_regions,
     related_regions,
     render_region,
 )
-from bonsai.core.long_content import Limits
+from bonsai.core.retrieval.long_content import Limits
 from bonsai.domain import Evidence, Message, StoredMessage
 
 

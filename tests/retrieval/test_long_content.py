@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bonsai.core.long_content import GAP, Limits, Served, pieces, serve, tier_of
-from bonsai.core.recall import fetch_call, message_page
+from bonsai.core.history.pages import fetch_call, message_page
+from bonsai.core.retrieval.long_content import GAP, Limits, Served, pieces, serve, tier_of
 from bonsai.domain import Message, StoredMessage
 from bonsai.services.tokens import TokenCounter, estimator_for
 from bonsai.settings import ModelInfo, RetrievalSettings

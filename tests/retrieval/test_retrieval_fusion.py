@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bonsai.core.retrieval.documents import Lane
 from bonsai.core.retrieval.fusion import FusionParams, fuse, lane_only
-from bonsai.core.retrieval.models import Lane
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
 
 PARAMS = FusionParams()

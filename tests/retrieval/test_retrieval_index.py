@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bonsai.core.retrieval.models import Doc
+from bonsai.core.retrieval.documents import Doc
 from bonsai.services.retrieval import HybridIndex, IndexSchemaError, open_index
 
 DOCS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bonsai.core.rules import detect_rules, rule_key, rules_block
+from bonsai.core.turn.rules import detect_rules, rule_key, rules_block
 
 
 @pytest.mark.parametrize(

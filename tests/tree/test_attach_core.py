@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bonsai.core.attach import AttachNode, Vocabulary, candidates, decide, decide_all
-from bonsai.core.tree import ROOT, TreeOp, apply_op, derive
+from bonsai.core.history.attach import AttachNode, Vocabulary, candidates, decide, decide_all
+from bonsai.core.history.tree import ROOT, TreeOp, apply_op, derive
 from bonsai.domain import Message, StoredMessage
 
 # A small project conversation: each exchange introduces its own terms; "project"

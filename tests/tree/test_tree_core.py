@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bonsai.core.tree import TreeOp, apply_op, branch_tokens, compare, derive, hidden_ids
+from bonsai.core.history.tree import TreeOp, apply_op, branch_tokens, compare, derive, hidden_ids
 from bonsai.domain import Message, StoredMessage, ToolCall
 
 

@@ -5,7 +5,7 @@ is stored as an assistant message right after, so the newest assistant
 message's ``created_at`` (wall clock, persisted: it survives a daemon restart)
 is when the cache was last used. The idle time of the next request is ``now``
 minus that; the pipeline compares it with the model's cache TTL
-(``bonsai.core.pricing.Pricing.expired``). The clock is injected so tests can
+(``bonsai.core.context.pricing.Pricing.expired``). The clock is injected so tests can
 move it.
 """
 

@@ -30,14 +30,14 @@ from bonsai.core.context import (
     assemble,
     plan_compaction,
 )
-from bonsai.core.context.reflect import (
+from bonsai.core.context.condense import (
     needs_reflect,
     reflect_prompt,
     reflect_summary,
     with_summary_text,
 )
-from bonsai.core.presets import effective_context
-from bonsai.core.pricing import Pricing
+from bonsai.core.context.presets import effective_context
+from bonsai.core.context.pricing import Pricing
 from bonsai.domain import Evidence, StoredMessage
 from bonsai.services.project_context import GitBaseline, gather_parts, take_baseline
 from bonsai.services.project_context.volatile import with_guidance

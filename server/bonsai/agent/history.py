@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 from bonsai.core.context import ContextState, Item
 from bonsai.core.context.boundary import window_start
-from bonsai.core.context.state import (
+from bonsai.core.context.context_state import (
     ColdState,
     HistoryBoundary,
     merge_cold,
     split_state,
     whole_state,
 )
-from bonsai.core.tree import derive
+from bonsai.core.history.tree import derive
 from bonsai.domain import StoredMessage
 from bonsai.services.store.history import HistoryWindow, ops_mark, read_window
 from bonsai.services.store.sessions import SessionStore

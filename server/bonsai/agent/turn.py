@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bonsai.agent.tools.base import Tool, ToolContext, ToolFailure, ToolResult, parse_args
-from bonsai.core.tool_output import redact, truncate
+from bonsai.core.turn.tool_finish import finish_output
 from bonsai.domain import Message, StoredMessage, ToolCall
 from bonsai.services.providers.types import (
     ChatRequest,
@@ -258,18 +258,12 @@ class Turn:
 
     def _finish_result(self, call: ToolCall, result: ToolResult) -> Message:
         """Redact secrets, spill the full text, truncate what the model sees."""
-        settings = self.deps.tool_ctx.settings.tool_output
-        redacted = redact(result.content)
-        handle = None
-        if not redacted.count and settings.persist_raw and len(redacted.text) > settings.max_chars:
-            self.deps.outputs.save(
-                self.deps.session_id, call.id, redacted.text[: settings.raw_cap_bytes]
-            )
-            handle = call.id
-        cut = truncate(redacted.text, settings.max_chars, settings.head_fraction, handle)
+        finished = finish_output(result.content, self.deps.tool_ctx.settings.tool_output, call.id)
+        if finished.spill is not None:
+            self.deps.outputs.save(self.deps.session_id, call.id, finished.spill)
         return Message(
             role="tool",
-            content=cut.text,
+            content=finished.text,
             tool_call_id=call.id,
             name=call.name,
             evidence=result.evidence,

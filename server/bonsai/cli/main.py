@@ -161,9 +161,9 @@ _GROUPS: tuple[_Group, ...] = (
     _Group(("stop",), __name__, "_add_stop"),
     _Group(("demo",), __name__, "_add_demo"),
     _Group(("chat", "ctx"), "bonsai.cli.chat", "add_chat_commands"),
-    _Group(("memory", "remember"), "bonsai.services.memory.cli", "add_memory_commands"),
+    _Group(("memory", "remember"), "bonsai.cli.memory", "add_memory_commands"),
     _Group(("import", "replay", "recall"), "bonsai.cli.replay", "add_replay_commands"),
-    _Group(("repomap",), "bonsai.services.repomap.cli", "add_repomap_command"),
+    _Group(("repomap",), "bonsai.cli.repomap", "add_repomap_command"),
     _Group(("sim",), __name__, "_add_sim"),
     _Group(("dev",), __name__, "_add_dev"),
 )

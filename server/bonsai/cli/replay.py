@@ -12,27 +12,38 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bonsai.cli.client import DaemonClient, RpcError
-from bonsai.core.replay_report import ReplayReport, render_html, report_json
+from bonsai.cli.replay_table import Progress, corpus_table, total_json
+from bonsai.core.replay.corpus_html import render_corpus_html
+from bonsai.core.replay.report import ReplayReport, render_html, report_json
 from bonsai.daemon import lifecycle
 from bonsai.services.config import bonsai_home, load_settings
 from bonsai.services.importers import FORMATS, ImportedSession, ImportFormatError, import_file
 from bonsai.services.replay import (
     DEFAULT_MODEL,
     DatabaseMissing,
-    build_config,
-    file_source,
     locked_writer,
     open_readonly,
     recall,
     replay,
     store_imported,
     stored_source,
+)
+from bonsai.services.replay.corpus import (
+    ConfigSpec,
+    FileResult,
+    RunResult,
+    config_of,
+    recording_files,
+    replay_corpus,
+    total_of,
 )
 from bonsai.services.replay.source import ReplaySource
 from bonsai.services.store.db import DatabaseBusy, StoreError
@@ -117,60 +128,130 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ replay
 def _source(args: argparse.Namespace) -> ReplaySource:
-    home = bonsai_home()
-    if args.session:
-        conn = open_readonly(home)
-        try:
-            return stored_source(conn, args.session)
-        finally:
-            conn.close()
-    if not args.file:
-        raise CliError("give a recording FILE or --session ID")
-    path = Path(args.file)
-    source, imported = file_source(path, args.format, args.run)
-    if args.no_store:
-        return source
-    session_id, _ = store_recording(home, path, imported, args.format, args.run, Path.cwd())
-    return ReplaySource(source.persona, source.items, source.title, session_id)
+    conn = open_readonly(bonsai_home())
+    try:
+        return stored_source(conn, args.session)
+    finally:
+        conn.close()
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    """Replay a recording (or a stored session) through the context pipeline."""
-    if args.file and args.session:
-        raise CliError("give either a FILE or --session, not both")
-    loaded = load_settings(bonsai_home(), Path.cwd())
-    for problem in loaded.problems:
-        print(f"bonsai replay: settings: {problem}", file=sys.stderr)
-    config = build_config(
+def _spec(args: argparse.Namespace, settings: Any) -> ConfigSpec:
+    return ConfigSpec(
         model=args.model,
         window=args.window,
         preset=args.preset,
-        settings=loaded.settings.context,
         policy="none" if args.no_manage else args.policy,
         cache_read_price=args.cache_read_price,
-        user_models=loaded.settings.providers.models,
+        context=settings.context,
+        tool_output=settings.tool_output,
+        user_models=dict(settings.providers.models),
     )
-    source = _source(args)
-    report = replay(source, config)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay recordings (files, folders) or a stored session through the context pipeline."""
+    if args.files and args.session:
+        raise CliError("give recordings (FILE or DIR …) or --session, not both")
+    if not args.files and not args.session:
+        raise CliError("give a recording FILE, a folder of recordings, or --session ID")
+    loaded = load_settings(bonsai_home(), Path.cwd())
+    for problem in loaded.problems:
+        print(f"bonsai replay: settings: {problem}", file=sys.stderr)
+    spec = _spec(args, loaded.settings)
+    config = config_of(spec)  # a bad window or model fails here, before any work
+    if args.session:
+        source = _source(args)
+        report = replay(source, config)
+        result = RunResult(
+            source=f"session {args.session}",
+            run=0,
+            runs=1,
+            title=source.title,
+            format="stored",
+            report=report,
+            raw_cached=0,
+        )
+        return _emit(args, [result], [], spec, single=source)
+    files = recording_files([Path(f) for f in args.files])
+    if not files:
+        raise CliError(f"no recordings under {', '.join(args.files)}")
+    bar = Progress(len(files), enabled=not args.no_progress)
+    results = replay_corpus(
+        files, spec, run=args.run, fmt=args.format, jobs=args.jobs, progress=bar.advance
+    )
+    bar.close()
+    runs = [r for f in results for r in f.runs]
+    errors = [f for f in results if f.error is not None]
+    if not runs:
+        raise CliError("nothing replayed: " + "; ".join(f.error or "" for f in errors))
+    if len(runs) == 1 and len(files) == 1 and not args.no_store:
+        runs = [_stored(args, files[0], runs[0])]
+    return _emit(args, runs, errors, spec)
+
+
+def _stored(args: argparse.Namespace, path: Path, result: RunResult) -> RunResult:
+    """Store the one replayed recording as a session, so ``--session`` can replay it again."""
+    imported = import_file(path, args.format, result.run)
+    session_id, _ = store_recording(
+        bonsai_home(), path, imported, args.format, result.run, Path.cwd()
+    )
+    report = result.report.model_copy(update={"session_id": session_id})
+    return replace(result, report=report)
+
+
+def _emit(
+    args: argparse.Namespace,
+    runs: list[RunResult],
+    errors: list[FileResult],
+    spec: ConfigSpec,
+    single: ReplaySource | None = None,
+) -> int:
+    total = total_of(runs)
     if args.html:
-        Path(args.html).write_text(render_html(report), encoding="utf-8")
+        page = (
+            render_html(runs[0].report)
+            if len(runs) == 1
+            else render_corpus_html(
+                [(r.name, r.title, r.report) for r in runs], title=_corpus_title(args)
+            )
+        )
+        Path(args.html).write_text(page, encoding="utf-8")
     if args.json:
-        print(report_json(report))
+        for r in runs:
+            line = {"kind": "run", "source": r.source, "run": r.run, "runs": r.runs}
+            line |= {"title": r.title, "format": r.format, "warnings": list(r.warnings)}
+            line |= {"report": json.loads(report_json(r.report))}
+            print(json.dumps(line, ensure_ascii=False))
+        for f in errors:
+            print(json.dumps({"kind": "error", "source": f.source, "error": f.error}))
+        print(json.dumps({"kind": "total", **total_json(total, len(runs), spec.cache_read_price)}))
+        return 0
+    for f in errors:
+        print(f"bonsai replay: skipped {f.source}: {f.error}", file=sys.stderr)
+    if len(runs) == 1:
+        print_report(runs[0], args, spec)
     else:
-        print_report(report, source, args, config.settings.preset)
+        print("\n".join(corpus_table(runs, total, spec.cache_read_price)))
     return 0
+
+
+def _corpus_title(args: argparse.Namespace) -> str:
+    return "bonsai replay: " + ", ".join(Path(f).name or f for f in args.files)
 
 
 def _pct(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def _header(report: ReplayReport, source: ReplaySource, args: Any, preset: str) -> list[str]:
-    mode = "no management" if args.no_manage else f"{args.policy}, preset {args.preset or preset}"
-    title = source.title or "(untitled)"
+def _header(result: RunResult, args: Any, spec: ConfigSpec) -> list[str]:
+    report = result.report
+    preset = args.preset or spec.context.preset
+    mode = "no management" if args.no_manage else f"{args.policy}, preset {preset}"
+    title = result.title or "(untitled)"
+    where = f"run {result.run + 1} of {result.runs} · " if result.runs > 1 else ""
     return [
         f"bonsai replay: {title} — session {report.session_id or '(not stored)'}",
-        f"  {report.turns} model calls · window {report.window:,} "
+        f"  {where}{report.turns} model calls · window {report.window:,} "
         f"(usable {report.usable_window:,}) · {mode} · summaries: deterministic fallback (offline)",
     ]
 
@@ -220,11 +301,14 @@ def _turn_lines(report: ReplayReport) -> list[str]:
     return lines
 
 
-def print_report(report: ReplayReport, source: ReplaySource, args: Any, preset: str) -> None:
-    lines = _header(report, source, args, preset) + _table(report, args.cache_read_price)
+def print_report(result: RunResult, args: Any, spec: ConfigSpec) -> None:
+    report = result.report
+    lines = _header(result, args, spec) + _table(report, args.cache_read_price)
     lines += _footer(report)
     if args.turns:
         lines += _turn_lines(report)
+    for warning in result.warnings:
+        lines.append(f"  note: {warning}")
     print("\n".join(lines))
 
 
@@ -256,10 +340,17 @@ def add_replay_commands(sub: Any) -> None:
     imp.add_argument("--json", action="store_true", help="print the result as JSON")
     imp.set_defaults(func=_guarded("import", cmd_import))
 
-    rep = sub.add_parser("replay", help="replay a recording through the context pipeline, offline")
-    rep.add_argument("file", metavar="FILE", nargs="?", help="a recording (or use --session)")
-    rep.add_argument("--session", metavar="ID", help="replay a stored session instead of a file")
-    _format_args(rep)
+    rep = sub.add_parser(
+        "replay", help="replay recordings (files or folders) through the context pipeline, offline"
+    )
+    rep.add_argument(
+        "files", metavar="PATH", nargs="*", help="recordings, or folders of them (or --session)"
+    )
+    rep.add_argument("--session", metavar="ID", help="replay a stored session instead")
+    rep.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    rep.add_argument(
+        "--run", type=int, default=None, metavar="K", help="only run K (0-based) of each file"
+    )
     rep.add_argument(
         "--model", default=DEFAULT_MODEL, help=f"model to account for (default {DEFAULT_MODEL})"
     )
@@ -284,9 +375,19 @@ def add_replay_commands(sub: Any) -> None:
         help="cached input price as a fraction of normal input (default 0.1)",
     )
     rep.add_argument(
-        "--no-store", action="store_true", help="do not store the recording as a session"
+        "--no-store",
+        action="store_true",
+        help="do not store a single replayed recording as a session",
     )
-    rep.add_argument("--json", action="store_true", help="print the report as JSON")
+    rep.add_argument(
+        "--jobs",
+        type=_positive,
+        default=min(2, os.cpu_count() or 1),
+        metavar="N",
+        help="worker processes for a corpus (default: up to 2)",
+    )
+    rep.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    rep.add_argument("--json", action="store_true", help="one JSON line per run, then the total")
     rep.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML report")
     rep.add_argument("--turns", action="store_true", help="also print one line per model call")
     rep.set_defaults(func=_guarded("replay", cmd_replay))

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from bonsai.daemon.service_pool import PoolLimits, ServicePool
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings, load_settings
 from bonsai.services.store.sessions import SessionStore
+from bonsai.session.service_pool import PoolLimits, ServicePool
 
 if TYPE_CHECKING:
     from bonsai.daemon.rpc import BonsaiProtocol

@@ -11,7 +11,7 @@ from bonsai.sim.faults import Fault
 from bonsai.sim.runner import SimulatorThread, run_simulator
 from bonsai.sim.script import Reply, Rule, Script, ScriptError, ToolCallSpec, load_script
 from bonsai.sim.server import Simulator
-from bonsai.sim.state import RecordedRequest
+from bonsai.sim.sim_state import RecordedRequest
 
 __all__ = [
     "Fault",

@@ -17,7 +17,7 @@ from bonsai.sim.frames import ReplyUsage
 from bonsai.sim.http11 import HttpError, HttpRequest, ResponseWriter
 from bonsai.sim.prompt import anthropic_prompt, openai_prompt, output_tokens
 from bonsai.sim.script import Reply
-from bonsai.sim.state import RecordedRequest, SimState
+from bonsai.sim.sim_state import RecordedRequest, SimState
 
 Alive = Callable[[], bool]
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bonsai.core.context.models import VOLATILE_HEADING
+from bonsai.core.context.pipeline_types import VOLATILE_HEADING
 from bonsai.sim.frames import CREATED_BASE, ReplyUsage, arg_pieces, sse, text_pieces
 from bonsai.sim.prompt import content_text
 from bonsai.sim.script import Reply

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from bonsai.sim.script import Script
 from bonsai.sim.server import Simulator
-from bonsai.sim.state import RecordedRequest
+from bonsai.sim.sim_state import RecordedRequest
 
 T = TypeVar("T")
 

@@ -29,7 +29,7 @@ from bonsai.sim.inference import (
     serve_inference,
 )
 from bonsai.sim.script import Script
-from bonsai.sim.state import RecordedRequest, SimState
+from bonsai.sim.sim_state import RecordedRequest, SimState
 
 log = logging.getLogger("bonsai.sim")
 Alive = Callable[[], bool]

@@ -11,7 +11,7 @@ from bonsai.agent.tools.base import (
     arg_int,
     schema,
 )
-from bonsai.core.recall import repeat_pointer
+from bonsai.core.history.pages import repeat_pointer
 
 ASK = "give one of message (an id), episode (a number) or query (text)"
 

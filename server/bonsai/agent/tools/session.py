@@ -12,7 +12,7 @@ from bonsai.agent.tools.base import (
     arg_str,
     schema,
 )
-from bonsai.core.tool_output import page
+from bonsai.core.turn.tool_output import page
 
 EPISODE_ACTION = {
     "type": "string",

@@ -10,10 +10,17 @@ from bonsai.core.context.actions import ACTIONS, Action, apply_action, node_text
 from bonsai.core.context.assemble import apply_compaction, assemble
 from bonsai.core.context.background import background_action, freshness, ready_summary
 from bonsai.core.context.compaction import CompactionMode, CompactionPlan, plan_compaction
+from bonsai.core.context.context_state import (
+    BackgroundSummary,
+    ContextState,
+    GuardState,
+    StubEntry,
+    SummaryState,
+)
 from bonsai.core.context.frame import validate_hidden_tools
 from bonsai.core.context.guards import Guard, GuardLimits, loop_guard
 from bonsai.core.context.memo import AssemblyMemo
-from bonsai.core.context.models import (
+from bonsai.core.context.pipeline_types import (
     VOLATILE_HEADING,
     VOLATILE_ID,
     AssembleInput,
@@ -29,13 +36,6 @@ from bonsai.core.context.models import (
 )
 from bonsai.core.context.prompt import summary_prompt
 from bonsai.core.context.reuse import REUSE_PREFIX, pointer_target, read_reuse
-from bonsai.core.context.state import (
-    BackgroundSummary,
-    ContextState,
-    GuardState,
-    StubEntry,
-    SummaryState,
-)
 from bonsai.core.context.summary import HEADINGS, parse_sections, update_summary
 from bonsai.core.context.text import system_text
 

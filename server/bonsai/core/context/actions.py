@@ -12,9 +12,9 @@ import json
 from typing import Literal
 
 from bonsai.core.context.candidates import make_stub
+from bonsai.core.context.context_state import ContextState, with_ids
 from bonsai.core.context.groups import Group, call_names, group_items, group_of
-from bonsai.core.context.models import AssembleInput, Item, Record
-from bonsai.core.context.state import ContextState, with_ids
+from bonsai.core.context.pipeline_types import AssembleInput, Item, Record
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
 ACTIONS: tuple[Action, ...] = ("pin", "unpin", "drop", "stub", "restore")

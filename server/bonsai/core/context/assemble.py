@@ -30,10 +30,10 @@ from bonsai.core.context.fold import goal_and_task, summary_budget_chars
 from bonsai.core.context.frame import visible_tools
 from bonsai.core.context.gc import collect
 from bonsai.core.context.ledger import ledger_rows, totals
-from bonsai.core.context.models import AssembleInput, Assembly, Record
+from bonsai.core.context.pipeline_types import AssembleInput, Assembly, Record
 from bonsai.core.context.stubbing import work_pays
 from bonsai.core.context.work import Work, analyse
-from bonsai.core.episodes import Episode
+from bonsai.core.history.episodes import Episode
 
 TRUSTED = frozenset({"exact", "high"})
 

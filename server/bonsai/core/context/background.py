@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bonsai.core.context.models import Item
-from bonsai.core.context.state import BackgroundSummary
+from bonsai.core.context.context_state import BackgroundSummary
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.summary import update_summary
 from bonsai.settings import ContextSettings
 

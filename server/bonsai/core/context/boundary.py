@@ -7,7 +7,7 @@ the path's first message (the **root**, folded: it carries the summary's
 position and the session's first task), then the path from the **window
 start** on. The window start is the last user message at or before the first
 unfolded message; it may lie inside a task episode. The segmenter only ever
-looks back to the last user message (``bonsai.core.episodes``), so the window
+looks back to the last user message (``bonsai.core.history.episodes``), so the window
 continues the episode open at its start from a few persisted facts
 (``OpenEpisode``): episodes segment, number and archive exactly as over the
 whole path. A pinned or dropped message is never folded, so the boundary stops
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bonsai.core.context.models import Item
-from bonsai.core.context.state import ContextState, HistoryBoundary, OpenEpisode
-from bonsai.core.episodes import Episode, segment_entries
+from bonsai.core.context.context_state import ContextState, HistoryBoundary, OpenEpisode
+from bonsai.core.context.pipeline_types import Item
+from bonsai.core.history.episodes import Episode, segment_entries
 
 
 @dataclass(frozen=True, slots=True)

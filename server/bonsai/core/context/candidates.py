@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bonsai.core.context.models import Item
+from bonsai.core.context.context_state import StubEntry, StubOrigin
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.reuse import REUSE_PREFIX
-from bonsai.core.context.state import StubEntry, StubOrigin
 from bonsai.core.context.text import call_summary, stub_text
 from bonsai.core.context.view import Node
 from bonsai.domain import Evidence, Message

@@ -13,12 +13,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bonsai.core.context.candidates import stub_candidates, superseded_reads
+from bonsai.core.context.context_state import ContextState, StubEntry, SummaryMode
 from bonsai.core.context.fold import Fold, choose_fold, fold_state
 from bonsai.core.context.frame import visible_tools
 from bonsai.core.context.groups import group_of
-from bonsai.core.context.models import AssembleInput, Record
+from bonsai.core.context.pipeline_types import AssembleInput, Record
 from bonsai.core.context.prompt import render_span, summary_prompt
-from bonsai.core.context.state import ContextState, StubEntry, SummaryMode
 from bonsai.core.context.stubbing import add_stubs, cache_note, choose_stubs, stub_records
 from bonsai.core.context.work import Work, analyse
 

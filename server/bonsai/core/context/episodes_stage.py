@@ -30,14 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bonsai.core.context.boundary import resumed, window_items
+from bonsai.core.context.context_state import ArchiveEntry, ContextState, EpisodeState, with_ids
 from bonsai.core.context.groups import group_of
-from bonsai.core.context.models import AssembleInput, EpisodeRow, Item, Record
-from bonsai.core.context.state import ArchiveEntry, ContextState, EpisodeState, with_ids
+from bonsai.core.context.pipeline_types import AssembleInput, EpisodeRow, Item, Record
+from bonsai.core.context.pricing import payback_ratio
 from bonsai.core.context.stubbing import cache_note, work_pays
 from bonsai.core.context.view import card_message
 from bonsai.core.context.work import Work, analyse
-from bonsai.core.episodes import Episode, card, segment_entries
-from bonsai.core.pricing import payback_ratio
+from bonsai.core.history.episodes import Episode, card, segment_entries
 
 # Recency protects the current work from GC and folds; a closed episode is not
 # current work (its topic ended), so only the other protections hold it.

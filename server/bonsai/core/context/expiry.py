@@ -18,11 +18,11 @@ The stages after it see ``Work.cold`` and apply the same free payback. One
 from __future__ import annotations
 
 from bonsai.core.context.candidates import Candidate, stub_candidates, superseded_reads
-from bonsai.core.context.models import Record
-from bonsai.core.context.state import StubEntry
+from bonsai.core.context.context_state import StubEntry
+from bonsai.core.context.pipeline_types import Record
 from bonsai.core.context.stubbing import add_stubs, stub_records, take_stub
 from bonsai.core.context.work import Work, analyse
-from bonsai.core.replay_report import REWRITE_KINDS
+from bonsai.core.replay.report import REWRITE_KINDS
 
 EXPIRY_KIND = "expiry"
 REASON = "taken at cache expiry"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bonsai.core.context.context_state import ContextState, SummaryMode, SummaryState
 from bonsai.core.context.groups import Group
-from bonsai.core.context.models import Item
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.protect import protected_groups
-from bonsai.core.context.state import ContextState, SummaryMode, SummaryState
 from bonsai.core.context.summary import update_summary
 from bonsai.core.context.view import summary_message
 from bonsai.core.context.work import Work

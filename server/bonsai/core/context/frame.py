@@ -12,8 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bonsai.core.context.models import VOLATILE_HEADING, VOLATILE_ID, SystemPart, TokenCounter
-from bonsai.core.context.state import ContextState
+from bonsai.core.context.context_state import ContextState
+from bonsai.core.context.pipeline_types import (
+    VOLATILE_HEADING,
+    VOLATILE_ID,
+    SystemPart,
+    TokenCounter,
+)
 from bonsai.core.context.summary import open_tasks
 from bonsai.core.context.text import system_text
 from bonsai.domain import Message

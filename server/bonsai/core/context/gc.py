@@ -11,8 +11,9 @@ new since the previous call (those are uncached anyway).
 from __future__ import annotations
 
 from bonsai.core.context.candidates import stub_candidates, superseded_reads
-from bonsai.core.context.models import Record
-from bonsai.core.context.state import StubEntry
+from bonsai.core.context.context_state import StubEntry
+from bonsai.core.context.pipeline_types import Record
+from bonsai.core.context.pricing import break_even_calls
 from bonsai.core.context.stubbing import (
     add_stubs,
     cache_note,
@@ -21,7 +22,6 @@ from bonsai.core.context.stubbing import (
     work_pays,
 )
 from bonsai.core.context.work import Work, analyse
-from bonsai.core.pricing import break_even_calls
 
 
 def collect(work: Work) -> tuple[Work, list[Record]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bonsai.core.context.models import Item
+from bonsai.core.context.pipeline_types import Item
 
 GroupKind = Literal["user", "step", "system", "orphan"]
 

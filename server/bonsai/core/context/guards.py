@@ -23,8 +23,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bonsai.core.context.candidates import failed
-from bonsai.core.context.models import Item
-from bonsai.core.context.state import ContextState, GuardState
+from bonsai.core.context.context_state import ContextState, GuardState
+from bonsai.core.context.pipeline_types import Item
 from bonsai.domain import Message, ToolCall
 
 Level = Literal["ok", "nudge", "stop"]

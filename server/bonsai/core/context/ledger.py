@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from bonsai.core.context.context_state import ArchiveEntry
 from bonsai.core.context.frame import plan_block, tool_name
-from bonsai.core.context.models import (
+from bonsai.core.context.pipeline_types import (
     ON_WIRE_STATES,
     Confidence,
     LedgerRow,
     SystemPart,
     Totals,
 )
-from bonsai.core.context.state import ArchiveEntry
 from bonsai.core.context.text import message_kind, message_label
 from bonsai.core.context.view import Node, applied_archives, first_folded_seq, summary_position
 from bonsai.core.context.work import Work

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from bonsai.core.context.models import SystemPart
+from bonsai.core.context.pipeline_types import SystemPart
 
 _SEP = b"\x1e"
 

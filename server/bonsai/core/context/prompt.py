@@ -6,7 +6,7 @@ scratch) and only the newly folded span, rendered as a plain transcript.
 
 from __future__ import annotations
 
-from bonsai.core.context.models import Item
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.summary import HEADINGS
 from bonsai.core.context.text import call_summary
 

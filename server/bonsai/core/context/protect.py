@@ -10,10 +10,10 @@ newer read holds the bytes the pointer stands for, or the file changed).
 from __future__ import annotations
 
 from bonsai.core.context.candidates import superseded_reads
+from bonsai.core.context.context_state import ContextState
 from bonsai.core.context.groups import Group
-from bonsai.core.context.models import Item
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.reuse import pointer_target
-from bonsai.core.context.state import ContextState
 from bonsai.settings import ContextSettings
 
 

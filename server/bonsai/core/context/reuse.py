@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-from bonsai.core.context.models import Item
-from bonsai.core.context.state import ContextState
+from bonsai.core.context.context_state import ContextState
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.text import span
 from bonsai.domain import Evidence
 

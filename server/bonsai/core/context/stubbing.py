@@ -7,10 +7,10 @@ so one rewrite reclaims enough that the next is many steps away.
 from __future__ import annotations
 
 from bonsai.core.context.candidates import Candidate, make_stub
-from bonsai.core.context.models import Record
-from bonsai.core.context.state import ContextState, StubEntry, StubOrigin
+from bonsai.core.context.context_state import ContextState, StubEntry, StubOrigin
+from bonsai.core.context.pipeline_types import Record
+from bonsai.core.context.pricing import Pricing, payback_ratio
 from bonsai.core.context.work import Work
-from bonsai.core.pricing import Pricing, payback_ratio
 from bonsai.settings import ContextSettings
 
 
@@ -29,7 +29,7 @@ def pays_for_itself(
     so a batch must save at least ``min_rewrite_tokens`` or
     ``min_rewrite_fraction`` of the request, and at least
     ``min_rewrite_payback`` tokens per token it re-sends, scaled to ``pricing``
-    (``bonsai.core.pricing.payback_ratio``: the same break-even in calls). On a
+    (``bonsai.core.context.pricing.payback_ratio``: the same break-even in calls). On a
     ``cold`` cache (expired) nothing is cached to lose: any saving pays."""
     if cold:
         return saved > 0

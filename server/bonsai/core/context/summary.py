@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 
 from bonsai.core.context.candidates import failed
-from bonsai.core.context.models import Item
+from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.text import call_summary, one_line
 
 HEADINGS = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from bonsai.core.context.models import SystemPart
+from bonsai.core.context.pipeline_types import SystemPart
 from bonsai.domain import Evidence, Message
 
 STUB_PREFIX = "[stubbed by bonsai]"

@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bonsai.core.context.context_state import ContextState
 from bonsai.core.context.frame import Frame, build_frame
 from bonsai.core.context.groups import Group, call_names, group_items
 from bonsai.core.context.memo import AssemblyMemo, message_digest
-from bonsai.core.context.models import AssembleInput
+from bonsai.core.context.pipeline_types import AssembleInput
 from bonsai.core.context.prefix import prefix_hash
+from bonsai.core.context.pricing import Pricing, family_rule
 from bonsai.core.context.protect import protected_ids
-from bonsai.core.context.state import ContextState
 from bonsai.core.context.view import (
     Node,
     build_nodes,
@@ -24,7 +25,6 @@ from bonsai.core.context.view import (
     summary_message,
     summary_position,
 )
-from bonsai.core.pricing import Pricing, family_rule
 from bonsai.domain import Message
 
 

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bonsai.core.retrieval.models import FusedHit, Lane, LaneScores
+from bonsai.core.retrieval.documents import FusedHit, Lane, LaneScores
 
 
 class FusionParams(BaseModel):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bonsai.daemon.chat import run_turn, runtime
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
+from bonsai.session.chat import run_turn, runtime
 
 
 @handles("bonsai/chat/send")

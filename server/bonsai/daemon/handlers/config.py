@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bonsai.core.presets import preset_overrides
-from bonsai.daemon.chat import tools_for
+from bonsai.core.context.presets import preset_overrides
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams
 from bonsai.protocol import models as m
 from bonsai.services.config import project_config_path, user_config_path, write_override
+from bonsai.session.chat import tools_for
 from bonsai.settings import Settings
 
 

@@ -7,15 +7,15 @@ from typing import Any, Literal, get_args
 
 from bonsai.agent.context_bridge import ContextBridge, to_chat_request
 from bonsai.core.context import Assembly, apply_action, assemble, node_text
-from bonsai.core.presets import effective_context
-from bonsai.daemon.chat import bridge_for, notify_ctx
-from bonsai.daemon.compaction import compact_session
+from bonsai.core.context.presets import effective_context
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.providers.anthropic_body import build_anthropic_body
 from bonsai.services.providers.openai_body import build_openai_body
 from bonsai.services.store.turns import TurnStore
+from bonsai.session.chat import bridge_for, notify_ctx
+from bonsai.session.compaction import compact_session
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bonsai.daemon.episodes import (
+from bonsai.daemon.rpc import Ctx, handles
+from bonsai.protocol import models as m
+from bonsai.session.episodes import (
     check_recall_params,
     episode_infos,
     find_episode,
@@ -10,9 +12,7 @@ from bonsai.daemon.episodes import (
     require_on,
     restore,
 )
-from bonsai.daemon.resets import reset
-from bonsai.daemon.rpc import Ctx, handles
-from bonsai.protocol import models as m
+from bonsai.session.resets import reset
 
 
 @handles("bonsai/episodes/list")

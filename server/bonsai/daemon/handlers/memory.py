@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from bonsai.daemon.memory import memory_service
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.memory.entry import MemoryEntry
 from bonsai.services.memory.store import MemoryStoreError
+from bonsai.session.memory import memory_service
 
 T = TypeVar("T")
 

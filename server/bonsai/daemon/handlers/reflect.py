@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from bonsai.daemon.chat import runtime, send_turn
-from bonsai.daemon.reflect import start_retry, take
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import Conflict
 from bonsai.protocol import models as m
+from bonsai.session.chat import runtime, send_turn
+from bonsai.session.grading import start_retry, take
 
 
 @handles("bonsai/reflect/retry")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from bonsai.daemon.repomap import repomap_lease
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams
 from bonsai.protocol import models as m
+from bonsai.session.repomap import repomap_lease
 
 
 @handles("bonsai/repomap/get")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from bonsai.daemon.rpc import Ctx, handles
-from bonsai.daemon.rules import (
+from bonsai.protocol import models as m
+from bonsai.session.rules import (
     announce,
     rule_info,
     rule_infos,
@@ -11,7 +12,6 @@ from bonsai.daemon.rules import (
     scope_workspace,
     user_errors,
 )
-from bonsai.protocol import models as m
 
 
 @handles("bonsai/rules/list")

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bonsai.daemon.chat import bridge_for
-from bonsai.daemon.convert import session_info, wire_message
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.domain import Message
 from bonsai.errors import InvalidParams, NotFound
@@ -15,6 +13,8 @@ from bonsai.services.importers import ImportFormatError, import_file
 from bonsai.services.replay.store_import import store_imported
 from bonsai.services.store.fork import fork_session
 from bonsai.services.store.tree import load_tree
+from bonsai.session.chat import bridge_for
+from bonsai.session.convert import session_info, wire_message
 
 
 @handles("bonsai/session/create")

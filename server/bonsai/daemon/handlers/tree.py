@@ -7,15 +7,23 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from bonsai.core.context.text import message_label
-from bonsai.core.tree import OpKind, Tree, TreeOp, apply_op, branch_tokens, compare, hidden_ids
-from bonsai.daemon.attach import decisions, info
-from bonsai.daemon.chat import bridge_for, runtime
+from bonsai.core.history.tree import (
+    OpKind,
+    Tree,
+    TreeOp,
+    apply_op,
+    branch_tokens,
+    compare,
+    hidden_ids,
+)
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.daemon.state import Daemon
-from bonsai.daemon.tree_events import tree_changed
 from bonsai.errors import Conflict, InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.store.tree import TreeStore, load_tree
+from bonsai.session.attach import decisions, info
+from bonsai.session.chat import bridge_for, runtime
+from bonsai.session.tree_events import tree_changed
 
 
 def _tree(daemon: Daemon, session_id: str) -> Tree:

@@ -2,7 +2,7 @@
 
 from bonsai.services.memory.entry import MemoryEntry, MemoryIssue
 from bonsai.services.memory.inject import Injection, InjectionState, index_line
-from bonsai.services.memory.models import MemoryStatus, SearchHitView, SearchResult
+from bonsai.services.memory.results import MemoryStatus, SearchHitView, SearchResult
 from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.store import MemoryStoreError
 from bonsai.services.memory.write_tool import MemoryWriteArgs, MemoryWriteError, tool_schema

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import apsw
 
+from bonsai.core.retrieval.documents import Doc, Hit
 from bonsai.core.retrieval.fusion import FusionParams
-from bonsai.core.retrieval.models import Doc, Hit
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
 from bonsai.services.memory.embedding import EmbeddingLoad, Fetch, load_embedder
 from bonsai.services.memory.entry import (
@@ -36,9 +36,9 @@ from bonsai.services.memory.inject import (
     build_injection,
     index_line,
 )
-from bonsai.services.memory.models import MemoryStatus, SearchHitView, SearchResult
 from bonsai.services.memory.naming import derive_name
-from bonsai.services.memory.recall import relevant_for_injection
+from bonsai.services.memory.relevance import relevant_for_injection
+from bonsai.services.memory.results import MemoryStatus, SearchHitView, SearchResult
 from bonsai.services.memory.store import MemoryStore, MemoryStoreError, MergedView, merge
 from bonsai.services.memory.watch import MemoryWatcher
 from bonsai.services.memory.write_tool import (

@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 
 from bonsai.core.context import VOLATILE_HEADING, VOLATILE_ID, SystemPart
-from bonsai.core.rules import rules_block
+from bonsai.core.turn.rules import rules_block
 from bonsai.domain import Evidence
 from bonsai.services.project_context.git import (
     GitBaseline,

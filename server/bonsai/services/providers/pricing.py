@@ -1,8 +1,8 @@
 """The prices a model is billed at, from the models registry (config rows win).
 
-``pricing_for`` turns a registry row into a :class:`bonsai.core.pricing.Pricing`:
+``pricing_for`` turns a registry row into a :class:`bonsai.core.context.pricing.Pricing`:
 its list prices when it has them, else its family's relative rule
-(``bonsai.core.pricing.FAMILY_RULES``); the cache TTL is the row's
+(``bonsai.core.context.pricing.FAMILY_RULES``); the cache TTL is the row's
 ``cache_ttl_s`` or the family's. A row without a cache-read price bills reads
 at its family's fraction of the input price; one without ``price_cache_write``
 writes at its family's premium (Anthropic 1.25×, none elsewhere).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bonsai.core.pricing import Pricing, family_rule
+from bonsai.core.context.pricing import Pricing, family_rule
 from bonsai.services.providers.registry import lookup_model
 from bonsai.settings import ModelInfo
 

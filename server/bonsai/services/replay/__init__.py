@@ -1,6 +1,6 @@
 """Replay recorded agent sessions through the context pipeline, offline.
 
-``replay(source, config)`` returns a :class:`~bonsai.core.replay_report.ReplayReport`;
+``replay(source, config)`` returns a :class:`~bonsai.core.replay.report.ReplayReport`;
 ``build_config`` makes the config from a model name, a window and a preset;
 ``store_imported`` stores a recording as a session (daemon side). See
 ``docs/replay.md`` and ``docs/context.md``.
@@ -9,8 +9,8 @@
 from bonsai.services.replay.database import DatabaseMissing, locked_writer, open_readonly
 from bonsai.services.replay.policies import PipelinePolicy, PolicyName
 from bonsai.services.replay.prefix import GRANULARITY, Granularity, PrefixTracker, granularity_for
-from bonsai.services.replay.recall import RecallHit, recall
 from bonsai.services.replay.runner import ReplayConfig, StepRow, replay, replay_steps
+from bonsai.services.replay.search import RecallHit, recall
 from bonsai.services.replay.setup import DEFAULT_MODEL, build_config
 from bonsai.services.replay.source import ReplaySource, source_from_messages
 from bonsai.services.replay.store_import import store_imported

@@ -3,7 +3,7 @@ and when its calls were made (recording timestamps, or a pause model).
 
 Each model call of a replay has a size, an exact cache-eligible prefix (the
 tokens shared with the previous request of the same side) and the time since
-the previous call. Under a family's rule (``bonsai.core.pricing.FAMILY_RULES``)
+the previous call. Under a family's rule (``bonsai.core.context.pricing.FAMILY_RULES``)
 the cached part is that prefix rounded down to the family's cache granularity,
 or nothing when the pause was longer than the family's cache TTL; the rest is
 billed at the write price (Anthropic 1.25×, others 1×) and the cached part at
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from bonsai.core.context import Item
-from bonsai.core.pricing import FAMILY_RULES, FamilyName, Pricing
+from bonsai.core.context.pricing import FAMILY_RULES, FamilyName, Pricing
 from bonsai.services.replay.prefix import granularity_for
 
 FAMILIES: tuple[FamilyName, ...] = ("openai", "anthropic", "deepseek")

@@ -2,7 +2,7 @@
 
 For every message a stage removed from the window (a stub, a fold, an archived
 episode; the first removal counts), the distinctive items it held
-(``bonsai.core.replay_loss``) are looked for in every later recorded assistant
+(``bonsai.core.replay.loss``) are looked for in every later recorded assistant
 message. One found there and nowhere in the window sent for that message was
 **needed later**. It is **recoverable** when the recall tool's search (FTS5
 with bm25 over the session's messages so far, as ``bonsai recall`` and the
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import apsw
 
-from bonsai.core.context import Assembly, TokenCounter
-from bonsai.core.replay_loss import SpanItems
+from bonsai.core.context import Assembly
+from bonsai.core.replay.loss import SpanItems
 from bonsai.core.retrieval.query import fts_match_expression
 from bonsai.domain import Message
-from bonsai.services.replay.runner import StepRow
+from bonsai.services.replay.runner import ReplayConfig, StepRow, executed
 from bonsai.services.replay.source import ReplaySource
 
 TOP = 3
@@ -123,8 +123,13 @@ class _Index:
         return [r[0] for r in rows]
 
 
-def measure_loss(source: ReplaySource, rows: Sequence[StepRow], counter: TokenCounter) -> Loss:
-    """The needed-later loss of one replay (``rows`` from ``replay_steps`` on ``source``)."""
+def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayConfig) -> Loss:
+    """The needed-later loss of one replay (``rows`` from ``replay_steps`` on ``source``
+    with ``config``): spans are judged as the managed side held them (tool outputs
+    as bonsai's tools return them, ``executed``)."""
+    counter = config.counter
+    if config.policy != "none":
+        source = executed(source, config.tool_output)
     loss = Loss()
     by_id = {i.id: i for i in source.items}
     steps = source.steps

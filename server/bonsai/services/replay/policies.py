@@ -30,7 +30,7 @@ from bonsai.core.context import (
     plan_compaction,
     read_reuse,
 )
-from bonsai.core.pricing import Pricing
+from bonsai.core.context.pricing import Pricing
 from bonsai.settings import ContextSettings
 
 PolicyName = Literal["managed", "none", "naive", "masking", "prune"]

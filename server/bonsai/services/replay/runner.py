@@ -5,19 +5,26 @@ the daemon would have sent just before it, on two sides: *raw* (the whole
 history, unmanaged) and *managed* (the chosen policy, its state carried from
 step to step). It counts both, measures each side's cache-eligible prefix
 against that side's previous request, times the pipeline, and summarises the
-rows with :func:`bonsai.core.replay_report.summarize`.
+rows with :func:`bonsai.core.replay.report.summarize`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bonsai.core.context import Assembly, Budget, SystemPart, TokenCounter, system_text
-from bonsai.core.pricing import Pricing, family_rule
-from bonsai.core.replay_report import ModelPrice, ReplayReport, ReplayTurn, summarize
+from bonsai.core.context import Assembly, Budget, Item, SystemPart, TokenCounter, system_text
+from bonsai.core.context.pricing import Pricing, family_rule
+from bonsai.core.replay.report import (
+    REWRITE_KINDS,
+    ModelPrice,
+    ReplayReport,
+    ReplayTurn,
+    summarize,
+)
+from bonsai.core.turn.tool_finish import finish_output
 from bonsai.domain import Message
 from bonsai.services.replay.baselines import MaskingPolicy, PrunePolicy
 from bonsai.services.replay.billing import Bill, PauseModel, call_idles
@@ -30,7 +37,7 @@ from bonsai.services.replay.prefix import (
     request_units,
 )
 from bonsai.services.replay.source import ReplaySource
-from bonsai.settings import ContextSettings
+from bonsai.settings import ContextSettings, ToolOutputSettings
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,7 @@ class ReplayConfig:
     cache_read_price: float = 0.1
     price: ModelPrice | None = None
     tools: tuple[dict[str, Any], ...] = ()
+    tool_output: ToolOutputSettings = field(default_factory=ToolOutputSettings)
     pricing: Pricing | None = None  # what the pipeline decides on (None: family rule, read price)
     pauses: PauseModel = field(
         default_factory=PauseModel
@@ -90,8 +98,31 @@ def _policy(source: ReplaySource, config: ReplayConfig) -> PipelinePolicy:
     )
 
 
+def executed(source: ReplaySource, settings: ToolOutputSettings) -> ReplaySource:
+    """``source`` with every recorded tool output as the live tool would have
+    returned it: redacted, truncated, spilled (the one shared function)."""
+    if not source.recorded:
+        return source
+    items: list[Item] = []
+    for item in source.items:
+        message = item.message
+        if message.role == "tool":
+            finished = finish_output(message.content, settings, message.tool_call_id or item.id)
+            if finished.text != message.content:
+                message = message.model_copy(update={"content": finished.text})
+                item = item.model_copy(update={"message": message})
+        items.append(item)
+    return replace(source, items=items, recorded=False)
+
+
 def replay_steps(source: ReplaySource, config: ReplayConfig) -> list[StepRow]:
-    """One row per model call of ``source``."""
+    """One row per model call of ``source``. The raw side is the recording as the
+    agent sent it; the managed side starts from the tool outputs as bonsai's own
+    tools would have returned them (``executed``), except under ``none``, which
+    reproduces the raw side byte for byte."""
+    recorded = source.items
+    if config.policy != "none":
+        source = executed(source, config.tool_output)
     policy = _policy(source, config)
     raw_prefix = PrefixTracker(config.granularity, config.encode)
     managed_prefix = PrefixTracker(config.granularity, config.encode)
@@ -103,7 +134,7 @@ def replay_steps(source: ReplaySource, config: ReplayConfig) -> list[StepRow]:
     for step, pos in enumerate(source.steps):
         items = source.items[:pos]
         raw_units = request_units(
-            config.counter, raw_system, policy.tools, [i.message for i in items]
+            config.counter, raw_system, policy.tools, [i.message for i in recorded[:pos]]
         )
         started = time.perf_counter()
         assembly = policy.step(items, items[-1].turn if items else 0, idles[step])
@@ -142,17 +173,31 @@ def _turn(
         raw_fits=raw <= config.budget.usable,
         events=[r.event() for r in assembly.records],
         pipeline_ms=round(elapsed, 3),
+        saved_tokens=rewrite_savings(assembly),
     )
 
 
+def rewrite_savings(assembly: Assembly) -> int:
+    """Tokens the rewrites of this call removed (before minus after, as each
+    rewrite's record measured it)."""
+    saved = 0
+    for record in assembly.records:
+        if record.kind in REWRITE_KINDS and record.tokens_before is not None:
+            saved += max(0, record.tokens_before - (record.tokens_after or 0))
+    return saved
+
+
 def replay(source: ReplaySource, config: ReplayConfig) -> ReplayReport:
-    rows = replay_steps(source, config)
+    return summarize_rows(replay_steps(source, config), config, source.session_id)
+
+
+def summarize_rows(rows: list[StepRow], config: ReplayConfig, session_id: str) -> ReplayReport:
     return summarize(
         [r.turn for r in rows],
         window=config.budget.window,
         usable=config.budget.usable,
         cache_read_price=config.cache_read_price,
         raw_cached=[r.raw_cached for r in rows],
-        session_id=source.session_id,
+        session_id=session_id,
         price=config.price,
     )

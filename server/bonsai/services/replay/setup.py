@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bonsai.core.context import Budget
-from bonsai.core.presets import effective_context, with_preset
-from bonsai.core.replay_report import ModelPrice
+from bonsai.core.context.presets import effective_context, with_preset
+from bonsai.core.replay.report import ModelPrice
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.replay.policies import PolicyName
 from bonsai.services.replay.prefix import Encode, granularity_for
@@ -18,7 +18,7 @@ from bonsai.services.tokens import (
     default_cache_dir,
     estimator_for,
 )
-from bonsai.settings import ContextSettings, ModelInfo, PresetName
+from bonsai.settings import ContextSettings, ModelInfo, PresetName, ToolOutputSettings
 
 DEFAULT_MODEL = "gpt-4o"
 
@@ -55,6 +55,7 @@ def build_config(
     cache_read_price: float = 0.1,
     cache_dir: Path | None = None,
     user_models: dict[str, ModelInfo] | None = None,
+    tool_output: ToolOutputSettings | None = None,
 ) -> ReplayConfig:
     """A replay configuration; ``window`` overrides the model's context window."""
     row = lookup_model(model, user_models)
@@ -83,4 +84,5 @@ def build_config(
         offline=offline,
         cache_read_price=cache_read_price,
         price=model_price(model, info),
+        tool_output=tool_output or ToolOutputSettings(),
     )

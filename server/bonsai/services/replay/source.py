@@ -4,6 +4,11 @@ Leading system messages of a recording are the agent's own system prompt:
 they become the persona part (joined in order). Everything else becomes one
 item per message, numbered like the session log (``seq`` from 1, ``turn`` =
 the number of user messages so far).
+
+``recorded`` says the tool outputs are as the agent recorded them (a file, or
+a session imported from one), not as bonsai's own turns stored them: the
+replay then passes each through the same execution-time redaction, truncation
+and spill as a live tool output (:func:`bonsai.core.turn.tool_finish.finish_output`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ class ReplaySource:
     title: str = ""
     session_id: str = ""
     times: list[float | None] | None = None  # per item, epoch seconds, when the recording has them
+    recorded: bool = True
 
     @property
     def steps(self) -> list[int]:
@@ -37,6 +43,7 @@ def source_from_messages(
     title: str = "",
     session_id: str = "",
     times: list[float | None] | None = None,
+    recorded: bool = True,
 ) -> ReplaySource:
     """Split ``messages`` into persona and items; ``ids`` name the items
     (stored message ids), default ``m1``, ``m2``…; ``times`` are the messages'
@@ -61,5 +68,10 @@ def source_from_messages(
         items.append(Item(id=item_id, seq=pos + 1, turn=turn, message=message))
     kept = times[lead:] if times is not None else None
     return ReplaySource(
-        persona=persona, items=items, title=title, session_id=session_id, times=kept
+        persona=persona,
+        items=items,
+        title=title,
+        session_id=session_id,
+        recorded=recorded,
+        times=kept,
     )

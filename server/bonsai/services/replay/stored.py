@@ -8,6 +8,7 @@ import apsw
 
 from bonsai.services.importers import ImportedSession, import_file
 from bonsai.services.replay.source import ReplaySource, source_from_messages
+from bonsai.services.replay.store_import import IMPORT_STATE_KEY
 from bonsai.services.store.sessions import SessionStore
 
 
@@ -21,6 +22,7 @@ def stored_source(conn: apsw.Connection, session_id: str) -> ReplaySource:
         [s.message_id for s in stored],
         title=row.title,
         session_id=session_id,
+        recorded=store.get_state(session_id, IMPORT_STATE_KEY) is not None,
     )
 
 

@@ -35,8 +35,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from bonsai.core.pagerank import FloatArray, IntArray, Transition, transition
-from bonsai.services.repomap.models import Definition, FileTags
+from bonsai.core.repomap.pagerank import FloatArray, IntArray, Transition, transition
+from bonsai.services.repomap.records import Definition, FileTags
 
 BoolArray = npt.NDArray[np.bool_]
 

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
-from bonsai.core.pagerank import IntArray
+from bonsai.core.repomap.pagerank import IntArray
 from bonsai.services.repomap.graph import (
     NO_NAME,
     FileSegments,
@@ -27,7 +27,7 @@ from bonsai.services.repomap.graph import (
     is_specific,
     name_factor,
 )
-from bonsai.services.repomap.models import FileTags
+from bonsai.services.repomap.records import FileTags
 
 
 def _merge_names(core: GraphCore, new: set[str]) -> GraphCore:

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bonsai.core.pagerank import FloatArray
+from bonsai.core.repomap.pagerank import FloatArray
 from bonsai.services.repomap import graph as graph_module
 from bonsai.services.repomap.cache import CachedFile
 from bonsai.services.repomap.graph import GraphCore

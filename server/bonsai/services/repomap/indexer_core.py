@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 from bonsai.services.repomap.cache import CachedFile, CacheRow
 from bonsai.services.repomap.discovery import Candidate
 from bonsai.services.repomap.languages import language_for_path
-from bonsai.services.repomap.models import FileTags, decode_tags, encode_tags
+from bonsai.services.repomap.records import FileTags, decode_tags, encode_tags
 from bonsai.services.repomap.tags import GrammarUnavailable, extract_tags
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,8 @@ from typing import overload
 
 import numpy as np
 
-from bonsai.core.pagerank import FloatArray, IntArray, rank_transition
-from bonsai.core.repomap_render import MapEntry, MapTag
+from bonsai.core.repomap.pagerank import FloatArray, IntArray, rank_transition
+from bonsai.core.repomap.render import MapEntry, MapTag
 from bonsai.services.repomap.graph import DefTable, RepoGraph
 from bonsai.services.repomap.mentions import Mentions
 

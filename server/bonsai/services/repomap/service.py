@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from bonsai.core.repomap_render import fit_entries
+from bonsai.core.repomap.render import fit_entries
 from bonsai.services.repomap.cache import CachedFile, CacheRow, TagCache
 from bonsai.services.repomap.discovery import (
     DEFAULT_EXCLUDED_DIRS,
@@ -25,10 +25,10 @@ from bonsai.services.repomap.discovery import (
 )
 from bonsai.services.repomap.indexer import Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
+from bonsai.services.repomap.map_state import GraphOrigin, MapState
 from bonsai.services.repomap.mentions import NO_PARTS, NO_PATHS, parse_mentions
-from bonsai.services.repomap.models import BuildStats, FileTags, RepoMap
 from bonsai.services.repomap.ranking import Ranked, rank
-from bonsai.services.repomap.state import GraphOrigin, MapState
+from bonsai.services.repomap.records import BuildStats, FileTags, RepoMap
 from bonsai.services.repomap.watcher import RepoWatcher
 from bonsai.settings import RepoMapSettings
 

@@ -27,7 +27,7 @@ import hashlib
 from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
-from bonsai.services.repomap.models import Definition, MapFile
+from bonsai.services.repomap.records import Definition, MapFile
 
 
 class RenderState(NamedTuple):

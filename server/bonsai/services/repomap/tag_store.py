@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from bonsai.services.repomap.cache import CachedFile
-from bonsai.services.repomap.models import FileTags, decode_tags
+from bonsai.services.repomap.records import FileTags, decode_tags
 
 
 class TagStore(Mapping[str, FileTags]):

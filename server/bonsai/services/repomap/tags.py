@@ -14,8 +14,8 @@ from collections import Counter
 import tree_sitter as ts
 
 from bonsai.services.repomap.languages import load_language
-from bonsai.services.repomap.models import Definition, FileTags
 from bonsai.services.repomap.queries import QUERIES
+from bonsai.services.repomap.records import Definition, FileTags
 
 MAX_IDENT_CHARS = 80
 MAX_SIGNATURE_BYTES = 400

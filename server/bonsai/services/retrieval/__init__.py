@@ -1,7 +1,7 @@
 """Generic hybrid retrieval over SQLite (FTS5 + vectors), shared by memory
 and session-history recall."""
 
-from bonsai.core.retrieval.models import Doc, Hit, LaneScores
+from bonsai.core.retrieval.documents import Doc, Hit, LaneScores
 from bonsai.services.retrieval.db import IndexSchemaError, open_index
 from bonsai.services.retrieval.embedder import Embedder
 from bonsai.services.retrieval.index import HybridIndex, SyncReport

@@ -23,8 +23,8 @@ import apsw
 from pydantic import BaseModel, JsonValue
 
 from bonsai.core.retrieval.background import BACKGROUND_SENTENCES
+from bonsai.core.retrieval.documents import Doc, Hit, Lane
 from bonsai.core.retrieval.fusion import FusionParams, fuse
-from bonsai.core.retrieval.models import Doc, Hit, Lane
 from bonsai.services.retrieval.embedder import Embedder, Vectors, normalise_rows
 from bonsai.services.retrieval.lanes import VectorMatrix, bm25_lane, embedding_lane, load_matrix
 from bonsai.services.retrieval.writes import (

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
-from bonsai.core.retrieval.models import Lane
+from bonsai.core.retrieval.documents import Lane
 from bonsai.core.retrieval.query import fts_match_expression
 from bonsai.services.retrieval.db import as_bytes, as_float, as_int
 from bonsai.services.retrieval.embedder import Vectors

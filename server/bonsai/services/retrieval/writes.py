@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from bonsai.core.retrieval.models import Doc
+from bonsai.core.retrieval.documents import Doc
 from bonsai.core.retrieval.query import indexable_text
 from bonsai.domain import content_hash
 from bonsai.services.retrieval.embedder import Embedder, normalise_rows

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import apsw
 
-from bonsai.core.rules import MAX_RULE_CHARS, clean_rule_text, rule_key
+from bonsai.core.turn.rules import MAX_RULE_CHARS, clean_rule_text, rule_key
 from bonsai.services.store.sessions import new_id
 from bonsai.services.workspace import workspace_key
 

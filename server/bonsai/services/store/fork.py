@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bonsai.core.context.state import ContextState, copied_state
+from bonsai.core.context.context_state import ContextState, copied_state
 from bonsai.domain import StoredMessage
 from bonsai.services.store.sessions import SessionRow, SessionStore
 from bonsai.services.store.turns import ToolOutputStore

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import apsw
 
-from bonsai.core.context.state import HistoryBoundary
+from bonsai.core.context.context_state import HistoryBoundary
 from bonsai.domain import StoredMessage
 from bonsai.services.store.sessions import SessionStore
 

@@ -1,7 +1,7 @@
 """Tree operations as their own rows, and the tree of a session derived from its log.
 
 The log (``messages``) is never touched: the conversation tree is the log plus
-the rows of ``tree_ops``, replayed by ``bonsai.core.tree.derive``. Messages of
+the rows of ``tree_ops``, replayed by ``bonsai.core.history.tree.derive``. Messages of
 cancelled turns and replies that never completed are not tree nodes.
 """
 
@@ -11,7 +11,7 @@ import time
 
 import apsw
 
-from bonsai.core.tree import Tree, TreeOp, derive
+from bonsai.core.history.tree import Tree, TreeOp, derive
 from bonsai.domain import StoredMessage
 from bonsai.services.store.history import HistoryWindow
 

@@ -1,0 +1,99 @@
+"""``bonsai repomap [PATH] [--tokens N] [--mention TEXT] [--json]``.
+
+``add_repomap_command(subparsers)`` registers the sub-command; the CLI layer
+calls ``args.func(args)``. Token counting uses tiktoken's ``o200k_base`` through
+``bonsai.services.tokens`` when it loads offline, else chars/4 (a note on stderr
+says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bonsai.home import bonsai_home
+from bonsai.services.repomap.records import RepoMap
+from bonsai.services.repomap.service import RepoMapService
+from bonsai.settings import RepoMapSettings
+
+CountTokens = Callable[[str], int]
+
+
+def chars_per_token(text: str) -> int:
+    """The fallback estimate: one token per four characters, rounded up."""
+    return (len(text) + 3) // 4
+
+
+def default_counter() -> tuple[CountTokens, str | None]:
+    """(counter, note): tiktoken o200k_base if it loads offline, else chars/4."""
+    try:
+        from bonsai.services.tokens import load_encoding
+
+        encoding = load_encoding("o200k_base")
+    except Exception as exc:  # missing rank file, import error: degrade visibly
+        return chars_per_token, f"tiktoken unavailable ({exc}); counting chars/4"
+
+    def count(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=()))
+
+    return count, None
+
+
+def default_cache_db() -> Path:
+    return bonsai_home() / "cache" / "repomap.db"
+
+
+def to_json(result: RepoMap) -> dict[str, Any]:
+    """The CLI's JSON shape: ``{text, files: [{path, rank, tags}], tokens, builtMs, cached}``."""
+    return {
+        "text": result.text,
+        "files": [f.model_dump() for f in result.files],
+        "tokens": result.tokens,
+        "builtMs": round(result.built_ms, 3),
+        "cached": result.cached,
+    }
+
+
+def add_repomap_command(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "repomap", help="print the repository map of a directory"
+    )
+    parser.add_argument("path", nargs="?", default=".", help="workspace (default: .)")
+    parser.add_argument("--tokens", type=int, default=None, help="token budget")
+    parser.add_argument("--mention", default="", help="task text naming files/identifiers")
+    parser.add_argument("--chat", action="append", default=[], help="file in the conversation")
+    parser.add_argument("--cache", type=Path, default=None, help="tag cache database")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=repomap_command)
+    return parser
+
+
+def repomap_command(args: argparse.Namespace, counter: CountTokens | None = None) -> int:
+    """Run the sub-command; returns the exit status (2 for bad input)."""
+    workspace = Path(args.path)
+    if not workspace.is_dir():
+        print(f"bonsai repomap: {workspace} is not a directory", file=sys.stderr)
+        return 2
+    if args.tokens is not None and args.tokens < 0:
+        print("bonsai repomap: --tokens must be >= 0", file=sys.stderr)
+        return 2
+    if counter is None:
+        counter, note = default_counter()
+        if note:
+            print(f"bonsai repomap: {note}", file=sys.stderr)
+    cache = args.cache if args.cache is not None else default_cache_db()
+    service = RepoMapService(workspace, cache, RepoMapSettings(), counter)
+    try:
+        service.build()
+        result = service.get(tokens=args.tokens, chat_files=args.chat, mentions=args.mention)
+    finally:
+        service.stop()
+    if args.json:
+        print(json.dumps(to_json(result), ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(result.text)
+    return 0

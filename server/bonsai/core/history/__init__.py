@@ -1,0 +1,1 @@
+"""The conversation as history: its tree, attachment, episodes and recall pages."""

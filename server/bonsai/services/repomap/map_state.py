@@ -1,0 +1,271 @@
+"""Mutable state of one ``RepoMapService``: the tags, the graph (patched after
+edits, loaded from or saved to its snapshot) and the render step that consults
+the stability rule before producing new text."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection, Sequence
+from typing import Literal, Protocol
+
+import numpy as np
+
+from bonsai.core.repomap.render import FittedMap, MapEntry
+from bonsai.services.repomap.cache import TagCache
+from bonsai.services.repomap.graph import RepoGraph, build_graph
+from bonsai.services.repomap.graph_patch import patch_core
+from bonsai.services.repomap.graph_store import (
+    Snapshot,
+    SnapshotError,
+    decode,
+    encode,
+    snapshot_key,
+)
+from bonsai.services.repomap.mentions import (
+    PathIndex,
+    WordParts,
+    build_path_index,
+)
+from bonsai.services.repomap.ranking import Ranked
+from bonsai.services.repomap.records import FileTags, MapFile, MapTagOut, RepoMap
+from bonsai.services.repomap.stability import RenderState, decide, fingerprint
+from bonsai.services.repomap.tag_store import TagStore
+from bonsai.settings import RepoMapSettings
+
+log = logging.getLogger(__name__)
+
+ENTRY_SLACK = 64
+GraphOrigin = Literal["none", "built", "loaded", "patched"]
+
+
+class Fit(Protocol):
+    def __call__(
+        self, entries: Sequence[MapEntry], budget: int, count_tokens: Callable[[str], int]
+    ) -> FittedMap: ...
+
+
+def leaders(ranked: Ranked, chat: Collection[str], count: int) -> list[str]:
+    """The ``count`` best-ranked files outside the conversation (ties by path)."""
+    files = ranked.graph.files
+    order = np.lexsort((np.arange(len(files)), -ranked.file_rank))
+    out: list[str] = []
+    for fid in order.tolist():
+        if files[fid] not in chat:
+            out.append(files[fid])
+            if len(out) >= count:
+                break
+    return out
+
+
+def map_files(ranked: Ranked, included: int) -> list[MapFile]:
+    """The shown files (best rank first) with the definitions shown for each."""
+    table, graph = ranked.table, ranked.graph
+    shown: dict[int, list[MapTagOut]] = {}
+    for row in ranked.order(included).tolist():
+        fid = int(table.fid[row])
+        tags = shown.setdefault(fid, [])
+        d = graph.definition(row)
+        if d is not None:
+            tags.append(MapTagOut(name=d.name, kind=d.kind, line=d.line, signature=d.signature))
+    ordered = sorted(shown, key=lambda f: (-float(ranked.file_rank[f]), graph.files[f]))
+    return [
+        MapFile(
+            path=graph.files[f],
+            rank=round(float(ranked.file_rank[f]), 8),
+            tags=sorted(shown[f], key=lambda t: (t.line, t.name)),
+        )
+        for f in ordered
+    ]
+
+
+def _plausible_ranks(ranks: np.ndarray, n_nodes: int) -> bool:
+    """A stored PageRank vector fits this graph: one finite, non-negative value per
+    node, summing to 1."""
+    if len(ranks) != n_nodes or not np.all(np.isfinite(ranks)) or np.any(ranks < 0):
+        return False
+    return n_nodes == 0 or abs(float(ranks.sum()) - 1.0) < 1e-6
+
+
+class MapState:
+    """Everything a service holds between calls, guarded by ``lock``."""
+
+    def __init__(self, cache: TagCache, workspace_key: str) -> None:
+        self.lock = threading.RLock()
+        self.built = False
+        self.tags = TagStore(lambda paths: cache.load_data(workspace_key, paths))
+        self.graph: RepoGraph | None = None
+        self.previous: RenderState | None = None
+        self.pending: set[str] = set()  # edited or new files not yet patched in
+        self.removed: set[str] = set()  # files that left the map, not yet patched out
+        self._cache = cache
+        self._key = workspace_key
+        self._saved: tuple[int, str | None] | None = None  # (id(graph), rank key) on disk
+        self._path_index: tuple[list[str], PathIndex] | None = None
+        self._word_parts: tuple[list[str], WordParts] | None = None
+        self.origin: GraphOrigin = "none"  # how the current graph was obtained
+        self._fingerprints: dict[str, tuple[object, str]] = {}  # path -> (definitions, fp)
+
+    def note_edit(self, path: str, tags: FileTags | None) -> None:
+        """Record a re-parsed file (``tags`` None: it left the map) for the graph."""
+        if self.graph is None:
+            return
+        if tags is None:
+            self.note_gone([path])
+        else:
+            self.pending.add(path)
+            self.removed.discard(path)
+
+    def note_gone(self, paths: list[str]) -> None:
+        if self.graph is None:
+            return
+        for path in paths:
+            self.pending.discard(path)
+            if path in self.graph.file_index:
+                self.removed.add(path)
+
+    def current_graph(self) -> RepoGraph:
+        """The graph for the current tags: patched after changes, else loaded from
+        the snapshot when it matches, else built (and saved)."""
+        if self.graph is not None and (self.pending or self.removed):
+            edited = {p: self.tags[p] for p in sorted(self.pending)}
+            index = self.graph.file_index
+            patched = patch_core(self.graph.core, edited, self.removed, index)
+            same_files = patched.files is self.graph.files
+            self.graph = RepoGraph(patched, self.tags, index if same_files else None)
+            self.pending, self.removed = set(), set()
+            self.origin = "patched"
+        if self.graph is None:
+            self.graph = self._load() or self._build()
+        return self.graph
+
+    def _fingerprint(self, graph: RepoGraph, path: str) -> str:
+        """``fingerprint`` of a file's definitions, remembered while they stay the
+        same object (tags are replaced, never mutated, on an edit)."""
+        definitions = graph.tags[path].definitions
+        known = self._fingerprints.get(path)
+        if known is not None and known[0] is definitions:
+            return known[1]
+        value = fingerprint(definitions)
+        self._fingerprints[path] = (definitions, value)
+        return value
+
+    def path_index(self, graph: RepoGraph) -> PathIndex:
+        if self._path_index is None or self._path_index[0] is not graph.files:
+            self._path_index = (graph.files, build_path_index(graph.files))
+        return self._path_index[1]
+
+    def word_parts(self, graph: RepoGraph) -> WordParts:
+        """Every known name, searchable by part, made on the first mention; an
+        edit that brings new names (a new name list) adds just those."""
+        names = graph.core.names
+        if self._word_parts is None:
+            self._word_parts = (names, WordParts(names))
+        elif self._word_parts[0] is not names:
+            old, parts = self._word_parts
+            parts.add(sorted(set(names).difference(old)))
+            self._word_parts = (names, parts)
+        return self._word_parts[1]
+
+    # -- the persisted graph ------------------------------------------------
+
+    def _load(self) -> RepoGraph | None:
+        key = snapshot_key(self.tags.rows)
+        stored = self._cache.load_graph(self._key)
+        if stored is None or stored[0] != key:
+            return None
+        try:
+            snapshot = decode(stored[1])
+            if snapshot.core.files != sorted(self.tags):
+                raise SnapshotError("files differ from the tag cache")
+        except SnapshotError as exc:
+            log.warning("repomap: stored graph rejected (%s); rebuilding", exc)
+            return None
+        graph = RepoGraph(snapshot.core, self.tags)
+        last = snapshot.last_rank
+        if last is not None and _plausible_ranks(last[1], graph.n_nodes):
+            graph.last_rank = last
+        self._saved = (id(graph), None if graph.last_rank is None else graph.last_rank[0])
+        self.origin = "loaded"
+        return graph
+
+    def _build(self) -> RepoGraph:
+        self.tags.decode_all()
+        graph = build_graph(self.tags)
+        self._save(graph)
+        self.origin = "built"
+        return graph
+
+    def _save(self, graph: RepoGraph) -> None:
+        rank_key = None if graph.last_rank is None else graph.last_rank[0]
+        blob = encode(Snapshot(graph.core, graph.last_rank))
+        self._cache.put_graph(self._key, snapshot_key(self.tags.rows), blob)
+        self._saved = (id(graph), rank_key)
+
+    def save_if_changed(self) -> None:
+        """Persist the current graph (and last ranking) unless already on disk."""
+        if not self.built:
+            return
+        graph = self.current_graph()
+        rank_key = None if graph.last_rank is None else graph.last_rank[0]
+        if self._saved != (id(graph), rank_key):
+            self._save(graph)
+
+    def render(
+        self,
+        ranked: Ranked,
+        budget: int,
+        chat: Collection[str],
+        settings: RepoMapSettings,
+        count_tokens: Callable[[str], int],
+        fit: Fit,
+        started: float,
+    ) -> RepoMap:
+        prev = self.previous
+        top_k = settings.stability_top_k
+        graph = ranked.graph
+        rank_of = dict(zip(graph.files, ranked.file_rank.tolist(), strict=True))
+        now_fp = {
+            p: self._fingerprint(graph, p) if p in graph.tags else None
+            for p in (prev.fingerprints if prev else ())
+        }
+        lead = leaders(ranked, chat, 2 * top_k)
+        decision = decide(
+            prev, budget, chat, now_fp, rank_of, lead, top_k, settings.stability_drift, ranked.named
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        if prev is not None and not decision.render:
+            return RepoMap(
+                text=prev.text,
+                files=prev.files,
+                tokens=prev.tokens,
+                built_ms=elapsed,
+                cached=True,
+                changed=False,
+                reason=decision.reason,
+            )
+        entries = ranked.entries(4 * budget + ENTRY_SLACK)
+        fitted = fit(entries, budget, count_tokens)
+        files = map_files(ranked, fitted.entries)
+        shown = [f.path for f in files]
+        self.previous = RenderState(
+            text=fitted.text,
+            tokens=fitted.tokens,
+            budget=budget,
+            files=files,
+            ranks={p: rank_of[p] for p in shown},
+            fingerprints={p: self._fingerprint(graph, p) for p in shown},
+            leaders=lead,
+        )
+        changed = prev is None or fitted.text != prev.text
+        reason = decision.reason if changed else decision.reason + "; text identical"
+        return RepoMap(
+            text=fitted.text,
+            files=files,
+            tokens=fitted.tokens,
+            built_ms=(time.perf_counter() - started) * 1000,
+            cached=False,
+            changed=changed,
+            reason=reason,
+        )

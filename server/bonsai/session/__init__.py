@@ -1,0 +1,1 @@
+"""bonsai.session: what a session does between the agent and the wire (turns, views, services)."""

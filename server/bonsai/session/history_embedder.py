@@ -1,0 +1,25 @@
+"""The one embedding model the daemon uses over session history (related-history
+reinjection, the tree's attachment rule): loaded once, on first use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bonsai.services.memory.embedding import load_embedder
+from bonsai.services.retrieval.embedder import Embedder
+from bonsai.settings import Settings
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
+
+KEY = "history_embedder"
+
+
+def history_embedder(daemon: Daemon, settings: Settings) -> Embedder | None:
+    """The model, or None when none is available (callers fall back to lexical
+    scores). Loading errors propagate: each caller says what it does without."""
+    load = daemon.services.get(KEY)
+    if load is None:
+        load = daemon.services[KEY] = load_embedder(daemon.home, settings.memory)
+    embedder: Embedder | None = load.embedder
+    return embedder

@@ -1,0 +1,101 @@
+"""Memory per workspace for the daemon: the pooled service, hand-edit sync, per-turn recall."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bonsai.services.memory.inject import InjectionState
+from bonsai.services.memory.service import MemoryService
+from bonsai.services.memory.watch import MemoryWatcher
+from bonsai.services.workspace import workspace_key
+from bonsai.session.service_pool import ServicePool
+
+if TYPE_CHECKING:
+    from bonsai.daemon.state import Daemon
+
+CountTokens = Callable[[str], int]
+
+log = logging.getLogger("bonsai.memory")
+INJECTED_KEY = "memory_injected"
+
+
+@dataclass(frozen=True)
+class LiveMemory:
+    """A workspace's memory service with the watcher that follows hand edits."""
+
+    service: MemoryService
+    watcher: MemoryWatcher
+
+
+def _pool(daemon: Daemon) -> ServicePool[LiveMemory]:
+    return daemon.pool("memory", _close)
+
+
+def memory_service(daemon: Daemon, workspace: str | None) -> MemoryService:
+    """The workspace's memory service, for use within one synchronous stretch on
+    the loop; code that awaits while using it takes :func:`memory_lease`."""
+    workspace = None if workspace is None else workspace_key(workspace)
+    return _pool(daemon).get(workspace, lambda: _open(daemon, workspace)).service
+
+
+@contextlib.contextmanager
+def memory_lease(daemon: Daemon, workspace: str | None) -> Iterator[MemoryService]:
+    """The workspace's memory service, kept alive (never released) until the block ends."""
+    workspace = None if workspace is None else workspace_key(workspace)
+    with _pool(daemon).hold(workspace, lambda: _open(daemon, workspace)) as live:
+        yield live.service
+
+
+def _open(daemon: Daemon, workspace: str | None) -> LiveMemory:
+    settings = daemon.settings(workspace).settings.memory
+    ws = Path(workspace) if workspace else None
+    service = MemoryService(daemon.home, ws, settings)
+    # resync on the event loop, where recall also syncs: never two writers at once
+    loop = asyncio.get_running_loop()
+    pool = _pool(daemon)
+    holder: list[LiveMemory] = []
+
+    def changed(_: Path) -> None:
+        loop.call_soon_threadsafe(_resync, pool, workspace, holder)
+
+    try:
+        live = LiveMemory(service, service.watch(changed))
+    except BaseException:
+        service.close()
+        raise
+    holder.append(live)
+    return live
+
+
+def _resync(pool: ServicePool[LiveMemory], workspace: str | None, holder: list[LiveMemory]) -> None:
+    """A file was edited by hand: refresh the retrieval shadow now (unless released)."""
+    if not holder or not pool.is_live(workspace, holder[0]):
+        return
+    try:
+        holder[0].service.sync()
+    except Exception:  # a broken hand edit is reported by list/status, never fatal here
+        log.exception("memory sync after a hand edit failed")
+
+
+def _close(live: LiveMemory) -> None:
+    """Stop the watcher (joins its threads) and close the index connection."""
+    live.watcher.stop()
+    live.service.close()
+
+
+def recall_note(
+    daemon: Daemon, session_id: str, workspace: str, user_text: str, count_tokens: CountTokens
+) -> str | None:
+    """The background-data note for this user turn, each entry once per conversation."""
+    service = memory_service(daemon, workspace)
+    state = InjectionState.model_validate(daemon.store.get_state(session_id, INJECTED_KEY, {}))
+    injection = service.recall_for_turn(user_text, state, count_tokens)
+    if injection.text:
+        daemon.store.set_state(session_id, INJECTED_KEY, injection.state.model_dump(mode="json"))
+    return injection.text
