@@ -88,10 +88,10 @@ class ContextSettings(Section):
         0.08  # ... or this share of the request, else nothing is rewritten
     )
     min_stub_tokens: int = Field(200, ge=0)  # smaller tool outputs are not worth a stub
-    min_rewrite_payback: float = Field(2.0, ge=0)  # tokens saved per token re-sent uncached
-    # below gc_trigger a batch of min_rewrite_tokens or more is still taken when it
-    # breaks even within this share of the calls made so far (0: never below the trigger)
-    payback_horizon: float = Field(0.5, ge=0)
+    min_rewrite_payback: float = Field(2.0, ge=0)  # saved per re-sent token at 0.1x reads
+    payback_horizon: float = Field(
+        0.5, ge=0
+    )  # below gc_trigger: take a big batch that breaks even within this share of the calls so far
     keep_recent_groups: int = 3  # last message groups never stubbed or folded
     keep_user_messages: int = 2  # latest user messages never folded
     steering_cap_bytes: int = 16 * 1024  # AGENTS.md / CLAUDE.md and friends are cut past this

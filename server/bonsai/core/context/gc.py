@@ -62,13 +62,23 @@ def economic(work: Work) -> tuple[Work, list[Record]]:
         min_tokens=settings.min_stub_tokens,
         include_failed=False,
     )
+    calls = sum(n.item.message.role == "assistant" for n in work.nodes)
+    horizon = settings.payback_horizon * calls
+    # a cheap bound first (every call below the trigger comes here): the batch
+    # saves at most its outputs' tokens and re-sends at least what follows them
+    bound = sum(c.node.tokens for c in candidates)
+    if bound < settings.min_rewrite_tokens:
+        return work, []
+    first = work.tokens_before({c.node.item.id for c in candidates})
+    least = max(0, work.used - bound - first - work.fresh_tokens())
+    if break_even_calls(bound, least, work.pricing) > horizon:
+        return work, []
     chosen, saved = choose_stubs(work, candidates, 0, "gc")
     if not chosen or saved < settings.min_rewrite_tokens:
         return work, []
     kept = work.tokens_before(set(chosen))
     resent = max(0, work.used - saved - kept - work.fresh_tokens())
-    calls = sum(n.item.message.role == "assistant" for n in work.nodes)
-    if break_even_calls(saved, resent, work.pricing) > settings.payback_horizon * calls:
+    if break_even_calls(saved, resent, work.pricing) > horizon:
         return work, []
     return _apply(work, chosen, saved, kept)
 

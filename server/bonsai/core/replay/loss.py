@@ -4,8 +4,9 @@ Pure: no I/O. A stage removes a span from the window (a stub, a fold, an
 archived episode); the recording shows what the agent wrote afterwards. A
 **distinctive item** of a span is a path (``src/app/models.py``), an identifier
 with an underscore, a dot or an inner capital (``parse_header``,
-``QuerySet.filter``, ``fooBar``), a number of four or more digits or with a
-decimal point (``4012``, ``3.14``), or a whole line of at least
+``QuerySet.filter``, ``fooBar``; not Python's builtins such as ``ValueError``
+nor names under a standard-library module such as ``os.path.join``), a number
+of four or more digits or with a decimal point (``4012``, ``3.14``), or a whole line of at least
 :data:`MIN_LINE` characters (URLs are left out: they name a resource any agent
 can write down). It is **needed later** when it appears in a later
 assistant message (its text or tool-call arguments) while it is nowhere in the
@@ -19,7 +20,10 @@ which one listed path was needed counts that line, not the whole output.
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -29,6 +33,8 @@ _IDENT = re.compile(r"\b[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+\b|\b[A-Za-z_]\w*\b")
 _NUMBER = re.compile(r"(?<![\w.])(?:\d{4,}|\d+\.\d+)(?![\w.])")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _COMMON_SUFFIX = frozenset({"com", "org", "net", "txt", "md", "0", "1"})
+_GENERAL = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+_STDLIB = frozenset(sys.stdlib_module_names)
 _URL = re.compile(r"\b[a-z][\w+.-]*://\S+")  # a URL names a resource, not a finding
 
 

@@ -8,7 +8,10 @@ message. One found there and nowhere in the window sent for that message was
 with bm25 over the session's messages so far, as ``bonsai recall`` and the
 agent's ``recall {query}`` search them) returns, in its top 3, the removed
 message or another holding every needed item of it, for a query made of the
-agent's own later words (the lines of its later message that use the items).
+agent's own later words (the lines of its later message that use the items);
+or, for a stub, when its placeholder ranks in the top 3 of the window's stubs
+for that query (what ran, on which path: the output ``read_tool_output``
+would be asked for by the call id the stub names).
 
 Tokens: ``removed`` sums the removed messages' full size; ``needed`` the lines
 of them that hold a needed item (see the core module). A span is one removal
@@ -123,6 +126,20 @@ class _Index:
         return [r[0] for r in rows]
 
 
+def stub_top(assembly: Assembly, query: str, limit: int = TOP) -> list[str]:
+    """The stubs in this window whose text (what ran, on which path) best matches
+    ``query``: the outputs ``read_tool_output`` would be asked for."""
+    stubs = assembly.state.stubs
+    if not stubs:
+        return []
+    index = _Index()
+    index.conn.executemany(
+        "INSERT INTO fts(content, message_id) VALUES (?, ?)",
+        [(entry.text, item_id) for item_id, entry in stubs.items()],
+    )
+    return index.top(query, limit)
+
+
 def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayConfig) -> Loss:
     """The needed-later loss of one replay (``rows`` from ``replay_steps`` on ``source``
     with ``config``): spans are judged as the managed side held them (tool outputs
@@ -170,10 +187,11 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
             needed_items.setdefault(item_id, set()).update(used)
             if span not in spans_needed:
                 index.grow(source, steps[n])
-                hits = index.top(later_query(later, used))
+                query = later_query(later, used)
+                hits = index.top(query)
                 spans_needed[span] = any(
                     h == item_id or all(u in by_id[h].message.content for u in used) for h in hits
-                )
+                ) or item_id in stub_top(row.assembly, query)
                 if len(loss.examples) < 10:
                     loss.examples.append(f"{item_id}: {sorted(used)[0][:80]}")
     for item_id, used in needed_items.items():
