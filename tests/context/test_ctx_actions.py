@@ -102,7 +102,7 @@ def test_restoring_a_folded_node_unfolds_its_group_and_the_summary_restores_all(
         ("m99", "pin", KeyError, "no node 'm99'"),
         ("sys:persona", "drop", ValueError, "always sent"),
         ("tool:bash", "stub", ValueError, "always sent"),
-        ("m3", "drop", ValueError, "orphan its call"),
+        ("m3", "drop", ValueError, "drop the whole step \\(the call and all its results\\)"),
         ("m3", "unpin", ValueError, "not pinned"),
         ("m3", "restore", ValueError, "already sent in full"),
         ("m1", "shred", ValueError, "unknown action"),

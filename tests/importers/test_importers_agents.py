@@ -201,3 +201,28 @@ def test_aider_sessions_are_runs_and_an_unclosed_fence_is_recovered() -> None:
     assert [m.role for m in second.messages] == ["user", "assistant", "user", "assistant"]
     assert second.messages[2].content == "are you done?  "
     assert any("closed at the next user turn" in w for w in second.warnings)
+
+
+def test_an_unknown_role_is_skipped_and_counted_when_the_rest_is_usable() -> None:
+    text = json.dumps(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "exit", "content": "bye"},
+            {"role": "robot", "content": "beep"},
+            {"role": "assistant", "content": "hello"},
+        ]
+    )
+    session = parse_text(text, "openai")
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    assert any("'role exit' ×1" in w and "'role robot' ×1" in w for w in session.warnings)
+    doc = {
+        "trajectory": [],
+        "history": [
+            {"role": "user", "content": "task"},
+            {"role": "oracle", "content": "o"},
+            {"role": "assistant", "content": "done"},
+        ],
+    }
+    swe = parse_text(json.dumps(doc), "swe-agent")
+    assert [m.role for m in swe.messages] == ["user", "assistant"]
+    assert any("'role oracle' ×1" in w for w in swe.warnings)

@@ -36,10 +36,10 @@ def test_failure_between_write_and_replace_keeps_the_old_file(
     path = tmp_path / "entry.md"
     path.write_bytes(OLD)
 
-    def crash(src: object, dst: object) -> None:
+    def crash(*args: object, **kwargs: object) -> None:
         raise OSError("simulated crash before rename")
 
-    monkeypatch.setattr(os, "replace", crash)
+    monkeypatch.setattr(os, "rename", crash)
     with pytest.raises(OSError, match="simulated crash"):
         atomic_write(path, NEW)
     assert path.read_bytes() == OLD

@@ -93,3 +93,21 @@ def test_disable_enable_and_status(
     assert "embeddings:     on" in out and "note:" in out and "!.bonsai/memory/" in out
     run("memory", "status", "--json")
     assert json.loads(capsys.readouterr().out)["disabled"] == ["utc"]
+
+
+def test_list_json_has_entries_and_problems(
+    run, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run("remember", "--project", "--name", "ci-cores", "CI has two cores.") == 0
+    broken = workspace / ".bonsai" / "memory" / "broken.md"
+    broken.write_text("---\ndescription: fine\ntags: [unclosed\n---\nbody\n", encoding="utf-8")
+    capsys.readouterr()
+    assert run("memory", "list", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(e["name"], e["tier"], e["body"]) for e in data["entries"]] == [
+        ("ci-cores", "project", "CI has two cores.")
+    ]
+    (issue,) = data["issues"]
+    assert issue["path"].endswith("broken.md")
+    # the YAML error names the file's own line and column (where YAML noticed the open list)
+    assert "at line 4, column 1" in issue["problem"]

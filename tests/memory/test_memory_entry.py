@@ -112,3 +112,8 @@ def test_malformed_entries_are_rejected_with_the_reason(tmp_path: Path, stem: st
     with pytest.raises(EntryFormatError, match=reason):
         read_entry(path, "user")
     assert path.read_bytes() == data
+
+
+def test_a_yaml_error_names_the_files_line_and_column() -> None:
+    with pytest.raises(EntryFormatError, match="at line 2, column 15: mapping values"):
+        split_entry("---\ndescription: a: b\n---\nbody\n")

@@ -46,7 +46,7 @@ def test_import_stores_the_session_byte_for_byte(
 ) -> None:
     assert run_cli("import", str(env), "--json") == 0
     info = _json(capsys)
-    assert (info["format"], info["messages"], info["via"]) == ("openai", 25, "direct")
+    assert (info["format"], info["messages"], info["via"]) == ("openai", 25, "daemon")
     conn = open_readonly(home)
     stored = SessionStore(conn).messages(info["sessionId"])
     conn.close()

@@ -14,12 +14,54 @@
  *   BONSAI_E2E_REPLY        text the streamed reply must contain
  *   BONSAI_HOME, BONSAI_PROVIDER, BONSAI_BASE_URL  passed to the daemon
  */
-import { mkdirSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { installExtension, startCodeServer, type RunningCodeServer } from "./codeServer.mts";
 import { DaemonClient } from "./daemonClient.mts";
+import { MEMORY_ENTRY } from "./sharedSteps.mts";
 import { STEPS, type StepContext } from "./steps.mts";
+
+/** A headless Neovim with the bonsai plugin, listening on a socket the steps drive. */
+function startNeovim(
+  bin: string,
+  root: string,
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; socket: string } {
+  const socket = join(root, "nvim.sock");
+  const plugin = join(import.meta.dirname, "..", "..", "neovim");
+  const child = spawn(
+    bin,
+    [
+      "--headless",
+      "--listen",
+      socket,
+      "-u",
+      "NONE",
+      "-i",
+      "NONE",
+      "-n",
+      "--cmd",
+      `set rtp^=${plugin}`,
+      "-c",
+      "runtime plugin/bonsai.lua",
+    ],
+    { cwd: workspace, env, stdio: "ignore" },
+  );
+  return { child, socket };
+}
+
+async function waitForSocket(socket: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(socket)) {
+    if (Date.now() > deadline) {
+      throw new Error(`Neovim did not listen on ${socket}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 function required(name: string): string {
   const value = process.env[name];
@@ -83,6 +125,12 @@ async function main(): Promise<number> {
   const workspace = join(root, "workspace");
   mkdirSync(workspace, { recursive: true });
   mkdirSync(artifacts, { recursive: true });
+  // First start without bonsai.command: the extension must find the workspace's .venv.
+  mkdirSync(join(workspace, ".venv", "bin"), { recursive: true });
+  copyFileSync(bonsai, join(workspace, ".venv", "bin", "bonsai"));
+  chmodSync(join(workspace, ".venv", "bin", "bonsai"), 0o755);
+  mkdirSync(join(workspace, ".bonsai", "memory"), { recursive: true });
+  writeFileSync(join(workspace, ".bonsai", "memory", "cart-tests.md"), MEMORY_ENTRY);
   const env = { ...process.env };
   const options = {
     bin: required("BONSAI_E2E_CODE_SERVER"),
@@ -97,12 +145,13 @@ async function main(): Promise<number> {
       "telemetry.telemetryLevel": "off",
       "extensions.autoCheckUpdates": false,
       "extensions.autoUpdate": false,
-      "bonsai.command": bonsai,
     },
   };
   let server: RunningCodeServer | undefined;
   let browser: BrowserContext | undefined;
   let daemon: DaemonClient | undefined;
+  let nvim: { child: ChildProcess; socket: string } | undefined;
+  const extraPages: Page[] = [];
   try {
     await installExtension(options);
     server = await startCodeServer(options, workspace);
@@ -115,10 +164,18 @@ async function main(): Promise<number> {
     const page = browser.pages()[0] ?? (await browser.newPage());
     page.setDefaultTimeout(30_000);
     daemon = await DaemonClient.connect(bonsai, [], env);
+    const nvimBin = process.env.BONSAI_E2E_NVIM;
+    if (nvimBin) {
+      nvim = startNeovim(nvimBin, root, workspace, env);
+      await waitForSocket(nvim.socket);
+    }
     const results = await runSteps({
       page,
       url: server.url,
+      root,
       workspace,
+      extraPages,
+      ...(nvim && nvimBin ? { nvim: { bin: nvimBin, socket: nvim.socket } } : {}),
       artifacts,
       daemon,
       message: process.env.BONSAI_E2E_MESSAGE ?? "hello bonsai",
@@ -128,6 +185,10 @@ async function main(): Promise<number> {
     process.stdout.write(`${passed} passed, ${results.length - passed} failed\n`);
     return passed === results.length ? 0 : 1;
   } finally {
+    nvim?.child.kill("SIGKILL");
+    for (const extra of extraPages) {
+      await extra.close().catch(() => undefined);
+    }
     daemon?.close();
     await browser?.close().catch(() => undefined);
     await server?.stop();

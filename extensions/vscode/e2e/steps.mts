@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import type { DaemonClient } from "./daemonClient.mts";
+import { APPROVAL_ITEM, SHARED_STEPS } from "./sharedSteps.mts";
 import {
   STATUS_CHIP,
   chatFrame,
@@ -18,11 +19,17 @@ import {
 export interface StepContext {
   page: Page;
   url: string;
+  /** The run's temp dir (user data, logs). */
+  root: string;
   workspace: string;
   artifacts: string;
   daemon: DaemonClient;
   message: string;
   reply: string;
+  /** The headless Neovim on the same daemon, driven over its --listen socket. */
+  nvim?: { bin: string; socket: string };
+  /** More browser pages (VS Code windows) opened by steps; the driver closes them. */
+  extraPages: Page[];
 }
 
 export interface Step {
@@ -126,13 +133,31 @@ const approval: Step = {
     await chat.locator("#input").press("Enter");
     const card = chat.locator(".entry.approval.pending");
     await card.locator(".diff .add", { hasText: "the cat" }).first().waitFor({ timeout: 60_000 });
+    // Review before approval: the native diff editor beside, a status-bar item and a badge.
+    const diffTab = context.page.locator(".tabs-container .tab", { hasText: "notes.txt: proposed by bonsai" });
+    await diffTab.waitFor();
+    const proposed = context.page.locator(".monaco-diff-editor .modified-in-monaco-diff-editor .view-line", {
+      hasText: "the cat sat on the mat",
+    });
+    await proposed.first().waitFor();
+    await context.page
+      .locator(".monaco-diff-editor .original-in-monaco-diff-editor .view-line", { hasText: "teh cat sat on the mat" })
+      .first()
+      .waitFor();
+    await context.page.locator(APPROVAL_ITEM, { hasText: "approve edit_file notes.txt" }).waitFor();
+    await context.page
+      .locator('.activitybar .action-item:has(.action-label[aria-label^="bonsai"]) .badge-content', { hasText: "1" })
+      .waitFor();
+    await context.page.screenshot({ path: join(context.artifacts, "docs-approval.png") });
     await card.locator("button.approve").click();
+    await diffTab.waitFor({ state: "detached" });
+    await context.page.locator(APPROVAL_ITEM).waitFor({ state: "hidden" });
     await chat.locator(".entry.approval.approved").waitFor();
     await chat.locator(".entry.tool.ok", { hasText: "edit_file" }).first().waitFor({ timeout: 60_000 });
     await chat.locator("body:not(.busy)").waitFor({ state: "attached", timeout: 60_000 });
     const text = readFileSync(notes, "utf-8");
     assert(text === "the cat sat on the mat\n", `notes.txt after the approved edit: ${JSON.stringify(text)}`);
-    return "edit diff shown inline, approved in the chat, the tool card reports done and the file changed";
+    return "edit diff inline and in the diff editor beside (closed on approval), status-bar item and badge while pending; the file changed";
   },
 };
 
@@ -159,6 +184,7 @@ const ledgerStep: Step = {
     await nodes.first().waitFor();
     const daemonNodes = (await ledger(context)).nodes ?? [];
     assert(daemonNodes.length > 0, "the daemon's ledger is empty");
+    await page.locator(".part.sidebar").screenshot({ path: join(context.artifacts, "docs-ledger.png") });
     return `ledger shows ${await nodes.count()} node rows; daemon reports ${daemonNodes.length} nodes`;
   },
 };
@@ -356,4 +382,5 @@ export const STEPS: readonly Step[] = [
   rules,
   reflectOffer,
   conversationTree,
+  ...SHARED_STEPS,
 ];

@@ -5,7 +5,8 @@ import { ChatController } from "./chat/chatController";
 import { registerConversationCommands } from "./conversation/conversationCommands";
 import { ConversationProvider } from "./conversation/conversationProvider";
 import { registerReflectOffers } from "./conversation/reflectOffer";
-import { CHAT_VIEW_ID, ChatViewProvider } from "./chat/chatViewProvider";
+import { ApprovalReview, ApprovalStatus } from "./chat/approvalReview";
+import { CHAT_VIEW_ID, ChatPanels, ChatViewProvider, registerChatPlacement } from "./chat/chatViewProvider";
 import { registerEpisodeCommands } from "./episodes/episodeCommands";
 import { EPISODES_VIEW_ID, EpisodesProvider } from "./episodes/episodesProvider";
 import { registerCtxCommands } from "./ledger/ctxCommands";
@@ -44,20 +45,36 @@ export function activate(context: vscode.ExtensionContext): void {
   const conversation = new ConversationProvider(connection, sessions);
   const rules = new RulesProvider(connection, workspace);
   const views = { ledger, episodes, memory };
+  const review = new ApprovalReview(workspace);
+  const approvalStatus = new ApprovalStatus();
+  let chatView: ChatViewProvider | undefined;
+  let panels: ChatPanels | undefined;
   const chat = new ChatController(connection, sessions, {
     reveal: (view) => {
       focus(VIEW_IDS[view]);
       void views[view].refresh();
     },
-    revealChat: () => focus(CHAT_VIEW_ID),
+    revealChat: () => (panels?.isOpen ? panels.reveal() : focus(CHAT_VIEW_ID)),
+    approvalsWaiting: (count, latest) => {
+      chatView?.setBadge(count);
+      approvalStatus.show(count, latest);
+    },
+    review: (params) => review.review(params),
+    reviewDone: (approvalId) => void review.done(approvalId),
   });
+  chatView = new ChatViewProvider(context.extensionUri, chat, output);
+  panels = new ChatPanels(context.extensionUri, chat, output);
   const documents = new CtxDocuments(connection);
 
   context.subscriptions.push(
     output,
     { dispose: () => void connection.dispose() },
     ...chat.subscribe(),
-    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, new ChatViewProvider(context.extensionUri, chat, output)),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
+    panels,
+    review,
+    approvalStatus,
+    ...registerChatPlacement(panels),
     ledger,
     episodes,
     memory,

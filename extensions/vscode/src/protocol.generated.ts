@@ -7,10 +7,26 @@ export interface ApprovalRequestParams {
   tool: string;
   args: Record<string, unknown>;
   diff?: string | null;
+  approvalId?: string | null;
+  cwd?: string | null;
+  path?: string | null;
+  proposed?: string | null;
 }
 
 export interface ApprovalRequestResult {
   approved: boolean;
+}
+
+/** An approval was answered (or withdrawn): every client of the session closes it. */
+export interface ApprovalResolvedParams {
+  sessionId: string;
+  turnId: string;
+  approvalId: string;
+  tool: string;
+  outcome: "approved" | "rejected" | "cancelled" | "expired" | "unanswered";
+  by: string;
+  yours: boolean;
+  at: number;
 }
 
 export interface ChatCancelParams {
@@ -26,7 +42,7 @@ export interface ChatEventParams {
   sessionId: string;
   turnId: string;
   seq: number;
-  kind: "delta" | "toolCall" | "toolResult" | "usage" | "done" | "error" | "notice";
+  kind: "delta" | "toolCall" | "toolResult" | "usage" | "done" | "error" | "notice" | "retry";
   text?: string | null;
   toolCallId?: string | null;
   name?: string | null;
@@ -35,15 +51,34 @@ export interface ChatEventParams {
   isError?: boolean | null;
   usage?: UsageInfo | null;
   message?: string | null;
+  retryInS?: number | null;
+  attempt?: number | null;
 }
 
 export interface ChatSendParams {
   sessionId: string;
   text: string;
+  client?: ClientSettings | null;
 }
 
 export interface ChatSendResult {
   turnId: string;
+}
+
+/** Provider settings from the client's own environment or editor settings.
+
+Sent with ``bonsai/session/create`` and ``bonsai/chat/send``; they apply to
+that session from its next turn on (each send replaces what the previous
+one sent). Keys stay in the daemon's memory for that session only: never
+logged, stored or echoed back. */
+export interface ClientSettings {
+  provider?: string | null;
+  model?: string | null;
+  baseUrl?: string | null;
+  fastModel?: string | null;
+  apiKeys?: Record<string, string>;
+  source?: string;
+  names?: string[];
 }
 
 export interface ConfigChangedParams {
@@ -81,6 +116,7 @@ export interface CtxChangedParams {
   percent: number;
   used: number;
   usable: number;
+  events?: CtxEvent[] | null;
 }
 
 export interface CtxCompactParams {
@@ -132,6 +168,7 @@ export interface CtxNode {
   reason?: string;
   turn?: number | null;
   images?: number;
+  step?: string | null;
 }
 
 export interface CtxNodeParams {
@@ -158,6 +195,9 @@ export interface CtxTotals {
   estimatedInput?: number;
   confidence?: "exact" | "high" | "low";
   calibrationFactor?: number;
+  windowSource?: string;
+  windowNotes?: string[];
+  billedReported?: boolean;
 }
 
 export interface CtxTurn {
@@ -176,6 +216,8 @@ export interface DaemonStatusResult {
   clients: number;
   sessions: number;
   dbPath: string;
+  provider?: ProviderChoice | null;
+  sessionProviders?: SessionProviderInfo[];
 }
 
 /** No fields. */
@@ -304,6 +346,15 @@ export interface MemorySuggestionParams {
   facts: string[];
 }
 
+/** The provider a session (or the daemon by default) uses, and where each figure came from. */
+export interface ProviderChoice {
+  provider: string;
+  model: string;
+  baseUrl?: string | null;
+  key: string;
+  sources?: Record<string, string>;
+}
+
 export interface RecallHit {
   messageId: string;
   role: string;
@@ -313,6 +364,15 @@ export interface RecallHit {
   text: string;
   questionId?: string | null;
   question?: string | null;
+}
+
+/** Background data the daemon added to a user turn (recalled memory, related
+history, a retry's reflection): shown as a chip on the turn, never as the
+user's words. ``text`` is the readable content, without the framing markup. */
+export interface RecalledNote {
+  sources: ("memory" | "history" | "reflection" | "data")[];
+  titles?: string[];
+  text: string;
 }
 
 export interface ReflectGrade {
@@ -420,6 +480,7 @@ export interface SessionAttachResult {
 export interface SessionCreateParams {
   workspace: string;
   title?: string | null;
+  client?: ClientSettings | null;
 }
 
 export interface SessionCreateResult {
@@ -455,6 +516,8 @@ export interface SessionImportResult {
   format: string;
   messages: number;
   runs: number;
+  run?: number;
+  title?: string;
   warnings?: string[];
 }
 
@@ -473,6 +536,13 @@ export interface SessionListParams {
 
 export interface SessionListResult {
   sessions: SessionInfo[];
+}
+
+export interface SessionProviderInfo {
+  sessionId: string;
+  title?: string | null;
+  workspace: string;
+  choice: ProviderChoice;
 }
 
 export interface SessionRef {
@@ -597,6 +667,7 @@ export interface WireMessage {
   toolCallId?: string | null;
   name?: string | null;
   status?: "complete" | "interrupted" | "error" | null;
+  recalled?: RecalledNote | null;
 }
 
 export interface WireToolCall {
@@ -723,6 +794,7 @@ export interface NotificationMap {
   "bonsai/handoff/suggested": HandoffSuggestedParams;
   "bonsai/tree/changed": TreeChangedParams;
   "bonsai/reflect/offered": ReflectOfferedParams;
+  "bonsai/approval/resolved": ApprovalResolvedParams;
 }
 
 export const METHODS = {
@@ -786,4 +858,5 @@ export const METHODS = {
   treeChanged: "bonsai/tree/changed",
   reflectOffered: "bonsai/reflect/offered",
   approvalRequest: "bonsai/approval/request",
+  approvalResolved: "bonsai/approval/resolved",
 } as const;

@@ -16,6 +16,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bonsai.services.env_errors import runtime_problem
+from bonsai.services.providers.types import ProviderError
+
 log = logging.getLogger("bonsai.agent")
 
 RunTurn = Callable[[str, str], Awaitable[str]]  # (turn_id, text) -> status
@@ -52,9 +55,13 @@ class SessionRuntime:
                 return await run_turn(turn_id, text)
             except asyncio.CancelledError:
                 return "cancelled"
+            except ProviderError as error:  # e.g. a key the provider refuses: the user's to fix
+                self.emit(turn_id, {"kind": "error", "message": error.message})
+                return "error"
             except Exception as error:  # a bug must end the turn, not the daemon
                 log.exception("turn %s failed", turn_id)
-                self.emit(turn_id, {"kind": "error", "message": f"internal error: {error}"})
+                told = runtime_problem(error)  # a full disk, a read-only file: path, cause, fix
+                self.emit(turn_id, {"kind": "error", "message": told or f"internal error: {error}"})
                 return "error"
             finally:
                 self.running = None

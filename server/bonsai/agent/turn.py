@@ -31,9 +31,12 @@ from bonsai.services.providers.types import (
     ToolCallDone,
     UsageReport,
 )
+from bonsai.services.redaction import known as known_keys
+from bonsai.services.redaction import redact, redact_request
 from bonsai.services.store.sessions import SessionStore
 from bonsai.services.store.turns import (
     ToolOutputStore,
+    ToolRuns,
     TurnStore,
     open_calls,
     synthetic_result,
@@ -55,6 +58,10 @@ class TurnStopped(Exception):
     """A loop guard ended the turn; the message is shown to the user."""
 
 
+class StepTimedOut(TurnStopped):
+    """A model step ran past ``step_budget_s``; the stream was closed."""
+
+
 @dataclass
 class TurnDeps:
     store: SessionStore
@@ -71,7 +78,8 @@ class TurnDeps:
     policy: dict[str, str] = field(default_factory=dict)
     guard: Guard | None = None
     after_tool: AfterTool | None = None
-    on_usage: Callable[[UsageReport, ChatRequest, dict[str, int]], None] | None = None
+    # called after every model step; ``None`` when the server reported no usage
+    on_usage: Callable[[UsageReport | None, ChatRequest, dict[str, int]], None] | None = None
     on_appended: Callable[[list[StoredMessage]], None] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     # background data for this user turn (recalled memory), added after the user's words
@@ -79,6 +87,8 @@ class TurnDeps:
     # the history a turn starts from (read once; the turn appends to it in memory):
     # the log after the durable summary boundary when one holds; default: the whole log
     load_history: Callable[[], list[StoredMessage]] | None = None
+    # a model step still streaming after this long is cancelled (None: no limit)
+    step_budget_s: float | None = None
 
 
 @dataclass
@@ -104,7 +114,7 @@ class Turn:
         self._append([Message(role="user", content=user_text)])
         note = deps.background(user_text) if deps.background is not None else None
         if note:
-            self._append([Message(role="user", content=note, name="memory")])
+            self._append([Message(role="user", content=redact(note).text, name="memory")])
         status = "done"
         try:
             await self._loop()
@@ -116,6 +126,8 @@ class Turn:
             raise
         except TurnStopped as stop:
             status = "stopped"
+            if isinstance(stop, StepTimedOut):
+                self._close_open_calls("not run: the model step ran out of time")
             deps.emit({"kind": "error", "message": str(stop)})
         except ProviderError as error:
             status = "error"
@@ -129,7 +141,7 @@ class Turn:
     # ------------------------------------------------------------ the loop
     async def _loop(self) -> None:
         for _ in range(MAX_STEPS):
-            request = await self.deps.build_request(self.history, self.n)
+            request = redact_request(await self.deps.build_request(self.history, self.n))
             step = await self._stream_step(request)
             assistant = Message(role="assistant", content=step.text, tool_calls=tuple(step.calls))
             self._append([assistant])
@@ -142,8 +154,12 @@ class Turn:
         out = StepOutput()
         last_save = time.monotonic()
         deps = self.deps
+        budget = deps.step_budget_s
         try:
-            async with contextlib.aclosing(deps.stream(request)) as events:
+            async with (
+                asyncio.timeout(budget),
+                contextlib.aclosing(deps.stream(request)) as events,
+            ):
                 async for event in events:
                     if isinstance(event, TextDelta):
                         out.text += event.text
@@ -155,11 +171,19 @@ class Turn:
                         out.calls.append(event.call)
                     elif isinstance(event, UsageReport):
                         out.usage = event
+        except TimeoutError:
+            self._interrupt(out.text)
+            raise StepTimedOut(
+                f"turn stopped: the model step made no progress within {budget:g} s "
+                f"(providers.step_budget_s); the reply so far is kept as interrupted"
+            ) from None
         except (asyncio.CancelledError, ProviderError):
             self._interrupt(out.text)
             raise
         if out.usage is not None:
             self._account(out.usage, request)
+        elif self.deps.on_usage is not None:  # no usage reported: our estimate stands
+            self.deps.on_usage(None, request, self.usage_total)
         return out
 
     def _interrupt(self, text: str) -> None:
@@ -248,17 +272,32 @@ class Turn:
         if policy == "deny":
             return ToolResult(f"{tool.name} is denied by the user's tool policy", is_error=True)
         if policy == "ask":
-            preview = tool.preview(deps.tool_ctx, args) if tool.preview else None
+            preview = _tool_step(tool, "preview", lambda: _preview(tool, deps.tool_ctx, args))
             if not await deps.approve(tool.name, args, preview):
                 return ToolResult("the user did not approve this call", is_error=True)
+        runs = ToolRuns(deps.turns.conn)  # recorded first: after a crash, "not run" is true
+        runs.starting(deps.session_id, call.id, _detail(tool.name, args))
+        deps.tool_ctx.services["process_started"] = lambda pid, start: runs.process(
+            deps.session_id, call.id, pid, start
+        )
         try:
             return await tool.run(deps.tool_ctx, args)
-        except (OSError, UnicodeError) as error:
-            raise ToolFailure(f"{tool.name} failed: {error}") from None
+        except ToolFailure:
+            raise
+        except (
+            Exception
+        ) as error:  # a tool's failure is a result the model sees, never the turn's end
+            raise _as_failure(tool, "failed", error) from None
 
     def _finish_result(self, call: ToolCall, result: ToolResult) -> Message:
         """Redact secrets, spill the full text, truncate what the model sees."""
-        finished = finish_output(result.content, self.deps.tool_ctx.settings.tool_output, call.id)
+        finished = finish_output(
+            result.content,
+            self.deps.tool_ctx.settings.tool_output,
+            call.id,
+            secrets=known_keys(),
+            redacted=result.redacted,
+        )
         if finished.spill is not None:
             self.deps.outputs.save(self.deps.session_id, call.id, finished.spill)
         return Message(
@@ -274,6 +313,9 @@ class Turn:
     def _append(self, messages: list[Message]) -> None:
         deps = self.deps
         stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
+        ToolRuns(deps.turns.conn).answered(
+            deps.session_id, [m.tool_call_id for m in messages if m.tool_call_id]
+        )
         self.history.extend(stored)
         deps.turns.clear_partial(deps.session_id, deps.turn_id)
         if deps.on_appended is not None:
@@ -284,6 +326,41 @@ class Turn:
         missing = open_calls(self.history)
         if missing:
             self._append([synthetic_result(call, why) for call in missing])
+
+
+def _detail(name: str, args: dict[str, Any]) -> str:
+    """What a started call was doing, for the record a crash leaves."""
+    if name == "bash":
+        return f"$ {args.get('command', '')}"
+    return f"{name} {json.dumps(args, sort_keys=True)[:300]}"
+
+
+def _preview(tool: Tool, ctx: ToolContext, args: dict[str, Any]) -> str | None:
+    return tool.preview(ctx, args) if tool.preview else None
+
+
+def _tool_step(tool: Tool, step: str, run: Callable[[], str | None]) -> str | None:
+    try:
+        return run()
+    except ToolFailure:
+        raise
+    except Exception as error:
+        raise _as_failure(tool, f"{step} failed", error) from None
+
+
+def _as_failure(tool: Tool, what: str, error: Exception) -> ToolFailure:
+    """A short account of an unexpected error: OS and argument errors are the
+    model's to correct; anything else is also logged with its traceback."""
+    if isinstance(error, OSError):
+        detail = error.strerror or str(error)
+        name = error.filename if isinstance(error.filename, str) else ""
+        detail = f"{name}: {detail}" if name else detail
+    elif isinstance(error, (ValueError, TypeError, UnicodeError, OverflowError)):
+        detail = str(error)
+    else:
+        log.warning("tool %s raised", tool.name, exc_info=error)
+        detail = f"{type(error).__name__}: {error}"
+    return ToolFailure(f"{tool.name} {what}: {detail[:500]}")
 
 
 def _loads(raw: str) -> Any:

@@ -3,67 +3,96 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from bonsai.cli.client import DaemonClient, RpcError
+from bonsai.cli.client_settings import from_environment, start_only_notes
 from bonsai.cli.ctx_table import print_ledger
+from bonsai.cli.interact import ClientRequests, notifications
 from bonsai.cli.render import TurnPrinter
+from bonsai.errors import ConfigError
 from bonsai.home import bonsai_home
 
+CONFIG_ERROR = ConfigError.code
 
-def pick_session(client: DaemonClient, session: str | None, workspace: Path, create: bool) -> str:
+
+def pick_session(
+    client: DaemonClient,
+    session: str | None,
+    workspace: Path,
+    create: bool,
+    settings: dict[str, Any] | None = None,
+) -> tuple[str, bool]:
+    """The session to use and whether it was created just now (with ``settings``)."""
     if session:
-        return session
+        return session, False
     sessions = client.request("bonsai/session/list", {"workspace": str(workspace)})["sessions"]
     if sessions:
-        return str(sessions[0]["sessionId"])
+        return str(sessions[0]["sessionId"]), False
     if not create:
         raise RpcError(-32004, f"no session for {workspace}; start one with `bonsai chat`")
-    created = client.request("bonsai/session/create", {"workspace": str(workspace)})
-    return str(created["sessionId"])
+    params: dict[str, Any] = {"workspace": str(workspace)}
+    if settings is not None:
+        params["client"] = settings
+    created = client.request("bonsai/session/create", params)
+    return str(created["sessionId"]), True
 
 
-def _ask(printer: TurnPrinter, params: dict[str, Any], auto: bool) -> dict[str, bool]:
-    if auto:
-        return printer.approval(params, approve=True)
-    if not sys.stdin.isatty():
-        return printer.approval(params, approve=False)
-    if params.get("diff"):
-        print(params["diff"])
-    answer = input(f"approve {params.get('tool')}? [y/N] ").strip().lower()
-    return {"approved": answer in ("y", "yes")}
+def connect(command: str, *, start: bool = True) -> DaemonClient:
+    """Connect to the user's daemon; say so on stderr when this command starts it."""
+    home = bonsai_home()
+    client = DaemonClient.connect(home, start=start)
+    if client.started:
+        pid = client.request("bonsai/daemon/status").get("pid")
+        print(
+            f"{command}: no daemon was running; started one (pid {pid}, home {home})",
+            file=sys.stderr,
+        )
+    return client
 
 
 def chat_command(args: argparse.Namespace) -> int:
     workspace = Path(args.workspace).resolve()
     printer = TurnPrinter()
-    client = DaemonClient.connect(bonsai_home())
+    client = connect("bonsai chat")
+    created = None
     try:
-        session_id = pick_session(client, args.session, workspace, create=True)
-        client.on_notification = lambda method, params: (
-            printer.event(params) if method == "bonsai/chat/event" else None
-        )
-        client.on_request = lambda method, params: _ask(printer, params, args.yes)
+        if not client.started:
+            status = client.request("bonsai/daemon/status")
+            for note in start_only_notes(status):
+                print(note, file=sys.stderr)
+        settings = from_environment("bonsai chat")
+        session_id, fresh = pick_session(client, args.session, workspace, True, settings)
+        created = session_id if fresh else None
+        client.on_notification = notifications(printer)
+        client.on_request = ClientRequests(printer, auto=args.yes)
         client.request("bonsai/session/attach", {"sessionId": session_id})
-        sent = client.request("bonsai/chat/send", {"sessionId": session_id, "text": args.message})
+        sent = client.request(
+            "bonsai/chat/send", {"sessionId": session_id, "text": args.message, "client": settings}
+        )
+        created = None  # the turn runs: the session is the user's now
         while sent["turnId"] not in printer.finished:
             client.pump()
         print(f"(session {session_id})", file=sys.stderr)
         return 0 if printer.finished[sent["turnId"]] == "done" else 1
     except RpcError as error:
         print(f"bonsai chat: {error}", file=sys.stderr)
-        return 1
+        return 2 if error.code == CONFIG_ERROR else 1
     finally:
+        if created is not None:  # a chat that failed before its first step leaves no session
+            with contextlib.suppress(RpcError, OSError, ConnectionError):
+                client.request("bonsai/session/delete", {"sessionId": created})
         client.close()
 
 
 def ctx_command(args: argparse.Namespace) -> int:
-    client = DaemonClient.connect(bonsai_home())
+    client = connect("bonsai ctx")
     try:
-        session_id = pick_session(client, args.session, Path(args.workspace).resolve(), False)
+        session_id, _ = pick_session(client, args.session, Path(args.workspace).resolve(), False)
         view = "turns" if args.events_jsonl else args.view
         result = client.request("bonsai/ctx/get", {"sessionId": session_id, "view": view})
     except RpcError as error:
@@ -98,7 +127,7 @@ def _export_events(client_result: dict[str, Any], session_id: str, path: str) ->
 
 def add_chat_commands(sub: Any) -> None:
     chat = sub.add_parser("chat", help="send a message and stream the agent's reply")
-    chat.add_argument("message")
+    chat.add_argument("message", help="what to ask the agent (quote it)")
     chat.add_argument("--session", help="session id (default: latest for the workspace)")
     chat.add_argument("--workspace", default=".", help="workspace directory (default: .)")
     chat.add_argument("--yes", action="store_true", help="approve edits and commands")
@@ -106,9 +135,16 @@ def add_chat_commands(sub: Any) -> None:
 
     ctx = sub.add_parser("ctx", help="show where the context window goes")
     ctx.add_argument("--session", help="session id (default: latest for the workspace)")
-    ctx.add_argument("--workspace", default=".")
-    ctx.add_argument("--view", choices=["ledger", "wire", "turns"], default="ledger")
-    ctx.add_argument("--json", action="store_true")
+    ctx.add_argument(
+        "--workspace", default=".", help="workspace whose latest session to show (default: .)"
+    )
+    ctx.add_argument(
+        "--view",
+        choices=["ledger", "wire", "turns"],
+        default="ledger",
+        help="ledger: node by node (default); wire: the exact request; turns: per-turn usage",
+    )
+    ctx.add_argument("--json", action="store_true", help="print the daemon's answer as JSON")
     ctx.add_argument(
         "--events-jsonl",
         metavar="FILE",

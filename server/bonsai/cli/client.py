@@ -33,15 +33,19 @@ class DaemonClient:
         self._ids = itertools.count(1)
         self.on_notification: Notification | None = None
         self.on_request: Callable[[str, dict[str, Any]], Any] | None = None
+        self.started = False  # True when this client started the daemon it talks to
 
     @classmethod
     def connect(cls, home: Path, start: bool = True) -> DaemonClient:
         sock = lifecycle.running_socket(home)
+        started = False
         if sock is None:
             if not start:
                 raise ConnectionError(f"no bonsai daemon is running for {home}")
             sock = lifecycle.spawn_daemon(home)
+            started = True
         client = cls(sock)
+        client.started = started
         client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
         client.notify("initialized", {})
         return client
@@ -87,7 +91,14 @@ class DaemonClient:
             return
         params = message.get("params") or {}
         if "id" in message:
-            result = self.on_request(method, params) if self.on_request else None
+            try:
+                if self.on_request is None:
+                    raise RpcError(-32601, f"this client does not handle {method}")
+                result = self.on_request(method, params)
+            except RpcError as error:
+                failure = {"code": error.code, "message": str(error)}
+                self._send({"jsonrpc": "2.0", "id": message["id"], "error": failure})
+                return
             self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         elif self.on_notification is not None:
             self.on_notification(method, params)

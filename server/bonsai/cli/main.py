@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +31,27 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         tcp = parse_tcp(args.tcp) if args.tcp else None
         options = ServeOptions(home=home, stdio=args.stdio, socket_path=socket_path, tcp=tcp)
-        return asyncio.run(run(options))
+        code = asyncio.run(run(options))
     except (ServeError, StoreError) as error:
         print(f"bonsai serve: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
+    _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """The daemon closed its database and released its lock: leave without the interpreter's
+    teardown, which takes seconds with the tokenizer, model and parser modules loaded (a client
+    waiting on ``serve --stdio`` sees the process end within a second of its end of stream)."""
+    import logging
+    import os
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _connect(args: argparse.Namespace) -> int:
@@ -45,22 +61,9 @@ def _connect(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from bonsai.cli.client import DaemonClient
+    from bonsai.cli.status import status_command
 
-    try:
-        client = DaemonClient.connect(bonsai_home(), start=not args.no_start)
-    except (ConnectionError, RuntimeError) as error:
-        print(f"bonsai status: {error}", file=sys.stderr)
-        return 1
-    status = client.request("bonsai/daemon/status")
-    client.close()
-    if args.json:
-        print(json.dumps(status, indent=2))
-    else:
-        print(f"bonsai {status['version']} (pid {status['pid']}), up {status['uptimeS']:.1f}s")
-        print(f"  clients: {status['clients']}  sessions: {status['sessions']}")
-        print(f"  database: {status['dbPath']}")
-    return 0
+    return status_command(args)
 
 
 def _stop(args: argparse.Namespace) -> int:
@@ -91,13 +94,13 @@ def _gen_protocol(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from bonsai.cli.demo import run_demo
 
-    return run_demo(keep=args.keep)
+    return run_demo()
 
 
 def _sim(args: argparse.Namespace) -> int:
-    from bonsai.sim.__main__ import main as sim_main
+    from bonsai.sim.__main__ import run as run_sim
 
-    return sim_main(args.sim_args)
+    return run_sim(args)
 
 
 def _add_serve(sub: Any) -> None:
@@ -125,13 +128,20 @@ def _add_stop(sub: Any) -> None:
 
 def _add_demo(sub: Any) -> None:
     demo = sub.add_parser("demo", help=_HELP["demo"])
-    demo.add_argument("--keep", action="store_true", help="keep the demo's temporary folder")
+    # an older flag: the demo always keeps its folder now
+    demo.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
     demo.set_defaults(func=_demo)
 
 
 def _add_sim(sub: Any) -> None:
-    sim = sub.add_parser("sim", help=_HELP["sim"])
-    sim.add_argument("sim_args", nargs=argparse.REMAINDER)
+    from bonsai.sim.__main__ import add_arguments
+
+    sim = sub.add_parser(
+        "sim",
+        help=_HELP["sim"],
+        description="Run the bonsai LLM provider simulator (OpenAI and Anthropic wires).",
+    )
+    add_arguments(sim)
     sim.set_defaults(func=_sim)
 
 
@@ -164,6 +174,7 @@ _GROUPS: tuple[_Group, ...] = (
     _Group(("memory", "remember"), "bonsai.cli.memory", "add_memory_commands"),
     _Group(("import", "replay", "recall"), "bonsai.cli.replay", "add_replay_commands"),
     _Group(("repomap",), "bonsai.cli.repomap", "add_repomap_command"),
+    _Group(("doctor",), "bonsai.cli.doctor", "add_doctor_command"),
     _Group(("sim",), __name__, "_add_sim"),
     _Group(("dev",), __name__, "_add_dev"),
 )
@@ -182,7 +193,8 @@ _HELP: dict[str, str] = {
     "replay": "replay a recording through the context pipeline, offline",
     "recall": "search a stored session's messages",
     "repomap": "print the repository map of a directory",
-    "sim": "run the provider simulator (see `bonsai sim -- --help`)",
+    "doctor": "check the home, the database and its backups (--restore a backup)",
+    "sim": "run the provider simulator (see `bonsai sim --help`)",
     "dev": "developer tasks",
 }
 

@@ -17,6 +17,7 @@ from bonsai.services.config import bonsai_home, load_settings
 from bonsai.services.memory.embedding import model_dir
 from bonsai.services.memory.entry import Tier
 from bonsai.services.memory.model_build import ModelBuildError, build_model
+from bonsai.services.memory.results import MemoryListing
 from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.store import MemoryStoreError
 from bonsai.services.memory.write_tool import MemoryWriteError
@@ -52,6 +53,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     service = open_service(args)
     status = service.status()
     entries = service.list()
+    if args.json:
+        print(MemoryListing(entries=entries, issues=status.issues).model_dump_json())
+        return 0
     print(status.index_line)
     for entry in entries:
         flag = "" if entry.enabled else "  (disabled)"
@@ -172,21 +176,24 @@ def add_memory_commands(subparsers: Any) -> None:
     sets ``func``, so the caller runs ``args.func(args)``."""
     memory = subparsers.add_parser("memory", help="manage persistent memory")
     verbs = memory.add_subparsers(dest="memory_command", required=True)
-    _named(verbs, "list", cmd_list, "list entries")
+    listing = _named(verbs, "list", cmd_list, "list entries")
+    listing.add_argument("--json", action="store_true", help="print JSON (entries and problems)")
     for verb, func, text in (
         ("show", cmd_show, "print one entry"),
         ("edit", cmd_edit, "print an entry's file path"),
         ("forget", cmd_forget, "delete one entry"),
     ):
-        _named(verbs, verb, func, text).add_argument("name")
+        _named(verbs, verb, func, text).add_argument("name", help="the entry's name")
     for verb, flag in (("enable", True), ("disable", False)):
         parser = _named(verbs, verb, cmd_enable, f"{verb} recall of an entry")
-        parser.add_argument("name")
+        parser.add_argument("name", help="the entry's name")
         parser.set_defaults(enable=flag)
     search = _named(verbs, "search", cmd_search, "search entries (hybrid BM25 + embeddings)")
-    search.add_argument("query", nargs="+")
+    search.add_argument("query", nargs="+", help="words to search the memory for")
     search.add_argument("--json", action="store_true", help="print JSON")
-    search.add_argument("--limit", type=int, default=5, metavar="K")
+    search.add_argument(
+        "--limit", type=int, default=5, metavar="K", help="at most K hits (default 5)"
+    )
     status = _named(verbs, "status", cmd_status, "stores, embeddings, problems")
     status.add_argument("--json", action="store_true", help="print JSON")
     model = verbs.add_parser("model", help="the embedding model")
@@ -197,4 +204,4 @@ def add_memory_commands(subparsers: Any) -> None:
     remember = _named(subparsers, "remember", cmd_remember, "pin a fact in memory")
     remember.add_argument("--project", action="store_true", help="store in the project tier")
     remember.add_argument("--name", help="entry name (default: derived from the fact)")
-    remember.add_argument("fact", nargs="+")
+    remember.add_argument("fact", nargs="+", help="the fact to remember (plain words)")

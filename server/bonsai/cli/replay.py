@@ -1,11 +1,12 @@
 """``bonsai import``, ``bonsai replay`` and ``bonsai recall``.
 
 Wire them into the console script with :func:`add_replay_commands`. They
-honour ``BONSAI_HOME`` and work with or without a running daemon: reads use a
-read-only connection; the one write (storing an imported recording) goes
-through the daemon's ``bonsai/session/import`` when a daemon runs, and
-otherwise takes the database lock for the moment it needs (see
-``bonsai.services.replay.database``).
+honour ``BONSAI_HOME``. Imports (and the one recording a single replay stores)
+go through the daemon (:mod:`bonsai.cli.import_cmd`), started when none runs;
+reads use a read-only connection next to it. ``bonsai replay`` takes files,
+folders or a stored session, replays every run (a corpus in up to two worker
+processes, with a progress bar) and prints a report, a table, ``--json`` lines
+or an ``--html`` page (see ``docs/replay.md``).
 """
 
 from __future__ import annotations
@@ -19,21 +20,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bonsai.cli.client import DaemonClient, RpcError
+from bonsai.cli.import_cmd import (
+    ImportRefused,
+    add_import_command,
+    store_via_daemon,
+)
+from bonsai.cli.import_cmd import cmd_import as import_files
 from bonsai.cli.replay_table import Progress, corpus_table, total_json
 from bonsai.core.replay.corpus_html import render_corpus_html
 from bonsai.core.replay.report import ReplayReport, render_html, report_json
-from bonsai.daemon import lifecycle
 from bonsai.services.config import bonsai_home, load_settings
-from bonsai.services.importers import FORMATS, ImportedSession, ImportFormatError, import_file
+from bonsai.services.importers import FORMATS, ImportFormatError
 from bonsai.services.replay import (
     DEFAULT_MODEL,
     DatabaseMissing,
-    locked_writer,
     open_readonly,
     recall,
     replay,
-    store_imported,
     stored_source,
 )
 from bonsai.services.replay.corpus import (
@@ -46,8 +49,8 @@ from bonsai.services.replay.corpus import (
     total_of,
 )
 from bonsai.services.replay.source import ReplaySource
-from bonsai.services.store.db import DatabaseBusy, StoreError
-from bonsai.services.store.sessions import SessionStore, UnknownSession
+from bonsai.services.store.db import StoreError
+from bonsai.services.store.sessions import UnknownSession
 
 IMPORT_METHOD = "bonsai/session/import"
 METHOD_NOT_FOUND = -32601
@@ -73,57 +76,9 @@ def _guarded(name: str, command: Command) -> Command:
 
 
 # ------------------------------------------------------------------ import
-def store_recording(
-    home: Path, path: Path, imported: ImportedSession, fmt: str, run: int, workspace: Path
-) -> tuple[str, str]:
-    """Store ``imported`` as a session; returns (session id, "daemon" or "direct")."""
-    if lifecycle.running_socket(home) is None:
-        try:
-            with locked_writer(home) as conn:
-                return store_imported(SessionStore(conn), str(workspace), imported), "direct"
-        except DatabaseBusy:
-            pass  # a daemon started meanwhile: it is the writer now
-    return _import_via_daemon(home, path, fmt, run, workspace), "daemon"
-
-
-def _import_via_daemon(home: Path, path: Path, fmt: str, run: int, workspace: Path) -> str:
-    client = DaemonClient.connect(home, start=False)
-    params = {"path": str(path.resolve()), "format": fmt, "run": run, "workspace": str(workspace)}
-    try:
-        result = client.request(IMPORT_METHOD, params)
-    except RpcError as exc:
-        if exc.code == METHOD_NOT_FOUND:
-            raise CliError(
-                f"the running daemon does not offer {IMPORT_METHOD}; stop it with "
-                "`bonsai stop` and run the command again (it then writes directly)"
-            ) from None
-        raise CliError(f"the daemon refused the import: {exc}") from None
-    finally:
-        client.close()
-    return str(result["sessionId"])
-
-
 def cmd_import(args: argparse.Namespace) -> int:
-    """Import a recorded session into the session store."""
-    path = Path(args.file)
-    imported = import_file(path, args.format, args.run)
-    workspace = Path(args.workspace).resolve() if args.workspace else Path.cwd()
-    session_id, via = store_recording(
-        bonsai_home(), path, imported, args.format, args.run, workspace
-    )
-    if args.json:
-        info: dict[str, Any] = {"sessionId": session_id, "format": imported.format}
-        info |= {"title": imported.title, "messages": len(imported.messages)}
-        info |= {"warnings": imported.warnings, "via": via}
-        print(json.dumps(info, indent=2))
-        return 0
-    print(
-        f"imported {len(imported.messages)} messages ({imported.format}, run {imported.run + 1} "
-        f"of {imported.runs}) as session {session_id}: {imported.title}"
-    )
-    for warning in imported.warnings:
-        print(f"  note: {warning}")
-    return 0
+    """``bonsai import`` (see :mod:`bonsai.cli.import_cmd`)."""
+    return import_files(args)
 
 
 # ------------------------------------------------------------------ replay
@@ -191,10 +146,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _stored(args: argparse.Namespace, path: Path, result: RunResult) -> RunResult:
     """Store the one replayed recording as a session, so ``--session`` can replay it again."""
-    imported = import_file(path, args.format, result.run)
-    session_id, _ = store_recording(
-        bonsai_home(), path, imported, args.format, result.run, Path.cwd()
-    )
+    try:
+        session_id = store_via_daemon(bonsai_home(), path, args.format, result.run, Path.cwd())
+    except ImportRefused as exc:
+        raise CliError(str(exc)) from None
     report = result.report.model_copy(update={"session_id": session_id})
     return replace(result, report=report)
 
@@ -333,11 +288,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ wiring
 def add_replay_commands(sub: Any) -> None:
     """Register ``import``, ``replay`` and ``recall`` on the console script's subparsers."""
-    imp = sub.add_parser("import", help="import a recorded agent session into the session store")
-    imp.add_argument("file", metavar="FILE")
-    _format_args(imp)
-    imp.add_argument("--workspace", metavar="DIR", help="workspace to file it under (default: cwd)")
-    imp.add_argument("--json", action="store_true", help="print the result as JSON")
+    imp = add_import_command(sub, ("auto", *FORMATS))
     imp.set_defaults(func=_guarded("import", cmd_import))
 
     rep = sub.add_parser(
@@ -347,7 +298,12 @@ def add_replay_commands(sub: Any) -> None:
         "files", metavar="PATH", nargs="*", help="recordings, or folders of them (or --session)"
     )
     rep.add_argument("--session", metavar="ID", help="replay a stored session instead")
-    rep.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    rep.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        help="the recordings' format (default: detected)",
+    )
     rep.add_argument(
         "--run", type=int, default=None, metavar="K", help="only run K (0-based) of each file"
     )
@@ -393,15 +349,22 @@ def add_replay_commands(sub: Any) -> None:
     rep.set_defaults(func=_guarded("replay", cmd_replay))
 
     rec = sub.add_parser("recall", help="search a stored session's messages")
-    rec.add_argument("--session", required=True, metavar="ID")
-    rec.add_argument("query")
-    rec.add_argument("--limit", type=_positive, default=10)
+    rec.add_argument("--session", required=True, metavar="ID", help="the session to search")
+    rec.add_argument("query", help="words to search its messages for")
+    rec.add_argument(
+        "--limit", type=_positive, default=10, help="at most this many hits (default 10)"
+    )
     rec.add_argument("--json", action="store_true", help="print the hits as JSON")
     rec.set_defaults(func=_guarded("recall", cmd_recall))
 
 
 def _format_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    parser.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        help="the recording's format (default: detected)",
+    )
     parser.add_argument(
         "--run", type=int, default=0, metavar="K", help="0-based run of a multi-run file"
     )

@@ -21,6 +21,7 @@ from bonsai.services.repomap.service import RepoMapService
 from bonsai.settings import RepoMapSettings
 
 CountTokens = Callable[[str], int]
+DEFAULT_ENCODING = "o200k_base"
 
 
 def chars_per_token(text: str) -> int:
@@ -33,7 +34,7 @@ def default_counter() -> tuple[CountTokens, str | None]:
     try:
         from bonsai.services.tokens import load_encoding
 
-        encoding = load_encoding("o200k_base")
+        encoding = load_encoding(DEFAULT_ENCODING)
     except Exception as exc:  # missing rank file, import error: degrade visibly
         return chars_per_token, f"tiktoken unavailable ({exc}); counting chars/4"
 
@@ -41,6 +42,23 @@ def default_counter() -> tuple[CountTokens, str | None]:
         return len(encoding.encode(text, disallowed_special=()))
 
     return count, None
+
+
+def _map(service: RepoMapService, args: argparse.Namespace, counter: CountTokens | None) -> RepoMap:
+    """The map from scratch; a warm repeat of the same command is served from
+    the cache without loading the tokenizer (it takes longer than the map)."""
+    service.build()
+    inputs = {"tokens": args.tokens, "chat_files": args.chat, "mentions": args.mention}
+    if counter is not None:  # a caller's own counter: no memo across processes
+        return service.get(**inputs)
+    hit = service.cached_fresh(**inputs, counter_id=DEFAULT_ENCODING)
+    if hit is not None:
+        return hit
+    service.count_tokens, note = default_counter()
+    if note:
+        print(f"bonsai repomap: {note}", file=sys.stderr)
+        return service.get(**inputs)
+    return service.get_fresh(**inputs, counter_id=DEFAULT_ENCODING)
 
 
 def default_cache_db() -> Path:
@@ -81,15 +99,10 @@ def repomap_command(args: argparse.Namespace, counter: CountTokens | None = None
     if args.tokens is not None and args.tokens < 0:
         print("bonsai repomap: --tokens must be >= 0", file=sys.stderr)
         return 2
-    if counter is None:
-        counter, note = default_counter()
-        if note:
-            print(f"bonsai repomap: {note}", file=sys.stderr)
     cache = args.cache if args.cache is not None else default_cache_db()
-    service = RepoMapService(workspace, cache, RepoMapSettings(), counter)
+    service = RepoMapService(workspace, cache, RepoMapSettings(), counter or chars_per_token)
     try:
-        service.build()
-        result = service.get(tokens=args.tokens, chat_files=args.chat, mentions=args.mention)
+        result = _map(service, args, counter)
     finally:
         service.stop()
     if args.json:

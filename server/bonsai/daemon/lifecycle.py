@@ -14,9 +14,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bonsai.services.fs.atomic import atomic_write
 
 MAX_SOCKET_PATH = 100
 
@@ -30,21 +33,11 @@ def default_socket_path(home: Path) -> Path:
     if len(str(path)) <= MAX_SOCKET_PATH:
         return path
     digest = hashlib.sha1(str(home.resolve()).encode()).hexdigest()[:12]
-    return Path(f"/tmp/bonsai-{os.getuid()}") / f"{digest}.sock"
-
-
-def private_dir(path: Path) -> None:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
+    return Path(tempfile.gettempdir()) / f"bonsai-{os.getuid()}" / f"{digest}.sock"
 
 
 def write_private_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True).encode("utf-8"), mode=0o600)
 
 
 def read_daemon_json(home: Path) -> dict[str, Any] | None:
@@ -85,15 +78,17 @@ def running_socket(home: Path) -> socket.socket | None:
 
 def spawn_daemon(home: Path, timeout: float = 30.0) -> socket.socket:
     """Start a detached daemon (one per home, even when raced) and connect to it."""
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / "spawn.lock", "a+", encoding="utf-8") as lock:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock_fd = os.open(home / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    with open(lock_fd, "a+", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         sock = running_socket(home)
         if sock is not None:
             return sock
         log_dir = home / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        with open(log_dir / "daemon.stderr", "ab") as err:
+        log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        err_fd = os.open(log_dir / "daemon.stderr", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with open(err_fd, "ab") as err:
             env = {**os.environ, "BONSAI_HOME": str(home)}
             process = subprocess.Popen(
                 [sys.executable, "-m", "bonsai", "serve", "--socket", "auto"],

@@ -33,9 +33,11 @@ from pygls.protocol.language_server import lsp_method
 from bonsai import __version__
 from bonsai.daemon import framing
 from bonsai.daemon.state import Connection, Daemon
-from bonsai.errors import BonsaiError, NotFound
+from bonsai.errors import BonsaiError, ConfigError, NotFound
 from bonsai.protocol.methods import BY_NAME, Method
 from bonsai.protocol.models import Wire
+from bonsai.services.env_errors import runtime_problem
+from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.sessions import UnknownSession
 
 log = logging.getLogger("bonsai.rpc")
@@ -130,6 +132,11 @@ def to_rpc_error(method: str, error: BaseException) -> JsonRpcException:
         return JsonRpcException(code=NotFound.code, message=str(error))
     if isinstance(error, BonsaiError):
         return JsonRpcException(code=error.code, message=error.message)
+    if (problem := runtime_problem(error)) is not None:  # a full disk, a read-only file
+        log.error("%s: %s", method, problem, exc_info=error)
+        return JsonRpcException(code=BonsaiError.code, message=f"{method}: {problem}"[:500])
+    if isinstance(error, ProviderError) and error.kind == "auth":
+        return JsonRpcException(code=ConfigError.code, message=error.message)
     if isinstance(error, OSError):
         return _os_error(method, error)
     if isinstance(error, ValueError) and "embedded null byte" in str(error):
@@ -171,6 +178,20 @@ def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awai
     return run
 
 
+CLIENT_NAMES = {"vscode": "VS Code", "neovim": "Neovim", "nvim": "Neovim", "e2e": "test client"}
+
+
+def client_name(params: lsp.InitializeParams) -> str:
+    """The client in words, from ``initializationOptions.client`` or ``clientInfo``."""
+    options = params.initialization_options
+    raw = options.get("client") if isinstance(options, dict) else None
+    if not isinstance(raw, str) and params.client_info is not None:
+        raw = params.client_info.name
+    if not isinstance(raw, str) or not raw:
+        return ""
+    return CLIENT_NAMES.get(raw.strip().lower(), raw.strip()[:40])
+
+
 class BonsaiProtocol(LanguageServerProtocol):
     """LSP protocol with per-connection exit and raw ``bonsai/*`` params."""
 
@@ -194,6 +215,8 @@ class BonsaiProtocol(LanguageServerProtocol):
             if given != self.token:
                 raise JsonRpcException(code=-32001, message="authentication required: bad token")
             self.connection.authenticated = True
+        if self.connection is not None:
+            self.connection.name = client_name(params)
         result = yield from super().lsp_initialize(params)
         return result
 

@@ -19,6 +19,7 @@ import apsw
 
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings, load_settings
+from bonsai.services.redaction import redact_value
 from bonsai.services.store.sessions import SessionStore
 from bonsai.session.service_pool import PoolLimits, ServicePool
 
@@ -38,6 +39,7 @@ class Connection:
     close: Callable[[], None]
     attached: set[str] = field(default_factory=set)
     authenticated: bool = True
+    name: str = ""  # the editor, in words ("VS Code", "Neovim"), from its initialize
 
     def notify(self, method: str, params: Wire | dict[str, Any]) -> None:
         payload = params.dump() if isinstance(params, Wire) else params
@@ -98,12 +100,12 @@ class Daemon:
         return [c for c in self.connections.values() if session_id in c.attached]
 
     def broadcast(self, session_id: str, method: str, params: Wire) -> None:
-        payload = params.dump()
+        payload = redact_value(params.dump())  # the one way events reach clients
         for connection in self.subscribers(session_id):
             connection.notify(method, payload)
 
     def broadcast_all(self, method: str, params: Wire) -> None:
-        payload = params.dump()
+        payload = redact_value(params.dump())
         for connection in list(self.connections.values()):
             connection.notify(method, payload)
 

@@ -238,7 +238,14 @@ def markdown() -> str:
         "Clients send LSP `initialize`/`initialized` first. Unknown fields give `-32602`",
         "naming the field, unknown methods `-32601`, a failing handler a short error",
         "message (the traceback goes to the daemon log). `params` may be omitted when a",
-        "method takes none.",
+        "method takes none. A configuration mistake the user must fix (a missing API key,",
+        "an unknown provider) is `-32010`, its message naming the fix.",
+        "",
+        "Clients send their own provider settings (`ClientSettings`: provider, model,",
+        "baseUrl, fastModel, apiKeys by provider, and who sent them) as `client` in",
+        "`bonsai/session/create` and `bonsai/chat/send`: the session uses them from that turn",
+        "on (each send replaces the previous), keys in the daemon's memory only. With",
+        "`client`, `bonsai/session/create` creates nothing when the settings cannot work.",
         "",
     ]
     directions = {

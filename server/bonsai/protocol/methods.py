@@ -277,6 +277,11 @@ METHODS: tuple[Method, ...] = (
         "server_request",
         "Ask attached clients to approve an edit or command; the first answer wins.",
     ),
+    _note(
+        "bonsai/approval/resolved",
+        m.ApprovalResolvedParams,
+        "An approval was answered or withdrawn: who, how and when, to every client of the session.",
+    ),
 )
 
 BY_NAME: dict[str, Method] = {method.name: method for method in METHODS}

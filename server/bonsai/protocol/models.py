@@ -25,6 +25,54 @@ class Empty(Wire):
 
 
 # ---------------------------------------------------------------- daemon
+class ClientSettings(Wire):
+    """Provider settings from the client's own environment or editor settings.
+
+    Sent with ``bonsai/session/create`` and ``bonsai/chat/send``; they apply to
+    that session from its next turn on (each send replaces what the previous
+    one sent). Keys stay in the daemon's memory for that session only: never
+    logged, stored or echoed back."""
+
+    provider: str | None = Field(default=None, max_length=64)
+    model: str | None = Field(default=None, max_length=256)
+    base_url: str | None = Field(default=None, max_length=2048)
+    fast_model: str | None = Field(default=None, max_length=256)
+    api_keys: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=8,
+        description="provider name → API key (only providers whose key the client has)",
+    )
+    source: str = Field(
+        default="client",
+        max_length=200,
+        description="who sent these, for `bonsai status` (e.g. `bonsai chat (pid 412)`)",
+    )
+    names: list[str] = Field(
+        default_factory=list,
+        max_length=16,
+        description="the variables or settings they came from (names only, never values)",
+    )
+
+
+class ProviderChoice(Wire):
+    """The provider a session (or the daemon by default) uses, and where each figure came from."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    key: str = Field(description="where the API key comes from, or `none needed` / `missing`")
+    sources: dict[str, str] = Field(
+        default_factory=dict, description="field → where its value came from"
+    )
+
+
+class SessionProviderInfo(Wire):
+    session_id: str
+    title: str | None = None
+    workspace: str
+    choice: ProviderChoice
+
+
 class DaemonStatusResult(Wire):
     version: str
     pid: int
@@ -32,6 +80,12 @@ class DaemonStatusResult(Wire):
     clients: int
     sessions: int
     db_path: str
+    provider: ProviderChoice | None = Field(
+        default=None, description="what a session without client settings uses"
+    )
+    session_providers: list[SessionProviderInfo] = Field(
+        default_factory=list, description="sessions whose clients sent their own settings"
+    )
 
 
 # ---------------------------------------------------------------- sessions
@@ -53,6 +107,16 @@ class WireToolCall(Wire):
     arguments: str
 
 
+class RecalledNote(Wire):
+    """Background data the daemon added to a user turn (recalled memory, related
+    history, a retry's reflection): shown as a chip on the turn, never as the
+    user's words. ``text`` is the readable content, without the framing markup."""
+
+    sources: list[Literal["memory", "history", "reflection", "data"]]
+    titles: list[str] = Field(default_factory=list)
+    text: str
+
+
 class WireMessage(Wire):
     message_id: str
     role: Role
@@ -62,6 +126,7 @@ class WireMessage(Wire):
     tool_call_id: str | None = None
     name: str | None = None
     status: Literal["complete", "interrupted", "error"] | None = None
+    recalled: RecalledNote | None = None  # set when this user-lane message is background data
 
 
 class SessionRef(Wire):
@@ -71,6 +136,11 @@ class SessionRef(Wire):
 class SessionCreateParams(Wire):
     workspace: str = Field(min_length=1, max_length=4096)
     title: str | None = Field(default=None, max_length=512)
+    client: ClientSettings | None = Field(
+        default=None,
+        description="the client's provider settings; when given, a session is created only "
+        "if they can work (else a configuration error says what to fix)",
+    )
 
 
 class SessionCreateResult(Wire):
@@ -140,6 +210,8 @@ class SessionImportResult(Wire):
     format: str
     messages: int
     runs: int
+    run: int = 0
+    title: str = ""
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -184,6 +256,9 @@ class ConfigPresetParams(Wire):
 # ---------------------------------------------------------------- chat
 class ChatSendParams(SessionRef):
     text: str = Field(min_length=1, max_length=1024 * 1024)
+    client: ClientSettings | None = Field(
+        default=None, description="the client's provider settings for this turn and the next"
+    )
 
 
 class ChatSendResult(Wire):
@@ -209,7 +284,7 @@ class ChatEventParams(Wire):
     session_id: str
     turn_id: str
     seq: int
-    kind: Literal["delta", "toolCall", "toolResult", "usage", "done", "error", "notice"]
+    kind: Literal["delta", "toolCall", "toolResult", "usage", "done", "error", "notice", "retry"]
     text: str | None = None
     tool_call_id: str | None = None
     name: str | None = None
@@ -218,6 +293,8 @@ class ChatEventParams(Wire):
     is_error: bool | None = None
     usage: UsageInfo | None = None
     message: str | None = None
+    retry_in_s: float | None = None  # retry: the provider backs off this long
+    attempt: int | None = None  # retry: its number
 
 
 class ApprovalRequestParams(Wire):
@@ -226,10 +303,30 @@ class ApprovalRequestParams(Wire):
     tool: str
     args: dict[str, Any]
     diff: str | None = None
+    approval_id: str | None = None  # matches the later bonsai/approval/resolved
+    cwd: str | None = None  # where a command runs
+    path: str | None = None  # the file an edit changes (workspace-relative)
+    proposed: str | None = None  # the file's whole text after the edit (for a diff editor)
 
 
 class ApprovalRequestResult(Wire):
     approved: bool
+
+
+ApprovalOutcome = Literal["approved", "rejected", "cancelled", "expired", "unanswered"]
+
+
+class ApprovalResolvedParams(Wire):
+    """An approval was answered (or withdrawn): every client of the session closes it."""
+
+    session_id: str
+    turn_id: str
+    approval_id: str
+    tool: str
+    outcome: ApprovalOutcome
+    by: str  # who answered, in words ("VS Code window 3"); "" when nobody did
+    yours: bool  # this client gave the answer that counted
+    at: float  # unix time of the answer
 
 
 # ---------------------------------------------------------------- ctx
@@ -252,6 +349,9 @@ class CtxTotals(Wire):
     estimated_input: int = 0  # our estimate of the last request, beside what was billed
     confidence: Confidence = "low"
     calibration_factor: float = 1.0
+    window_source: str = ""  # where the window figure came from (server, config, registry, default)
+    window_notes: list[str] = Field(default_factory=list)  # e.g. "unknown window: set …"
+    billed_reported: bool = True  # False: the server sent no usage for the last request
 
 
 class CtxNode(Wire):
@@ -265,6 +365,7 @@ class CtxNode(Wire):
     reason: str = ""
     turn: int | None = None
     images: int = 0
+    step: str | None = None  # a tool result's step: the assistant node that made the call
 
 
 class CtxEvent(Wire):
@@ -325,6 +426,10 @@ class CtxChangedParams(Wire):
     percent: float
     used: int
     usable: int
+    events: list[CtxEvent] | None = Field(
+        default=None,
+        description="what the pipeline did to the request just built (stubs, folds, archives)",
+    )
 
 
 # ---------------------------------------------------------------- episodes

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bonsai.home import bonsai_home as bonsai_home
+from bonsai.services.fs.atomic import atomic_write
 from bonsai.settings import Settings
 
 Json = dict[str, Any]
@@ -163,10 +164,8 @@ def write_override(path: Path, dotted: str, value: Any) -> None:
     if problems:
         raise ValueError(problems[0])
     set_dotted(data, _snake_dotted(dotted), value)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    atomic_write(path, text.encode("utf-8"), mode=0o600)
 
 
 def _snake_dotted(dotted: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -24,10 +23,10 @@ from bonsai.domain import StoredMessage, ToolCall
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key
 from bonsai.services.providers.pricing import pricing_of
-from bonsai.services.providers.registry import lookup_model
 from bonsai.services.providers.types import ChatRequest, ProviderError, UsageReport
 from bonsai.services.store.turns import ToolOutputStore, TurnStore
 from bonsai.services.tokens import Count, TokenCounter, estimator_for
+from bonsai.session.approvals import ask_approval
 from bonsai.session.background import maybe_start, wait_if_due
 from bonsai.session.compaction import ctx_events, fast_summary
 from bonsai.session.convert import wire_message
@@ -35,9 +34,12 @@ from bonsai.session.episodes import recall_text
 from bonsai.session.handoff import maybe_suggest_handoff
 from bonsai.session.memory import memory_lease, recall_note
 from bonsai.session.promotion import maybe_promote
+from bonsai.session.provider_choice import session_settings
 from bonsai.session.reinjection import related_context
 from bonsai.session.repomap import map_for
+from bonsai.session.retry_events import retry_notice
 from bonsai.session.rules import detect_in_user_message
+from bonsai.session.server_facts import ensure_facts, turn_stream, window_for
 from bonsai.session.turn_watch import TurnWatch
 from bonsai.settings import ProviderSettings, Settings
 
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
     from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.chat")
-APPROVAL_TIMEOUT_S = 600.0
 
 
 def runtime(daemon: Daemon, session_id: str) -> SessionRuntime:
@@ -113,9 +114,9 @@ def _summarizer(settings: Settings) -> Callable[[str], Awaitable[str | None]] | 
 
 def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
     row = daemon.store.get(session_id)
-    settings = daemon.settings(row.workspace).settings
+    settings = session_settings(daemon, session_id, row.workspace)
     providers = settings.providers
-    model_row = lookup_model(providers.model, providers.models)
+    window = window_for(daemon, providers)  # registry row + what the server said
     tools = tools_for(settings, include_hidden=True)
     peers = [f"client {c.id} ({c.kind})" for c in daemon.subscribers(session_id)]
     memos: dict[str, AssemblyMemo] = daemon.services.setdefault("memos", {})
@@ -127,45 +128,19 @@ def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
         workspace=Path(row.workspace),
         settings=settings,
         model=providers.model,
-        model_info=model_row.info,
-        counter=counter_for(daemon, providers, model_row.info),
+        model_info=window.info,
+        window=window,
+        counter=counter_for(daemon, providers, window.info),
         tools=[t.spec() for t in tools],
         repomap_text=None,
         peers=peers,
-        pricing=pricing_of(model_row.info, name=providers.model),
+        pricing=pricing_of(window.info, name=providers.model),
     )
 
 
-async def ask_approval(
-    daemon: Daemon, session_id: str, turn_id: str, tool: str, args: dict[str, Any], diff: str | None
-) -> bool:
-    """Ask every attached client; the first answer wins; nobody able to answer → deny."""
-    clients = daemon.subscribers(session_id)
-    if not clients:
-        return False
-    params = m.ApprovalRequestParams(
-        session_id=session_id, turn_id=turn_id, tool=tool, args=args, diff=diff
-    )
-    pending = {
-        asyncio.ensure_future(c.request("bonsai/approval/request", params, APPROVAL_TIMEOUT_S))
-        for c in clients
-    }
-    try:
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for future in done:
-                if future.cancelled() or future.exception() is not None:
-                    continue
-                result = future.result()
-                approved = result.get("approved") if isinstance(result, dict) else None
-                return approved is True
-        return False
-    finally:
-        for future in pending:
-            future.cancel()
-
-
-def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
+def notify_ctx(
+    daemon: Daemon, session_id: str, assembly: Assembly, events: list[m.CtxEvent] | None = None
+) -> None:
     totals = assembly.totals
     workspace = daemon.store.get(session_id).workspace
     daemon.services.setdefault("last_assembly", {})[workspace] = {
@@ -183,6 +158,7 @@ def notify_ctx(daemon: Daemon, session_id: str, assembly: Assembly) -> None:
         percent=round(totals.percent, 2),
         used=totals.used,
         usable=totals.usable,
+        events=events or None,
     )
     daemon.broadcast(session_id, "bonsai/ctx/changed", params)
 
@@ -208,16 +184,19 @@ def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: li
         maybe_promote(
             daemon, session_id, str(bridge.workspace), settings, history, before, bridge.last.state
         )
-        events.extend(
-            e.model_dump(by_alias=True, exclude_none=True) for e in ctx_events(bridge.last.records)
-        )
-        notify_ctx(daemon, session_id, bridge.last)
+        done = ctx_events(bridge.last.records)
+        events.extend(e.model_dump(by_alias=True, exclude_none=True) for e in done)
+        notify_ctx(daemon, session_id, bridge.last, done)
         maybe_suggest_handoff(daemon, session_id, settings, bridge.last, history)
         return request
 
-    def usage(report: UsageReport, request: ChatRequest, totals: dict[str, int]) -> None:
+    def usage(report: UsageReport | None, request: ChatRequest, totals: dict[str, int]) -> None:
         estimated = bridge.last.totals.used if bridge.last else 0
         totals["estimated"] = totals.get("estimated", 0) + estimated
+        if report is None:  # the server sent no usage: show our estimate, calibrate nothing
+            unreported = {"input": 0, "cached": 0, "output": 0, "estimated": estimated}
+            daemon.store.set_state(session_id, "last_usage", {**unreported, "reported": False})
+            return
         daemon.store.set_state(
             session_id,
             "last_usage",
@@ -308,9 +287,12 @@ async def run_turn(
     daemon: Daemon, session_id: str, turn_id: str, text: str, *, reflection: str | None = None
 ) -> str:
     rt = runtime(daemon, session_id)
+    await ensure_facts(daemon, session_id)
     bridge = bridge_for(daemon, session_id)
     settings = bridge.settings
-    provider = make_provider(settings.providers, env=os.environ)
+    provider = make_provider(
+        settings.providers, env=os.environ, on_retry=retry_notice(lambda e: rt.emit(turn_id, e))
+    )
     tools = tools_for(settings)
     watch = TurnWatch(daemon, session_id, settings, tools)
     events: list[dict[str, Any]] = []
@@ -354,10 +336,12 @@ async def run_turn(
         tool_ctx=tool_ctx,
         emit=lambda event: rt.emit(turn_id, event),
         approve=lambda tool, args, diff: ask_approval(
-            daemon, session_id, turn_id, tool, args, diff
+            daemon, session_id, turn_id, tool, args, diff, bridge.workspace
         ),
         build_request=build,
-        stream=provider.stream,
+        stream=turn_stream(
+            daemon, session_id, settings.providers, lambda e: rt.emit(turn_id, e), provider.stream
+        ),
         policy=dict(settings.tools.policy),
         on_appended=appended,
         on_usage=usage,
@@ -366,6 +350,7 @@ async def run_turn(
         after_tool=after,
         background=watch.background(_background(daemon, session_id, bridge), reflection),
         load_history=bridge.history,
+        step_budget_s=settings.providers.step_budget_s,
     )
     try:
         status = await Turn(deps).run(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bonsai.core.history.recalled import DATA_NAMES, recalled
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
 from bonsai.services.store.sessions import SessionRow
@@ -23,6 +24,10 @@ def wire_message(stored: StoredMessage) -> m.WireMessage:
     calls = [
         m.WireToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls
     ]
+    note = None
+    if message.role == "user" and message.name in DATA_NAMES:
+        seen = recalled(message.content)
+        note = m.RecalledNote(sources=seen.sources, titles=seen.titles, text=seen.text)
     return m.WireMessage(
         message_id=stored.message_id,
         role=message.role,
@@ -32,4 +37,5 @@ def wire_message(stored: StoredMessage) -> m.WireMessage:
         tool_call_id=message.tool_call_id,
         name=message.name,
         status=None if message.status == "complete" else message.status,
+        recalled=note,
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bonsai.agent.tools.base import ToolFailure
-from bonsai.agent.tools.paths import resolve_in_workspace
+from bonsai.agent.tools.paths import read_confined
 from bonsai.core.history.pages import describe, fetch_call
 from bonsai.core.history.tree import Tree
 from bonsai.core.retrieval.file_regions import (
@@ -173,14 +173,10 @@ def file_regions(view: RetrievalView, query: str, hit_ids: set[str]) -> list[str
 def current_text(workspace: Path, region: ReadRegion) -> CurrentText:
     """The region's lines as the file holds them now, confined to the workspace."""
     try:
-        path = resolve_in_workspace(workspace, region.path)
+        data = read_confined(workspace, region.path, MAX_FILE_BYTES + 1)
     except ToolFailure:
         return CurrentText(None)
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-            return CurrentText(None)
-        data = path.read_bytes()
-    except OSError:
+    if len(data) > MAX_FILE_BYTES:
         return CurrentText(None)
     if b"\0" in data[:8192]:
         return CurrentText(None)

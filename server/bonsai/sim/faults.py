@@ -5,7 +5,9 @@
 * ``drop`` – the stream starts, then the socket closes after ``after_events``;
 * ``malformed`` – after ``after_events`` events, one SSE data line is not JSON;
 * ``slow_first_byte`` – nothing is sent for ``delay_s`` seconds (for timeouts);
-* ``auth`` – HTTP 401, as if the key were wrong.
+* ``auth`` – HTTP 401, as if the key were wrong;
+* ``stream_error`` – after ``after_events`` events, an error object in the stream
+  (``{api_key}`` in ``message`` is replaced by the key the client presented).
 
 A faulted request never consumes a script step: the retry gets the reply.
 """
@@ -16,7 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FaultKind = Literal["rate_limit", "server_error", "drop", "malformed", "slow_first_byte", "auth"]
+FaultKind = Literal[
+    "rate_limit", "server_error", "drop", "malformed", "slow_first_byte", "auth", "stream_error"
+]
 
 _DEFAULT_STATUS = {"rate_limit": 429, "server_error": 500, "auth": 401}
 _DEFAULT_MESSAGE = {

@@ -7,6 +7,7 @@ The wire-specific parts (validation, rendering, usage accounting) come in as a
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -170,6 +171,8 @@ async def serve_inference(
     headers = {wire.id_header: f"req_sim{rec.n:06d}"}
     if body.get("stream"):
         frames = wire.frames(decision.reply, rec.n, body, usage)
+        if fault is not None and fault.kind == "stream_error":
+            frames = _with_error_frame(wire, frames, fault, wire.presented_key(req.headers))
         return await _stream(out, frames, headers, fault, state.script.latency_ms, alive, rec)
     complete = wire.complete(decision.reply, rec.n, body, usage)
     return await _complete(out, complete, headers, fault, rec)
@@ -179,6 +182,16 @@ def _usage(wire: Wire, state: SimState, body: dict[str, Any], reply: Reply) -> R
     prompt, cached, written = wire.prompt_usage(state, body)
     calls = [(c.name, c.arguments_json()) for c in reply.tool_calls]
     return ReplyUsage(prompt, cached, written, output_tokens(reply.text, calls))
+
+
+def _with_error_frame(wire: Wire, frames: list[bytes], fault: Fault, key: str) -> list[bytes]:
+    """The stream cut after ``after_events`` frames by an error object, as providers
+    report failures mid-stream (``{api_key}`` in the message echoes the key presented)."""
+    payload = json.dumps(wire.error(500, fault.error_message.replace("{api_key}", key or "")))
+    event = "event: error\n" if wire is ANTHROPIC else ""
+    cut = min(fault.after_events, len(frames))
+    rec_frames = frames[:cut]
+    return [*rec_frames, f"{event}data: {payload}\n\n".encode()]
 
 
 async def _stream(
@@ -206,7 +219,7 @@ async def _stream(
             break
         await out.send_chunk(frame)
     else:
-        rec.outcome = "ok"
+        rec.outcome = f"fault:{fault.kind}" if fault is not None else "ok"
     await out.end_stream()
 
 

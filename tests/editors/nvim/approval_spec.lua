@@ -4,6 +4,7 @@
 -- call is a closed fold in the chat.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
 H.load_plugin()
+vim.g.bonsai = { approval = { prompt = "select" } }
 
 local sid, buf
 
@@ -19,7 +20,13 @@ local function answer(choice)
   local seen = {}
   H.answer_select(function(items, opts)
     local b = vim.fn.bufnr("bonsai://approval/diff")
-    table.insert(seen, { prompt = opts.prompt, diff = b ~= -1 and H.lines(b) })
+    local trace = require("bonsai.approval").trace
+    table.insert(seen, {
+      prompt = opts.prompt,
+      diff = b ~= -1 and H.lines(b),
+      drawn = b ~= -1 and vim.fn.bufwinid(b) ~= -1 and vim.bo[b].filetype == "diff",
+      order = { trace[#trace - 2], trace[#trace - 1], trace[#trace] },
+    })
     H.eq({ "Approve", "Reject" }, items)
     return choice
   end)
@@ -40,11 +47,10 @@ H.test("approving a write shows its diff, writes the file and notes the answer",
     return text():find("Written.", 1, true)
   end, "the reply after the write", 20000)
   H.eq(1, #seen, "asked once")
-  H.contains(
-    seen[1].prompt,
-    "bonsai wants to run write_file(content=first line⏎, path=notes.txt)"
-  )
+  H.contains(seen[1].prompt, "bonsai wants to run write_file on notes.txt")
   H.contains(seen[1].diff, "+first line")
+  H.truthy(seen[1].drawn, "the diff is in a window, highlighted as a diff, when asked")
+  H.eq({ "review", "redraw", "prompt" }, seen[1].order, "the review is drawn before the prompt")
   H.eq({ "first line" }, vim.fn.readfile("notes.txt"))
   H.contains(text(), "▸ write_file(content=first line⏎, path=notes.txt) ✓")
   H.contains(text(), "» approved write_file")

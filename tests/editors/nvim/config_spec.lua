@@ -43,7 +43,7 @@ H.test("invalid values are named, explained and replaced by the defaults", funct
   H.eq({
     "chat.keys.send: expected a key (string) or false, got 42",
     "chat.size: expected a positive integer, got -3",
-    'chat.split: expected one of vertical, horizontal, tab, current, got "diagonal"',
+    'chat.split: expected one of vertical, horizontal, tab, current, float, got "diagonal"',
     "cmd: expected a non-empty list of strings, e.g. { 'bonsai', 'connect' }, got \"bonsai connect\"",
     'ledger.view: expected one of ledger, wire, turns, got "tree"',
     "statusline.format: expected a string.format pattern taking one number, e.g. 'ctx %d%%', got \"%q %q\"",

@@ -56,6 +56,8 @@ H.test(":Bonsai ctx lists the nodes of the session under a fill bar", function()
     local view = require("bonsai.chat").view(sid)
     return view and view.model.seen and vim.tbl_count(view.model.seen) >= 2 and view.running == nil
   end, "the first turn to finish", 20000)
+  local chat_win = vim.fn.bufwinid(vim.fn.bufnr("bonsai://chat/" .. sid))
+  local chat_width = vim.api.nvim_win_get_width(chat_win)
   vim.cmd("Bonsai ctx")
   lv = H.wait(function()
     local v = ledger.view(sid)
@@ -69,6 +71,11 @@ H.test(":Bonsai ctx lists the nodes of the session under a fill bar", function()
   )
   H.contains(lines, "view: [ledger] wire turns")
   H.truthy(vim.tbl_count(lv.node_at) >= 2, "nodes listed")
+  H.eq(chat_width, vim.api.nvim_win_get_width(chat_win), "the ledger did not squeeze the chat")
+  local width = vim.api.nvim_win_get_width(0)
+  for _, line in ipairs({ lines[1], lines[2], lines[3] }) do
+    H.truthy(vim.fn.strdisplaywidth(line) <= width, ("header fits %d columns: %s"):format(width, line))
+  end
 end)
 
 H.test("p pins the node under the cursor in the daemon, u unpins it", function()
@@ -136,6 +143,39 @@ H.test("the open ledger refreshes by itself when the context changes", function(
       and #lv.result.nodes > before
       and table.concat(H.lines(lv.buf), "\n"):find("one more thing", 1, true)
   end, "the new message in the ledger", 20000)
+end)
+
+H.test("d on a tool result says why in words; D drops its whole step", function()
+  require("bonsai.chat").send("what is in the workspace?", sid)
+  local result_node = H.wait(function()
+    for _, node in ipairs(lv.result and lv.result.nodes or {}) do
+      if node.kind == "tool_result" and not lv.loading and not lv.dirty then
+        return node
+      end
+    end
+  end, "a tool result in the ledger", 20000)
+  H.contains(result_node.label, "list_dir")
+  H.not_contains(result_node.label, "`")
+  local line
+  for l, id in pairs(lv.node_at) do
+    if id == result_node.id then
+      line = l
+    end
+  end
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(lv.buf))
+  vim.api.nvim_win_set_cursor(0, { line, 0 })
+  local seen = H.capture_notify()
+  vim.cmd("normal d")
+  H.wait(function()
+    return #seen > 0
+  end, "the refusal")
+  H.contains(seen[1].msg, "drop the whole step")
+  H.truthy(not seen[1].msg:find("m_%x%x%x%x"), "no ids in the refusal: " .. seen[1].msg)
+  vim.api.nvim_win_set_cursor(0, { line, 0 })
+  vim.cmd("normal D")
+  H.wait(function()
+    return daemon_state(result_node.id) == "dropped" and daemon_state(result_node.step) == "dropped"
+  end, "the step and its result dropped")
 end)
 
 H.run()

@@ -37,7 +37,7 @@ H.test("invalid options are listed as errors", function()
   local lines = checkhealth()
   H.contains(
     lines,
-    'ERROR chat.split: expected one of vertical, horizontal, tab, current, got "sideways" (the default is used)'
+    'ERROR chat.split: expected one of vertical, horizontal, tab, current, float, got "sideways" (the default is used)'
   )
 end)
 

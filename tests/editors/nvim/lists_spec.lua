@@ -103,4 +103,28 @@ H.test("x forgets the entry under the cursor after confirming", function()
   end, "the list to refresh")
 end)
 
+H.test("a in the memory list asks for the fact, then which tier keeps it", function()
+  local p = assert(panel.get("bonsai://memory"))
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(p.buf))
+  H.answer_input({ "Releases are tagged vX.Y.Z" })
+  local asked = H.answer_select(function(items)
+    return items[2]
+  end)
+  local seen = H.capture_notify()
+  vim.api.nvim_feedkeys("a", "x", false)
+  H.wait(function()
+    return #seen > 0
+  end, "a confirmation")
+  H.eq("Remember where?", asked[1].opts.prompt)
+  H.contains(asked[1].items[1], "Project memory")
+  H.contains(asked[1].items[2], "User memory")
+  H.contains(seen[1].msg, "(user)")
+  local listed = assert(client.request_sync(methods.memory_list, { workspace = vim.uv.cwd() }, 20000))
+  local tiers = {}
+  for _, e in ipairs(listed.entries) do
+    tiers[e.tier] = (tiers[e.tier] or 0) + 1
+  end
+  H.eq(1, tiers.user, "the new fact went to user memory, as chosen")
+end)
+
 H.run()

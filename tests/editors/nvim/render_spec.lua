@@ -211,6 +211,20 @@ H.test("the ledger header shows a fill bar, percent and totals", function()
     "window 128,000 · reserve 16,000 · billed 50,000 · cached 40,000 · high confidence"
   )
   H.contains(out.lines[3], "view: [ledger] wire turns")
+  local narrow = lr.header({
+    percent = 50,
+    used = 56000,
+    usable = 112000,
+    window = 128000,
+    reserve = 16000,
+    billedInput = 50000,
+    cachedInput = 40000,
+    confidence = "high",
+  }, "ledger", 20, 40)
+  for _, line in ipairs(narrow) do
+    H.truthy(vim.fn.strdisplaywidth(line) <= 40, "a header line fits a 40-column window: " .. line)
+  end
+  H.contains(table.concat(narrow, "\n"), "high confidence")
   H.eq("── system ──", out.lines[5])
   H.eq("● full          1,200  system prompt", out.lines[6])
   H.eq("○ stubbed       3,400  read src/app.py  — superseded read", out.lines[8])
@@ -257,6 +271,41 @@ H.test("episodes and memory lists render one line per item", function()
     "○ project prefers-thiserror            preference Use thiserror at module boundaries"
   )
   H.eq("prefers-thiserror", mitems[#mlines].name)
+end)
+
+H.test("recalled background data is a folded chip, never the user's message", function()
+  local m = model_ops.new("t", 20)
+  model_ops.add_message(m, { messageId = "u1", role = "user", content = "how do we deploy?", createdAt = 1 })
+  model_ops.add_message(m, {
+    messageId = "u2",
+    role = "user",
+    name = "memory",
+    content = '<background-data source="bonsai-memory">…</background-data>',
+    createdAt = 2,
+    recalled = { sources = { "memory" }, titles = { "deploy-checklist" }, text = "Deploys use make." },
+  })
+  local out = render.render(m)
+  local text = table.concat(out.lines, "\n")
+  H.eq(1, H.count(text, "## You"), "one user message")
+  H.contains(text, "▸ recalled: deploy-checklist (memory)\n    Deploys use make.")
+  H.not_contains(text, "background-data")
+  local chip
+  for i, line in ipairs(out.lines) do
+    if line:find("▸ recalled", 1, true) then
+      chip = i
+    end
+  end
+  H.eq({ chip, chip + 1 }, out.folds[#out.folds], "the chip is folded")
+end)
+
+H.test("a retry line shows during the backoff and goes when the reply streams", function()
+  local m = model_ops.new("t", 20)
+  model_ops.apply_event(m, { sessionId = "s", turnId = "t1", seq = 1, kind = "retry", text = "retrying in 8 s (rate limited; attempt 2)" })
+  H.contains(table.concat(render.render(m).lines, "\n"), "» retrying in 8 s (rate limited; attempt 2)")
+  model_ops.apply_event(m, { sessionId = "s", turnId = "t1", seq = 2, kind = "delta", text = "Hello" })
+  local text = table.concat(render.render(m).lines, "\n")
+  H.not_contains(text, "retrying")
+  H.contains(text, "Hello")
 end)
 
 H.run()

@@ -102,6 +102,7 @@ end)
 H.test(":Bonsai retry after a failed test run asks the question again as a sibling", function()
   local question = "make parse() return 4"
   local notes = H.capture_notify()
+  vim.g.bonsai = { approval = { prompt = "select" } } -- answered through vim.ui.select below
   H.answer_select(function(items)
     H.eq({ "Approve", "Reject" }, items)
     return "Approve"

@@ -208,6 +208,11 @@ local function ensure_view(session_id)
   end
   local buf = ui.scratch("bonsai://chat/" .. session_id, "bonsai-chat")
   vim.bo[buf].syntax = "markdown"
+  -- Markdown flags `_` inside words (test_total_counts) as an error; chat text is
+  -- full of identifiers, so an intraword underscore is plain text here.
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd([[syntax match bonsaiIntraword /\w\@<=_\w\@=/]])
+  end)
   local max = config.get().chat.tool_output_lines
   view = { buf = buf, session_id = session_id, model = model_ops.new("", max) }
   view.tail_is_text, view.finished = false, {}

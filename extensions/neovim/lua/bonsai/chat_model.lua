@@ -109,6 +109,11 @@ end
 ---@type table<string, bonsai.EventApplier>
 local APPLY = {
   delta = function(_, live, ev)
+    if live.retry then
+      live.retry = nil
+      table.insert(live.parts, { kind = "text", text = ev.text or "" })
+      return "render"
+    end
     local last = live.parts[#live.parts]
     if last and last.kind == "text" then
       last.text = last.text .. (ev.text or "")
@@ -142,6 +147,10 @@ local APPLY = {
   end,
   done = function(_, live)
     live.done = true
+    live.retry = nil
+  end,
+  retry = function(_, live, ev)
+    live.retry = ev.text or "retrying…"
   end,
   usage = function(model, _, ev)
     model.usage = ev.usage

@@ -23,6 +23,7 @@ local M = {}
 ---@field turn_id string
 ---@field parts bonsai.LivePart[]
 ---@field done boolean
+---@field retry string? "retrying in N s (…)" while the provider backs off
 
 ---@class bonsai.ChatItem
 ---@field message bonsai.WireMessage?
@@ -180,8 +181,27 @@ end
 ---@param folds table
 ---@param msg bonsai.WireMessage
 ---@param ctx bonsai.RenderContext
+--- Background data the daemon added to a turn: one folded "recalled" chip.
+---@param out string[]
+---@param folds table
+---@param note bonsai.RecalledNote
+function M.render_recalled(out, folds, note)
+  local first = #out + 1
+  local what = #note.titles > 0 and table.concat(note.titles, ", ") or "background data"
+  local sources = table.concat(note.sources or {}, ", ")
+  table.insert(out, ("▸ recalled: %s (%s)"):format(what, sources))
+  for _, line in ipairs(split(note.text)) do
+    table.insert(out, "    " .. line)
+  end
+  if #out > first then
+    table.insert(folds, { first, #out })
+  end
+end
+
 local function render_message(out, folds, msg, ctx)
-  if msg.role == "user" then
+  if msg.role == "user" and msg.recalled then
+    M.render_recalled(out, folds, msg.recalled)
+  elseif msg.role == "user" then
     speaker(out, ctx, M.USER)
     vim.list_extend(out, split(msg.content))
   elseif msg.role == "assistant" then
@@ -213,7 +233,7 @@ end
 ---@param ctx bonsai.RenderContext
 ---@return boolean tail_is_text
 local function render_live(out, folds, live, ctx)
-  if #live.parts == 0 then
+  if #live.parts == 0 and not live.retry then
     return false
   end
   speaker(out, ctx, M.ASSISTANT)
@@ -232,6 +252,10 @@ local function render_live(out, folds, live, ctx)
     else
       table.insert(out, "» " .. (part.text or ""))
     end
+  end
+  if live.retry and not live.done then
+    table.insert(out, "» " .. live.retry)
+    return false
   end
   if live.done then
     table.insert(out, "")

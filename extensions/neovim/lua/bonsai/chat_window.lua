@@ -29,6 +29,9 @@ function M.set_options(win)
   wo.foldlevel = 0
   wo.foldenable = true
   wo.foldtext = ""
+  -- Side splits opened later (the ledger, lists) take their room from other
+  -- windows, never from the chat.
+  wo.winfixwidth = true
 end
 
 --- Windows showing `buf` whose cursor is on the last line follow new output.

@@ -109,6 +109,35 @@ local function client_config(cfg)
   }
 end
 
+--- How the daemon command was found, in words (for :checkhealth), once known.
+---@type string?
+M.found = nil
+
+--- With the default `cmd`, find bonsai (see |bonsai.locate|) and use it; say
+--- which one once. Returns an error message when there is none to run.
+---@param cfg bonsai.Config
+---@return string? err
+function M.locate(cfg)
+  if not vim.deep_equal(cfg.cmd, config.defaults.cmd) then
+    return ("cannot start the daemon: `%s` is not an executable. "):format(cfg.cmd[1])
+      .. "Install bonsai or set vim.g.bonsai.cmd (see :help bonsai-config, :checkhealth bonsai)."
+  end
+  local found, tried = require("bonsai.locate").find(config.workspace(cfg))
+  if not found then
+    return "cannot start the daemon: bonsai was not found (looked at "
+      .. table.concat(tried, ", ")
+      .. "). Install bonsai or set vim.g.bonsai.cmd (see :help bonsai-config)."
+  end
+  cfg.cmd = found.cmd
+  if M.found ~= found.how then
+    M.found = found.how
+    if found.how:sub(1, 15) ~= "bonsai on $PATH" then
+      vim.notify("bonsai: using " .. found.how, vim.log.levels.INFO)
+    end
+  end
+  return nil
+end
+
 --- Start the client (or return the running one).
 ---@return vim.lsp.Client? client
 ---@return string? err a message saying what is wrong and what to do
@@ -118,10 +147,11 @@ function M.ensure()
     return running
   end
   local cfg = config.get()
-  if vim.fn.executable(cfg.cmd[1]) ~= 1 then
-    return nil,
-      ("cannot start the daemon: `%s` is not an executable. "):format(cfg.cmd[1])
-        .. "Install bonsai or set vim.g.bonsai.cmd (see :help bonsai-config, :checkhealth bonsai)."
+  if vim.fn.executable(cfg.cmd[1]) ~= 1 or vim.deep_equal(cfg.cmd, config.defaults.cmd) then
+    local err = M.locate(cfg)
+    if err then
+      return nil, err
+    end
   end
   local id
   if has_011 then

@@ -7,7 +7,7 @@
 
 local M = {}
 
----@alias bonsai.SplitKind "vertical"|"horizontal"|"tab"|"current"
+---@alias bonsai.SplitKind "vertical"|"horizontal"|"tab"|"current"|"float"
 
 ---@class bonsai.KeysConfig: table<string, string|false>
 
@@ -43,6 +43,7 @@ local M = {}
 ---@field rules bonsai.PanelConfig
 ---@field tree bonsai.PanelConfig
 ---@field statusline bonsai.StatuslineConfig
+---@field approval {prompt: "float"|"select"}
 
 ---@type bonsai.Config
 M.defaults = {
@@ -72,6 +73,7 @@ M.defaults = {
       pin = "p",
       unpin = "u",
       drop = "d",
+      drop_step = "D",
       stub = "s",
       restore = "r",
       expand = "<CR>",
@@ -81,12 +83,12 @@ M.defaults = {
     },
   },
   episodes = {
-    split = "horizontal",
+    split = "float",
     size = 12,
     keys = { recall = "<CR>", search = "/", restore = "r", refresh = "R", close = "q" },
   },
   memory = {
-    split = "horizontal",
+    split = "float",
     size = 12,
     keys = {
       open = "<CR>",
@@ -98,7 +100,7 @@ M.defaults = {
     },
   },
   rules = {
-    split = "horizontal",
+    split = "float",
     size = 10,
     keys = {
       add = "a",
@@ -115,9 +117,10 @@ M.defaults = {
     keys = { jump = "<CR>", move = "m", refresh = "R", close = "q" },
   },
   statusline = { format = "ctx %d%%" },
+  approval = { prompt = "float" },
 }
 
-local SPLITS = { vertical = true, horizontal = true, tab = true, current = true }
+local SPLITS = { vertical = true, horizontal = true, tab = true, current = true, float = true }
 local VIEWS = { ledger = true, wire = true, turns = true }
 
 ---@param value any
@@ -181,7 +184,7 @@ local LEAVES = {
     function(v)
       return SPLITS[v] == true
     end,
-    "one of vertical, horizontal, tab, current",
+    "one of vertical, horizontal, tab, current, float",
   },
   size = { is_positive_integer, "a positive integer" },
   tool_output_lines = { is_positive_integer, "a positive integer" },
@@ -193,6 +196,12 @@ local LEAVES = {
   },
   bar_width = { is_positive_integer, "a positive integer" },
   format = { is_format, "a string.format pattern taking one number, e.g. 'ctx %d%%'" },
+  prompt = {
+    function(v)
+      return v == "float" or v == "select"
+    end,
+    "one of float (a/r in a small window), select (vim.ui.select)",
+  },
 }
 
 --- Validate one value with vim.validate (both the 0.10 and 0.11 signatures).

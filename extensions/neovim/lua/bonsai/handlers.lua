@@ -24,6 +24,12 @@ M.hooks = {
   reflect_offered = function(params)
     require("bonsai.reflect").offered(params)
   end,
+  approval_resolved = function(params)
+    require("bonsai.approval").resolved(params)
+  end,
+  chat_event = function(params)
+    require("bonsai.reload").chat_event(params)
+  end,
   config_changed = function(params)
     for _, problem in ipairs(params.problems or {}) do
       vim.notify("bonsai: settings problem: " .. problem, vim.log.levels.WARN)

@@ -133,13 +133,20 @@ function M.check()
   health.start("bonsai: daemon")
   local exe = config.cmd[1]
   if vim.fn.executable(exe) ~= 1 then
-    health.error(
-      ("daemon command not found: `%s` is not an executable"):format(exe),
-      INSTALL_ADVICE
-    )
-    return
+    local located = require("bonsai.client").locate(config)
+    if located then -- an error message: nothing found
+      health.error(
+        ("daemon command not found: `%s` is not an executable"):format(exe),
+        INSTALL_ADVICE
+      )
+      health.info(located)
+      return
+    end
+    exe = config.cmd[1]
+    health.ok(("found bonsai without configuration: %s"):format(require("bonsai.client").found))
+  else
+    health.ok(("found `%s` (%s)"):format(exe, vim.fn.exepath(exe)))
   end
-  health.ok(("found `%s` (%s)"):format(exe, vim.fn.exepath(exe)))
   local client = require("bonsai.client")
   if client.is_ready() then
     health.info("using the running bonsai client")

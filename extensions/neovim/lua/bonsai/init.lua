@@ -31,13 +31,18 @@ function M.statusline()
   if not state then
     return ""
   end
+  local approval = package.loaded["bonsai.approval"]
+  local waiting = approval and approval.count() or 0
+  local flag = waiting > 0 and ("⚑ approval waiting" .. (waiting > 1 and (" (" .. waiting .. ")") or ""))
+    or ""
   local sid = state.session_for_buffer()
   local ctx = sid and state.ctx[sid]
   if not ctx then
-    return ""
+    return flag
   end
   local format = require("bonsai.config").get().statusline.format
-  return format:format(math.floor(ctx.percent + 0.5))
+  local fill = format:format(math.floor(ctx.percent + 0.5))
+  return flag ~= "" and (flag .. " · " .. fill) or fill
 end
 
 --- Open the chat (see |:Bonsai-chat|).

@@ -53,7 +53,9 @@ function M.refresh(lv, cb)
       vim.notify("bonsai: " .. methods.ctx_get .. " failed: " .. err.message, vim.log.levels.ERROR)
     elseif vim.api.nvim_buf_is_valid(lv.buf) then
       lv.result = result
-      local out = render.render(result, config.get().ledger.bar_width)
+      local win = vim.fn.bufwinid(lv.buf)
+      local width = win ~= -1 and vim.api.nvim_win_get_width(win) or 80
+      local out = render.render(result, config.get().ledger.bar_width, width)
       lv.node_at = out.node_at
       ui.set_lines(lv.buf, out.lines)
     end
@@ -91,6 +93,31 @@ function M.act(lv, action)
   end)
 end
 
+--- Drop the whole step of the node under the cursor: the assistant message
+--- that made the calls and all their results (a result alone cannot go).
+---@param lv bonsai.LedgerView
+function M.drop_step(lv)
+  local id = node_under_cursor(lv)
+  if not id then
+    return
+  end
+  local node
+  for _, n in ipairs(lv.result and lv.result.nodes or {}) do
+    if n.id == id then
+      node = n
+    end
+  end
+  local head = node and (node.step or (node.kind == "assistant" and node.id)) or nil
+  if not head then
+    vim.notify("bonsai: this line is not part of a tool step", vim.log.levels.WARN)
+    return
+  end
+  local params = { sessionId = lv.session_id, nodeId = head }
+  client.call(methods.ctx_drop, params, function()
+    M.refresh(lv)
+  end)
+end
+
 --- Show the full text of the node under the cursor.
 ---@param lv bonsai.LedgerView
 function M.expand(lv)
@@ -117,6 +144,12 @@ local function setup_buffer(lv)
       action .. " the node under the cursor",
     }
   end
+  actions.drop_step = {
+    function()
+      M.drop_step(lv)
+    end,
+    "drop the whole step (the call and its results)",
+  }
   actions.expand = {
     function()
       M.expand(lv)

@@ -23,38 +23,65 @@ M.STATE_MARK = {
 ---@field lines string[]
 ---@field node_at table<integer, string> line number → node id
 
+--- Join `parts` with `sep` into lines no wider than `width` (a part is never cut).
+---@param parts string[]
+---@param sep string
+---@param width integer
+---@return string[]
+function M.fit(parts, sep, width)
+  local lines, line = {}, nil
+  for _, part in ipairs(parts) do
+    if line == nil then
+      line = part
+    elseif vim.fn.strdisplaywidth(line .. sep .. part) <= width then
+      line = line .. sep .. part
+    else
+      table.insert(lines, line)
+      line = part
+    end
+  end
+  if line then
+    table.insert(lines, line)
+  end
+  return lines
+end
+
 ---@param totals bonsai.CtxTotals?
 ---@param view string
 ---@param bar_width integer
+---@param width integer? the window's width (no limit when nil)
 ---@return string[]
-function M.header(totals, view, bar_width)
+function M.header(totals, view, bar_width, width)
+  width = width or math.huge
   local tabs = {}
   for _, name in ipairs(M.VIEWS) do
     table.insert(tabs, name == view and ("[" .. name .. "]") or name)
   end
   local out = {}
   if totals then
-    table.insert(
+    local bar = ui.bar(totals.percent, math.max(5, math.min(bar_width, width - 30)))
+    vim.list_extend(
       out,
-      ("%s %d%%  %s / %s tokens"):format(
-        ui.bar(totals.percent, bar_width),
-        math.floor(totals.percent + 0.5),
-        ui.thousands(totals.used),
-        ui.thousands(totals.usable)
-      )
+      M.fit({
+        ("%s %d%%"):format(bar, math.floor(totals.percent + 0.5)),
+        ("%s / %s tokens"):format(ui.thousands(totals.used), ui.thousands(totals.usable)),
+      }, "  ", width)
     )
-    table.insert(
+    vim.list_extend(
       out,
-      ("window %s · reserve %s · billed %s · cached %s · %s confidence"):format(
-        ui.thousands(totals.window),
-        ui.thousands(totals.reserve),
-        ui.thousands(totals.billedInput),
-        ui.thousands(totals.cachedInput),
-        totals.confidence or "low"
-      )
+      M.fit({
+        "window " .. ui.thousands(totals.window),
+        "reserve " .. ui.thousands(totals.reserve),
+        "billed " .. ui.thousands(totals.billedInput),
+        "cached " .. ui.thousands(totals.cachedInput),
+        (totals.confidence or "low") .. " confidence",
+      }, " · ", width)
     )
   end
-  table.insert(out, "view: " .. table.concat(tabs, " ") .. "   (v cycles, R refreshes)")
+  vim.list_extend(
+    out,
+    M.fit({ "view: " .. table.concat(tabs, " "), "(v cycles, R refreshes, D drops a step)" }, "   ", width)
+  )
   table.insert(out, "")
   return out
 end
@@ -155,9 +182,10 @@ end
 --- Render a `bonsai/ctx/get` result.
 ---@param result bonsai.CtxGetResult
 ---@param bar_width integer
+---@param width integer? the window's width
 ---@return bonsai.LedgerLines
-function M.render(result, bar_width)
-  local out = M.header(result.totals, result.view, bar_width)
+function M.render(result, bar_width, width)
+  local out = M.header(result.totals, result.view, bar_width, width)
   local node_at = {}
   if result.view == "wire" then
     wire_body(result, out)

@@ -112,11 +112,25 @@ local function open_file(_, entry)
   vim.cmd.edit(vim.fn.fnameescape(entry.path))
 end
 
+M.TIERS = {
+  { tier = "project", label = "Project memory (this repository, shared with its users)" },
+  { tier = "user", label = "User memory (you, in every project)" },
+}
+
+--- Ask for a fact, then which tier keeps it.
 local function add()
   vim.ui.input({ prompt = "remember> " }, function(fact)
-    if fact and vim.trim(fact) ~= "" then
-      M.remember(fact, "user")
+    if not fact or vim.trim(fact) == "" then
+      return
     end
+    local labels = vim.tbl_map(function(t)
+      return t.label
+    end, M.TIERS)
+    vim.ui.select(labels, { prompt = "Remember where?", kind = "bonsai.memory_tier" }, function(_, idx)
+      if idx then
+        M.remember(fact, M.TIERS[idx].tier)
+      end
+    end)
   end)
 end
 

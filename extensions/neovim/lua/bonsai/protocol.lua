@@ -6,9 +6,23 @@
 ---@field tool string
 ---@field args table<string, any>
 ---@field diff? string|nil
+---@field approvalId? string|nil
+---@field cwd? string|nil
+---@field path? string|nil
+---@field proposed? string|nil
 
 ---@class bonsai.ApprovalRequestResult
 ---@field approved boolean
+
+---@class bonsai.ApprovalResolvedParams
+---@field sessionId string
+---@field turnId string
+---@field approvalId string
+---@field tool string
+---@field outcome "approved"|"rejected"|"cancelled"|"expired"|"unanswered"
+---@field by string
+---@field yours boolean
+---@field at number
 
 ---@class bonsai.ChatCancelParams
 ---@field sessionId string
@@ -21,7 +35,7 @@
 ---@field sessionId string
 ---@field turnId string
 ---@field seq integer
----@field kind "delta"|"toolCall"|"toolResult"|"usage"|"done"|"error"|"notice"
+---@field kind "delta"|"toolCall"|"toolResult"|"usage"|"done"|"error"|"notice"|"retry"
 ---@field text? string|nil
 ---@field toolCallId? string|nil
 ---@field name? string|nil
@@ -30,13 +44,25 @@
 ---@field isError? boolean|nil
 ---@field usage? bonsai.UsageInfo|nil
 ---@field message? string|nil
+---@field retryInS? number|nil
+---@field attempt? integer|nil
 
 ---@class bonsai.ChatSendParams
 ---@field sessionId string
 ---@field text string
+---@field client? bonsai.ClientSettings|nil
 
 ---@class bonsai.ChatSendResult
 ---@field turnId string
+
+---@class bonsai.ClientSettings
+---@field provider? string|nil
+---@field model? string|nil
+---@field baseUrl? string|nil
+---@field fastModel? string|nil
+---@field apiKeys? table<string, string>
+---@field source? string
+---@field names? string[]
 
 ---@class bonsai.ConfigChangedParams
 ---@field problems? string[]
@@ -68,6 +94,7 @@
 ---@field percent number
 ---@field used integer
 ---@field usable integer
+---@field events? bonsai.CtxEvent[]|nil
 
 ---@class bonsai.CtxCompactParams
 ---@field sessionId string
@@ -113,6 +140,7 @@
 ---@field reason? string
 ---@field turn? integer|nil
 ---@field images? integer
+---@field step? string|nil
 
 ---@class bonsai.CtxNodeParams
 ---@field sessionId string
@@ -135,6 +163,9 @@
 ---@field estimatedInput? integer
 ---@field confidence? "exact"|"high"|"low"
 ---@field calibrationFactor? number
+---@field windowSource? string
+---@field windowNotes? string[]
+---@field billedReported? boolean
 
 ---@class bonsai.CtxTurn
 ---@field turn integer
@@ -151,6 +182,8 @@
 ---@field clients integer
 ---@field sessions integer
 ---@field dbPath string
+---@field provider? bonsai.ProviderChoice|nil
+---@field sessionProviders? bonsai.SessionProviderInfo[]
 
 ---@class bonsai.Empty
 
@@ -256,6 +289,13 @@
 ---@field sessionId string
 ---@field facts string[]
 
+---@class bonsai.ProviderChoice
+---@field provider string
+---@field model string
+---@field baseUrl? string|nil
+---@field key string
+---@field sources? table<string, string>
+
 ---@class bonsai.RecallHit
 ---@field messageId string
 ---@field role string
@@ -265,6 +305,11 @@
 ---@field text string
 ---@field questionId? string|nil
 ---@field question? string|nil
+
+---@class bonsai.RecalledNote
+---@field sources ("memory"|"history"|"reflection"|"data")[]
+---@field titles? string[]
+---@field text string
 
 ---@class bonsai.ReflectGrade
 ---@field kind "tests_failing"|"tool_error"|"user_rejected"
@@ -353,6 +398,7 @@
 ---@class bonsai.SessionCreateParams
 ---@field workspace string
 ---@field title? string|nil
+---@field client? bonsai.ClientSettings|nil
 
 ---@class bonsai.SessionCreateResult
 ---@field sessionId string
@@ -382,6 +428,8 @@
 ---@field format string
 ---@field messages integer
 ---@field runs integer
+---@field run? integer
+---@field title? string
 ---@field warnings? string[]
 
 ---@class bonsai.SessionInfo
@@ -397,6 +445,12 @@
 
 ---@class bonsai.SessionListResult
 ---@field sessions bonsai.SessionInfo[]
+
+---@class bonsai.SessionProviderInfo
+---@field sessionId string
+---@field title? string|nil
+---@field workspace string
+---@field choice bonsai.ProviderChoice
 
 ---@class bonsai.SessionRef
 ---@field sessionId string
@@ -500,6 +554,7 @@
 ---@field toolCallId? string|nil
 ---@field name? string|nil
 ---@field status? "complete"|"interrupted"|"error"|nil
+---@field recalled? bonsai.RecalledNote|nil
 
 ---@class bonsai.WireToolCall
 ---@field id string
@@ -573,6 +628,7 @@ M.notifications = {
   handoff_suggested = "bonsai/handoff/suggested",
   tree_changed = "bonsai/tree/changed",
   reflect_offered = "bonsai/reflect/offered",
+  approval_resolved = "bonsai/approval/resolved",
 }
 
 M.server_requests = {

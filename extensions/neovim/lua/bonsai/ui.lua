@@ -24,15 +24,48 @@ function M.scratch(name, filetype)
   return buf, true
 end
 
+--- Is there room for a `size`-column side split without shrinking the windows
+--- that keep their width (the chat)? Other windows keep at least 20 columns.
+---@param size integer
+---@return boolean
+function M.room_beside_fixed(size)
+  local fixed = 0
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_config(win).relative == "" and vim.wo[win].winfixwidth then
+      fixed = fixed + vim.api.nvim_win_get_width(win) + 1
+    end
+  end
+  return fixed == 0 or vim.o.columns - fixed >= size + 20
+end
+
 --- Show `buf` in a window: reuse one already showing it, else open a split.
 ---@param buf integer
----@param split bonsai.SplitKind
+---@param split bonsai.SplitKind "float" is a centred window over the others
 ---@param size integer
 ---@return integer winid
 function M.show(buf, split, size)
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 then
     vim.api.nvim_set_current_win(win)
+    return win
+  end
+  if split == "vertical" and not M.room_beside_fixed(size) then
+    split = "float" -- a side split here would squeeze the chat: float over it instead
+  end
+  if split == "float" then
+    local width = math.max(40, math.floor(vim.o.columns * 0.8))
+    local height = math.max(8, math.floor((vim.o.lines - 2) * 0.7))
+    width, height = math.min(width, vim.o.columns - 2), math.min(height, vim.o.lines - 4)
+    win = vim.api.nvim_open_win(buf, true, {
+      relative = "editor",
+      width = width,
+      height = height,
+      row = math.floor((vim.o.lines - height) / 2) - 1,
+      col = math.floor((vim.o.columns - width) / 2),
+      border = "rounded",
+      style = "minimal",
+    })
+    vim.wo[win][0].wrap = true
     return win
   end
   if split == "tab" then

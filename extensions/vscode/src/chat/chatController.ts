@@ -6,6 +6,7 @@
 import type {
   ApprovalRequestParams,
   ApprovalRequestResult,
+  ApprovalResolvedParams,
   ChatEventParams,
   SessionEventParams,
 } from "../protocol.generated";
@@ -26,12 +27,42 @@ export interface ChatPort {
 export interface ChatUi {
   reveal(view: ViewName): void;
   revealChat(): void;
+  /** How many approvals wait in this window (badge, status bar item). */
+  approvalsWaiting?(count: number, latest: string | undefined): void;
+  /** Open what an approval changes for review (a diff editor); returns a warning to show, if any. */
+  review?(params: ApprovalRequestParams): string | undefined;
+  /** The approval was answered or withdrawn: close its review. */
+  reviewDone?(approvalId: string): void;
+}
+
+/** An approval's outcome in words, for this window. */
+export function resolvedVerdict(params: ApprovalResolvedParams): string {
+  const where = params.yours ? "" : ` in ${params.by || "another window"}`;
+  switch (params.outcome) {
+    case "approved":
+      return `Approved${where}`;
+    case "rejected":
+      return `Rejected${where}`;
+    case "cancelled":
+      return "Withdrawn: the turn was cancelled";
+    case "expired":
+      return "Withdrawn: nobody answered in time";
+    case "unanswered":
+      return "Withdrawn: nobody could answer";
+  }
+}
+
+function resolvedState(params: ApprovalResolvedParams): "approved" | "rejected" | "expired" {
+  return params.outcome === "approved" || params.outcome === "rejected" ? params.outcome : "expired";
 }
 
 export class ChatController {
   private transcript = new Transcript();
-  private port: ChatPort | undefined;
-  private readonly approvals = new Map<string, (approved: boolean) => void>();
+  private readonly ports = new Set<ChatPort>();
+  private readonly approvals = new Map<
+    string,
+    { answer(approved: boolean): void; close(state: "approved" | "rejected" | "expired", verdict: string): void }
+  >();
   private approvalCount = 0;
   private lastTurn: string | undefined;
 
@@ -45,6 +76,7 @@ export class ChatController {
   subscribe(): Disposable[] {
     return [
       this.rpc.onNotification("bonsai/chat/event", (event) => this.onChatEvent(event)),
+      this.rpc.onNotification("bonsai/approval/resolved", (event) => this.onApprovalResolved(event)),
       this.rpc.onNotification("bonsai/session/event", (event) => void this.onSessionEvent(event)),
       this.rpc.onDidChangeState((state) => this.onConnection(state)),
       this.sessions.onDidAttach((result) => {
@@ -63,14 +95,13 @@ export class ChatController {
     ];
   }
 
+  /** A chat webview (the view, or the chat in an editor tab); all get the same entries. */
   attachPort(port: ChatPort): void {
-    this.port = port;
+    this.ports.add(port);
   }
 
   detachPort(port: ChatPort): void {
-    if (this.port === port) {
-      this.port = undefined;
-    }
+    this.ports.delete(port);
   }
 
   get entries(): readonly Entry[] {
@@ -90,24 +121,59 @@ export class ChatController {
     this.upsert([this.transcript.addNotice(level, markdown)]);
   }
 
-  /** Ask the user inline; resolves on their answer, or `approved: false` when the daemon withdraws. */
+  /**
+   * Ask the user inline; resolves on their answer, or `approved: false` when the
+   * daemon withdraws it or another window answered first (its
+   * `bonsai/approval/resolved` closes the card here at once).
+   */
   requestApproval(params: ApprovalRequestParams, signal: AbortSignal): Promise<ApprovalRequestResult> {
     this.approvalCount += 1;
-    const id = `${params.turnId}:${this.approvalCount}`;
-    this.upsert([this.transcript.addApproval(id, params.tool, params.args, params.diff ?? undefined)]);
+    const id = params.approvalId ?? `${params.turnId}:${this.approvalCount}`;
+    const warning = this.ui.review?.(params);
+    const entry = this.transcript.addApproval(id, { ...params, ...(warning ? { warning } : {}) });
+    this.upsert([entry]);
     this.ui.revealChat();
+    this.post({ type: "reveal", key: entry.key });
     return new Promise((resolve) => {
-      const finish = (approved: boolean, state: "approved" | "rejected" | "expired"): void => {
-        this.approvals.delete(id);
-        const entry = this.transcript.setApprovalState(id, state);
-        if (entry !== undefined) {
-          this.upsert([entry]);
+      const finish = (approved: boolean, state: "approved" | "rejected" | "expired", verdict?: string): void => {
+        if (!this.approvals.delete(id)) {
+          return;
         }
+        this.ui.reviewDone?.(id);
+        const changed = this.transcript.setApprovalState(id, state, verdict);
+        if (changed !== undefined) {
+          this.upsert([changed]);
+        }
+        this.approvalsChanged();
         resolve({ approved });
       };
-      this.approvals.set(id, (approved) => finish(approved, approved ? "approved" : "rejected"));
+      this.approvals.set(id, {
+        answer: (approved) => finish(approved, approved ? "approved" : "rejected"),
+        close: (state, verdict) => finish(false, state, verdict),
+      });
+      this.approvalsChanged();
       signal.addEventListener("abort", () => finish(false, "expired"), { once: true });
     });
+  }
+
+  /** Every client hears how an approval ended: update (or close) the card here. */
+  private onApprovalResolved(params: ApprovalResolvedParams): void {
+    const verdict = resolvedVerdict(params);
+    const pending = this.approvals.get(params.approvalId);
+    if (pending !== undefined) {
+      pending.close(resolvedState(params), verdict);
+      return;
+    }
+    const entry = this.transcript.setApprovalState(params.approvalId, resolvedState(params), verdict);
+    if (entry !== undefined) {
+      this.upsert([entry]);
+    }
+  }
+
+  private approvalsChanged(): void {
+    const waiting = [...this.approvals.keys()];
+    const latest = waiting.length > 0 ? this.transcript.approval(waiting[waiting.length - 1] ?? "") : undefined;
+    this.ui.approvalsWaiting?.(waiting.length, latest && `${latest.tool}${latest.path ? ` ${latest.path}` : ""}`);
   }
 
   private async dispatch(message: FromWebview): Promise<void> {
@@ -127,9 +193,20 @@ export class ChatController {
       case "switchSession":
         await this.sessions.attach(message.sessionId);
         return;
-      case "approval":
-        this.approvals.get(message.id)?.(message.approved);
+      case "approval": {
+        const pending = this.approvals.get(message.id);
+        if (pending !== undefined) {
+          pending.answer(message.approved);
+          return;
+        }
+        const entry = this.transcript.approval(message.id);
+        const how = entry?.verdict ?? "answered";
+        this.notice(
+          "info",
+          `That approval was already ${how.charAt(0).toLowerCase()}${how.slice(1)}; your answer was not used.`,
+        );
         return;
+      }
     }
   }
 
@@ -219,7 +296,7 @@ export class ChatController {
   }
 
   private async postSessions(): Promise<void> {
-    if (this.port === undefined || this.rpc.state.kind !== "running") {
+    if (this.ports.size === 0 || this.rpc.state.kind !== "running") {
       return;
     }
     const sessions = await this.sessions.list();
@@ -237,6 +314,8 @@ export class ChatController {
   }
 
   private post(message: ToWebview): void {
-    this.port?.post(message);
+    for (const port of this.ports) {
+      port.post(message);
+    }
   }
 }

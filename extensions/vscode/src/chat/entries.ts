@@ -9,6 +9,24 @@ export interface UserEntry {
   text: string;
 }
 
+/** Background data the daemon added to a turn (recalled memory, related history): a chip. */
+export interface RecalledEntry {
+  kind: "recalled";
+  key: string;
+  sources: string[];
+  titles: string[];
+  text: string;
+}
+
+/** A "retrying in N s" line while the provider backs off; gone once the retry starts. */
+export interface RetryEntry {
+  kind: "retry";
+  key: string;
+  turnId: string;
+  text: string;
+  active: boolean;
+}
+
 export interface AssistantEntry {
   kind: "assistant";
   key: string;
@@ -24,6 +42,8 @@ export interface AssistantEntry {
 export interface ToolEntry {
   kind: "tool";
   key: string;
+  /** The turn (live) or assistant message (stored) the call belongs to. */
+  scope: string;
   toolCallId: string;
   name: string;
   args: string;
@@ -46,6 +66,14 @@ export interface ApprovalEntry {
   args: string;
   diff?: string;
   state: ApprovalState;
+  /** The file an edit changes (workspace-relative) or where a command runs. */
+  path?: string;
+  cwd?: string;
+  command?: string;
+  /** A warning shown above the buttons (unsaved changes in the edited file). */
+  warning?: string;
+  /** How it ended, in words ("Approved in VS Code window 3"). */
+  verdict?: string;
 }
 
-export type Entry = UserEntry | AssistantEntry | ToolEntry | NoticeEntry | ApprovalEntry;
+export type Entry = UserEntry | RecalledEntry | RetryEntry | AssistantEntry | ToolEntry | NoticeEntry | ApprovalEntry;

@@ -21,7 +21,9 @@ export type ToWebview =
   | { type: "sessions"; sessions: SessionOption[]; currentId: string | null }
   | { type: "connection"; connected: boolean; detail: string }
   /** Put text back into the composer (its send failed). */
-  | { type: "restoreInput"; text: string };
+  | { type: "restoreInput"; text: string }
+  /** Scroll the entry into view (a pending approval). */
+  | { type: "reveal"; key: string };
 
 /** Webview → extension. */
 export type FromWebview =

@@ -6,7 +6,17 @@
  */
 import type { ChatEventParams, UsageInfo, WireMessage } from "../protocol.generated";
 import { formatTokens } from "../util/format";
-import type { ApprovalState, AssistantEntry, Entry, NoticeLevel, ToolEntry } from "./entries";
+import type { ApprovalEntry, ApprovalState, AssistantEntry, Entry, NoticeLevel, ToolEntry } from "./entries";
+
+/** What an approval card needs from the daemon's request (and the window's own checks). */
+export interface ApprovalRequest {
+  tool: string;
+  args?: Record<string, unknown> | null;
+  diff?: string | null;
+  path?: string | null;
+  cwd?: string | null;
+  warning?: string;
+}
 
 export class Transcript {
   private list: Entry[] = [];
@@ -52,7 +62,7 @@ export class Transcript {
     switch (event.kind) {
       case "delta":
         this.runningTurns.add(event.turnId);
-        return [this.appendDelta(event.turnId, event.text ?? "")];
+        return [...this.retryDone(event.turnId), this.appendDelta(event.turnId, event.text ?? "")];
       case "toolCall":
         this.runningTurns.add(event.turnId);
         return this.startTool(event);
@@ -61,11 +71,17 @@ export class Transcript {
       case "usage":
         return this.addUsage(event.turnId, event.usage);
       case "done":
-        return this.endTurn(event.turnId);
+        return [...this.retryDone(event.turnId), ...this.endTurn(event.turnId)];
       case "error":
-        return [...this.endTurn(event.turnId), this.addNotice("error", event.message ?? "turn failed")];
+        return [
+          ...this.retryDone(event.turnId),
+          ...this.endTurn(event.turnId),
+          this.addNotice("error", event.message ?? "turn failed"),
+        ];
       case "notice":
         return [this.addNotice("info", event.message ?? event.text ?? "")];
+      case "retry":
+        return [this.retrying(event.turnId, event.text ?? "retrying…")];
     }
   }
 
@@ -76,26 +92,61 @@ export class Transcript {
     return entry;
   }
 
-  addApproval(id: string, tool: string, args: unknown, diff: string | undefined): Entry {
-    const entry: Entry = {
+  addApproval(id: string, request: ApprovalRequest): ApprovalEntry {
+    const args = request.args;
+    const command = request.tool === "bash" && typeof args?.command === "string" ? args.command : undefined;
+    const entry: ApprovalEntry = {
       kind: "approval",
       key: `approval:${id}`,
-      tool,
+      tool: request.tool,
       args: stringifyArgs(args),
       state: "pending",
-      ...(diff ? { diff } : {}),
+      ...(request.diff ? { diff: request.diff } : {}),
+      ...(request.path ? { path: request.path } : {}),
+      ...(request.cwd ? { cwd: request.cwd } : {}),
+      ...(command !== undefined ? { command } : {}),
+      ...(request.warning ? { warning: request.warning } : {}),
     };
     this.list.push(entry);
     return entry;
   }
 
-  setApprovalState(id: string, state: ApprovalState): Entry | undefined {
+  approval(id: string): ApprovalEntry | undefined {
     const entry = this.list.find((item) => item.key === `approval:${id}`);
-    if (entry?.kind !== "approval") {
+    return entry?.kind === "approval" ? entry : undefined;
+  }
+
+  setApprovalState(id: string, state: ApprovalState, verdict?: string): Entry | undefined {
+    const entry = this.approval(id);
+    if (entry === undefined) {
       return undefined;
     }
     entry.state = state;
+    if (verdict !== undefined) {
+      entry.verdict = verdict;
+    }
     return entry;
+  }
+
+  /** The provider is rate limiting: show when the retry comes, until it does. */
+  retrying(turnId: string, text: string): Entry {
+    const key = `retry:${turnId}`;
+    const existing = this.list.find((entry) => entry.key === key);
+    if (existing?.kind === "retry") {
+      existing.text = text;
+      existing.active = true;
+      return existing;
+    }
+    return this.push({ kind: "retry", key, turnId, text, active: true });
+  }
+
+  private retryDone(turnId: string): Entry[] {
+    const entry = this.list.find((item) => item.key === `retry:${turnId}`);
+    if (entry?.kind !== "retry" || !entry.active) {
+      return [];
+    }
+    entry.active = false;
+    return [entry];
   }
 
   private appendStored(message: WireMessage): Entry[] {
@@ -105,6 +156,10 @@ export class Transcript {
     }
     switch (message.role) {
       case "user":
+        if (message.recalled != null) {
+          const { sources, titles, text } = message.recalled;
+          return [this.push({ kind: "recalled", key, sources, titles: titles ?? [], text })];
+        }
         return [this.push({ kind: "user", key, text: message.content })];
       case "assistant":
         return this.appendAssistant(message, key);
@@ -128,12 +183,16 @@ export class Transcript {
     } else if (message.content !== "") {
       changed.push(this.push({ kind: "assistant", key, text: message.content, streaming: false, bound: true }));
     }
+    // Calls are keyed by their turn (or, for stored history, their message) and id:
+    // a provider that repeats call ids across turns still gets one card per call.
+    const scope = live?.turnId ?? message.messageId;
     for (const call of calls) {
-      if (this.findTool(call.id) === undefined) {
+      if (this.findTool(call.id, scope) === undefined) {
         changed.push(
           this.push({
             kind: "tool",
-            key: `tool:${call.id}`,
+            key: `tool:${scope}:${call.id}`,
+            scope,
             toolCallId: call.id,
             name: call.name,
             args: call.arguments,
@@ -153,7 +212,8 @@ export class Transcript {
       return [
         this.push({
           kind: "tool",
-          key: `tool:${id}`,
+          key: `tool:${message.messageId}:${id}`,
+          scope: message.messageId,
           toolCallId: id,
           name: message.name ?? "tool",
           args: "",
@@ -197,13 +257,14 @@ export class Transcript {
     if (segment !== undefined) {
       segment.streaming = false;
     }
-    const existing = this.findTool(id);
+    const existing = this.findTool(id, event.turnId);
     if (existing !== undefined) {
       return [...closed, existing];
     }
     const tool = this.push({
       kind: "tool",
-      key: `tool:${id}`,
+      key: `tool:${event.turnId}:${id}`,
+      scope: event.turnId,
       toolCallId: id,
       name: event.name ?? "tool",
       args: stringifyArgs(event.args),
@@ -214,7 +275,7 @@ export class Transcript {
   }
 
   private finishTool(event: ChatEventParams): Entry[] {
-    const tool = this.findTool(event.toolCallId ?? "");
+    const tool = this.findTool(event.toolCallId ?? "", event.turnId);
     if (tool === undefined) {
       return [];
     }
@@ -255,8 +316,15 @@ export class Transcript {
     return undefined;
   }
 
-  private findTool(toolCallId: string): ToolEntry | undefined {
-    return this.list.find((entry): entry is ToolEntry => entry.kind === "tool" && entry.toolCallId === toolCallId);
+  /** The newest card of this call id (within `scope`, a turn or message id, when given). */
+  private findTool(toolCallId: string, scope?: string): ToolEntry | undefined {
+    for (let index = this.list.length - 1; index >= 0; index--) {
+      const entry = this.list[index];
+      if (entry?.kind === "tool" && entry.toolCallId === toolCallId && (scope === undefined || entry.scope === scope)) {
+        return entry;
+      }
+    }
+    return undefined;
   }
 
   private push<E extends Entry>(entry: E): E {

@@ -82,12 +82,31 @@ export function ctxNode(sessionId: string, node: CtxNode): TreeNode {
   };
 }
 
+/** Why the usable total is what it is (it moves as the token calibration learns). */
+export function usableExplanation(totals: CtxTotals): string {
+  const factor = totals.calibrationFactor ?? 1;
+  const base =
+    `**${formatTokens(totals.usable)} usable** = window ${formatTokens(totals.window)} − ` +
+    `${formatTokens(totals.reserve)} kept free for the reply`;
+  const calibrated =
+    factor > 1
+      ? `\n\nBoth are divided by the learned calibration **×${factor.toFixed(2)}**: the provider billed ` +
+        `${factor.toFixed(2)} times what bonsai estimated for recent requests, so the budget shrinks by that ` +
+        `factor (the model's own window is about ${formatTokens(Math.round(totals.window * factor))}). ` +
+        "It changes as bonsai learns from each billed request, which is why this total can move between turns."
+      : "\n\nNo calibration yet (or the provider bills what bonsai estimates): the window is the model's own.";
+  return (
+    `${base}.${calibrated}\n\nUsed ${formatTokens(totals.used)} (${totals.percent}%), ` +
+    `estimates ${totals.confidence ?? "low"} confidence.`
+  );
+}
+
 function totalsNode(totals: CtxTotals): TreeNode {
   return {
     id: "totals",
     label: `${totals.percent}% of ${formatTokens(totals.usable)} usable`,
     description: `${formatTokens(totals.used)} used · billed ${formatTokens(totals.billedInput)} · cached ${formatTokens(totals.cachedInput)}`,
-    tooltip: `window ${totals.window} · usable ${totals.usable} · reserve ${totals.reserve} · used ${totals.used}`,
+    tooltip: usableExplanation(totals),
     icon: { id: "pie-chart" },
     contextValue: "ctxTotals",
   };

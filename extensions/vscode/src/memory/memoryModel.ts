@@ -11,7 +11,9 @@ export function memoryNodes(entries: readonly MemoryEntryInfo[]): TreeNode[] {
   return TIERS.map(({ tier, title, icon }) => {
     const members = entries.filter((entry) => entry.tier === tier).sort((a, b) => a.name.localeCompare(b.name));
     return {
-      id: `tier:${tier}`,
+      // The count is part of the id: VS Code keeps a tree item's cached look (its
+      // description, "no children") while its id stays the same.
+      id: `tier:${tier}:${members.length}`,
       label: title,
       description: `${members.length}`,
       icon: { id: icon },

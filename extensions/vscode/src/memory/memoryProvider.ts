@@ -13,6 +13,12 @@ export class MemoryProvider extends RpcListView {
     super(MEMORY_VIEW_ID, rpc, "memory");
     this.disposables.push(
       rpc.onNotification("bonsai/config/changed", () => void this.refresh()),
+      // the model remembers with its memory_write tool
+      rpc.onNotification("bonsai/chat/event", (event) => {
+        if (event.kind === "toolResult" && event.name === "memory_write") {
+          this.scheduleRefresh();
+        }
+      }),
       this.view.onDidChangeVisibility((event) => event.visible && void this.refresh()),
     );
   }

@@ -18,7 +18,10 @@ import type { NotificationMap } from "../protocol.generated";
 import { Emitter, type Disposable } from "../util/emitter";
 import { errorText } from "../util/format";
 import { NotificationHub } from "./hub";
-import { launchFromSettings } from "./launch";
+import { accessSync, constants } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { type Launch, launchFromSettings } from "./launch";
+import { locate } from "./locate";
 import { RestartPolicy } from "./restartPolicy";
 import type {
   ConnectionState,
@@ -107,8 +110,7 @@ export class DaemonConnection implements Rpc {
   }
 
   private createClient(generation: number): LanguageClient {
-    const config = vscode.workspace.getConfiguration("bonsai");
-    const launch = launchFromSettings(config.get("command"), config.get("args"));
+    const launch = this.launch();
     this.output.info(`starting: ${launch.command} ${launch.args.join(" ")}`);
     // No `transport`: with TransportKind.stdio the client would append `--stdio`.
     const serverOptions: ServerOptions = {
@@ -132,6 +134,42 @@ export class DaemonConnection implements Rpc {
       },
     };
     return new LanguageClient("bonsai", "bonsai", serverOptions, clientOptions);
+  }
+
+  /** Where bonsai was found when `bonsai.command` is not set (for the status tooltip). */
+  foundAt: string | undefined;
+
+  /** `bonsai.command` when the user set it; else the first bonsai in the usual places. */
+  private launch(): Launch {
+    const config = vscode.workspace.getConfiguration("bonsai");
+    const set = config.inspect<string>("command");
+    const explicit = [set?.globalValue, set?.workspaceValue, set?.workspaceFolderValue].some((v) => v !== undefined);
+    if (explicit || (config.get<string[]>("args") ?? []).length > 0) {
+      this.foundAt = undefined;
+      return launchFromSettings(config.get("command"), config.get("args"));
+    }
+    const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const { found, tried } = locate(workspace, vscode.workspace.isTrusted, {
+      env: process.env,
+      isExecutable: (path) => {
+        try {
+          accessSync(path, constants.X_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      pythonHasBonsai: (python) =>
+        spawnSync(python, ["-c", "import bonsai"], { stdio: "ignore", timeout: 10_000 }).status === 0,
+    });
+    if (found === undefined) {
+      throw new Error(
+        `the bonsai executable was not found (looked at ${tried.join(", ")}): install bonsai or set bonsai.command`,
+      );
+    }
+    this.foundAt = found.how;
+    this.output.info(`bonsai.command is not set: using ${found.how}`);
+    return found;
   }
 
   private onClosed(generation: number): CloseHandlerResult {

@@ -100,6 +100,9 @@ function onMessage(message: ToWebview): void {
       status.hidden = message.connected;
       status.textContent = message.detail;
       break;
+    case "reveal":
+      nodes.get(message.key)?.scrollIntoView({ block: "nearest" });
+      break;
   }
 }
 

@@ -2,10 +2,24 @@
  * Transcript entries → HTML strings. Markdown is rendered with raw HTML
  * disabled, so nothing a model or tool writes can inject markup or script.
  */
+import hljs from "highlight.js/lib/common";
 import MarkdownIt from "markdown-it";
-import type { ApprovalEntry, AssistantEntry, Entry, ToolEntry } from "../chat/entries";
+import type { ApprovalEntry, AssistantEntry, Entry, RecalledEntry, RetryEntry, ToolEntry } from "../chat/entries";
 
-const markdown = new MarkdownIt({ html: false, linkify: false, breaks: false, typographer: false });
+/** Fenced code: diffs coloured line by line, known languages highlighted (highlight.js, bundled). */
+function highlight(code: string, language: string): string {
+  const lang = language.trim().toLowerCase();
+  if (lang === "diff" || lang === "patch") {
+    return renderDiff(code.replace(/\n$/, ""));
+  }
+  if (lang !== "" && hljs.getLanguage(lang) !== undefined) {
+    const html = hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+    return `<pre class="hljs"><code class="language-${escapeHtml(lang)}">${html}</code></pre>`;
+  }
+  return "";
+}
+
+const markdown = new MarkdownIt({ html: false, linkify: false, breaks: false, typographer: false, highlight });
 
 export function renderMarkdown(text: string): string {
   return markdown.render(text);
@@ -25,6 +39,10 @@ export function renderEntry(entry: Entry): string {
   switch (entry.kind) {
     case "user":
       return `<div class="who">You</div><div class="body plain">${escapeHtml(entry.text)}</div>`;
+    case "recalled":
+      return renderRecalled(entry);
+    case "retry":
+      return renderRetry(entry);
     case "assistant":
       return renderAssistant(entry);
     case "tool":
@@ -51,7 +69,31 @@ export function entryClasses(entry: Entry): string {
   if (entry.kind === "approval") {
     classes.push(entry.state);
   }
+  if (entry.kind === "retry" && !entry.active) {
+    classes.push("done");
+  }
   return classes.join(" ");
+}
+
+const SOURCE_WORDS: Record<string, string> = {
+  memory: "memory",
+  history: "earlier in this session",
+  reflection: "the retry's reflection",
+  data: "background data",
+};
+
+function renderRecalled(entry: RecalledEntry): string {
+  const from = entry.sources.map((source) => SOURCE_WORDS[source] ?? source).join(", ");
+  const what = entry.titles.length > 0 ? entry.titles.join(", ") : from;
+  return (
+    `<details class="recalled-chip"><summary><span class="chip">recalled</span>` +
+    `<span class="recalled-what">${escapeHtml(what)}</span><span class="recalled-from">from ${escapeHtml(from)}</span>` +
+    `</summary><div class="body md">${renderMarkdown(entry.text)}</div></details>`
+  );
+}
+
+function renderRetry(entry: RetryEntry): string {
+  return `<span class="retry-text">${escapeHtml(entry.active ? entry.text : `${entry.text} (retried)`)}</span>`;
 }
 
 function renderAssistant(entry: AssistantEntry): string {
@@ -71,15 +113,25 @@ function renderTool(entry: ToolEntry): string {
   );
 }
 
+function approvalDetail(entry: ApprovalEntry): string {
+  if (entry.command !== undefined) {
+    const where = entry.cwd ? `<div class="where">in <code>${escapeHtml(entry.cwd)}</code></div>` : "";
+    return `<pre class="command">$ ${escapeHtml(entry.command)}</pre>${where}`;
+  }
+  const file = entry.path ? `<div class="where">${escapeHtml(entry.path)} · the diff is open beside</div>` : "";
+  return `${file}${entry.diff ? renderDiff(entry.diff) : `<pre>${escapeHtml(entry.args)}</pre>`}`;
+}
+
 function renderApproval(entry: ApprovalEntry): string {
-  const detail = entry.diff ? renderDiff(entry.diff) : `<pre>${escapeHtml(entry.args)}</pre>`;
   const id = escapeHtml(entry.key.slice("approval:".length));
+  const warning =
+    entry.warning && entry.state === "pending" ? `<div class="warning">${escapeHtml(entry.warning)}</div>` : "";
   const actions =
     entry.state === "pending"
       ? `<div class="actions"><button class="approve" data-approval="${id}" data-approved="true">Approve</button>` +
         `<button class="reject secondary" data-approval="${id}" data-approved="false">Reject</button></div>`
-      : `<div class="verdict">${approvalVerdict(entry.state)}</div>`;
-  return `<div class="title">Approve <code>${escapeHtml(entry.tool)}</code>?</div>${detail}${actions}`;
+      : `<div class="verdict">${escapeHtml(entry.verdict ?? approvalVerdict(entry.state))}</div>`;
+  return `<div class="title">Approve <code>${escapeHtml(entry.tool)}</code>?</div>${approvalDetail(entry)}${warning}${actions}`;
 }
 
 function approvalVerdict(state: ApprovalEntry["state"]): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CtxGetResult, CtxNode } from "../../src/protocol.generated";
-import { ledgerNodes, nextView, turnNodes, wireNodes } from "../../src/ledger/ledgerModel";
+import { ledgerNodes, nextView, turnNodes, usableExplanation, wireNodes } from "../../src/ledger/ledgerModel";
 
 function node(id: string, section: CtxNode["section"], state: CtxNode["state"], tokens: number): CtxNode {
   return {
@@ -103,5 +103,23 @@ describe("wire and turns views", () => {
     expect(nextView("ledger")).toBe("wire");
     expect(nextView("wire")).toBe("turns");
     expect(nextView("turns")).toBe("ledger");
+  });
+  it("explains the usable total, with the calibration that shrank it", () => {
+    const totals = {
+      window: 97000,
+      usable: 84900,
+      used: 42000,
+      percent: 49.5,
+      reserve: 12100,
+      billedInput: 40000,
+      cachedInput: 0,
+      calibrationFactor: 1.32,
+      confidence: "high" as const,
+    };
+    const text = usableExplanation(totals);
+    expect(text).toContain("84.9k usable** = window 97k − 12.1k kept free for the reply");
+    expect(text).toContain("×1.32");
+    expect(text).toContain("can move between turns");
+    expect(usableExplanation({ ...totals, calibrationFactor: 1 })).toContain("No calibration yet");
   });
 });

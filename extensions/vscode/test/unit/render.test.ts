@@ -30,6 +30,7 @@ describe("renderEntry", () => {
     const html = renderEntry({
       kind: "tool",
       key: "t",
+      scope: "turn1",
       toolCallId: "c1",
       name: "bash",
       args: '{"command":"ls"}',
@@ -63,7 +64,16 @@ describe("renderEntry", () => {
       "entry assistant streaming",
     );
     expect(
-      entryClasses({ kind: "tool", key: "t", toolCallId: "c", name: "x", args: "", isError: true, pending: false }),
+      entryClasses({
+        kind: "tool",
+        key: "t",
+        scope: "turn1",
+        toolCallId: "c",
+        name: "x",
+        args: "",
+        isError: true,
+        pending: false,
+      }),
     ).toBe("entry tool failed");
   });
 });
@@ -75,5 +85,34 @@ describe("renderDiff", () => {
     expect(html).toContain('<span class="add">+new &lt;tag&gt;</span>');
     expect(html).toContain('<span class="hunk">@@ -1 +1 @@</span>');
     expect(html).toContain('<span class="ctx">--- a/x</span>');
+  });
+  it("highlights fenced code with highlight.js and colours diff fences", () => {
+    const html = renderMarkdown(
+      "```python\ndef test_total_counts_quantity():\n    return 1\n```\n\n```diff\n-old\n+new\n```",
+    );
+    expect(html).toContain('<span class="hljs-keyword">def</span>');
+    expect(html).toContain("test_total_counts_quantity");
+    expect(html).toContain('<span class="del">-old</span>');
+    expect(html).toContain('<span class="add">+new</span>');
+  });
+
+  it("renders a recalled chip and an approval's verdict and command", () => {
+    const chip = renderEntry({ kind: "recalled", key: "r", sources: ["memory"], titles: ["deploy"], text: "x" });
+    expect(chip).toContain('<span class="chip">recalled</span>');
+    expect(chip).toContain("from memory");
+    const card = renderEntry({
+      kind: "approval",
+      key: "approval:a1",
+      tool: "bash",
+      args: "",
+      command: "make test",
+      cwd: "/w",
+      state: "approved",
+      verdict: "Approved in Neovim 4",
+    });
+    expect(card).toContain("$ make test");
+    expect(card).toContain("in <code>/w</code>");
+    expect(card).toContain("Approved in Neovim 4");
+    expect(card).not.toContain("<button");
   });
 });

@@ -120,7 +120,7 @@ describe("Transcript", () => {
 
   it("tracks an approval from pending to answered", () => {
     const transcript = new Transcript();
-    transcript.addApproval("t1:1", "edit_file", { path: "a.py" }, "--- a\n+++ b\n-x\n+y");
+    transcript.addApproval("t1:1", { tool: "edit_file", args: { path: "a.py" }, diff: "--- a\n+++ b\n-x\n+y" });
     expect(transcript.entries[0]).toMatchObject({
       kind: "approval",
       state: "pending",
@@ -129,5 +129,59 @@ describe("Transcript", () => {
     transcript.setApprovalState("t1:1", "approved");
     expect(transcript.entries[0]).toMatchObject({ state: "approved" });
     expect(transcript.setApprovalState("nope", "approved")).toBeUndefined();
+  });
+  it("shows recalled background data as a chip, never as the user's message", () => {
+    const transcript = new Transcript();
+    transcript.load([
+      message("u1", "user", "how do we deploy?"),
+      message("u2", "user", '<background-data source="bonsai-memory">…</background-data>', {
+        name: "memory",
+        recalled: { sources: ["memory"], titles: ["deploy-checklist"], text: "make deploy" },
+      }),
+    ]);
+    expect(transcript.entries.map((entry) => entry.kind)).toEqual(["user", "recalled"]);
+    expect(transcript.entries[1]).toMatchObject({ titles: ["deploy-checklist"], text: "make deploy" });
+  });
+
+  it("keeps one card per call when a provider repeats call ids across turns", () => {
+    const transcript = new Transcript();
+    for (const turnId of ["t1", "t2"]) {
+      transcript.chatEvent({ sessionId: "s1", turnId, seq: 1, kind: "toolCall", toolCallId: "call_0", name: "bash" });
+      transcript.chatEvent({
+        sessionId: "s1",
+        turnId,
+        seq: 2,
+        kind: "toolResult",
+        toolCallId: "call_0",
+        result: turnId,
+      });
+    }
+    const tools = transcript.entries.filter((entry) => entry.kind === "tool");
+    expect(tools).toHaveLength(2);
+    expect(tools.map((tool) => (tool.kind === "tool" ? tool.result : ""))).toEqual(["t1", "t2"]);
+  });
+
+  it("records how an approval ended in another window", () => {
+    const transcript = new Transcript();
+    transcript.addApproval("a1", { tool: "bash", args: { command: "make" }, cwd: "/w" });
+    transcript.setApprovalState("a1", "approved", "Approved in Neovim 4");
+    expect(transcript.approval("a1")).toMatchObject({
+      state: "approved",
+      verdict: "Approved in Neovim 4",
+      command: "make",
+      cwd: "/w",
+    });
+  });
+  it("shows a retrying line during the provider's backoff, gone when the reply streams", () => {
+    const transcript = new Transcript();
+    transcript.turnStarted("t1");
+    transcript.chatEvent(event(1, "retry", { text: "retrying in 8 s (rate limited; attempt 2)" }));
+    expect(transcript.entries[0]).toMatchObject({
+      kind: "retry",
+      active: true,
+      text: "retrying in 8 s (rate limited; attempt 2)",
+    });
+    transcript.chatEvent(event(2, "delta", { text: "Hi" }));
+    expect(transcript.entries[0]).toMatchObject({ kind: "retry", active: false });
   });
 });

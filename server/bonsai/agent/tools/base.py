@@ -23,6 +23,7 @@ class ToolResult:
     content: str
     evidence: Evidence | None = None
     is_error: bool = False
+    redacted: int = 0  # secrets the tool already replaced in ``content``
 
 
 @dataclass

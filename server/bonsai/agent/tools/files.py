@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,12 +19,18 @@ from bonsai.agent.tools.base import (
     arg_str,
     schema,
 )
-from bonsai.agent.tools.paths import relative, resolve_in_workspace
+from bonsai.agent.tools.paths import workspace
 from bonsai.domain import Evidence, content_hash
+from bonsai.services.fs.atomic import write_at
+from bonsai.services.fs.confined import Target, Workspace, read_fd
+from bonsai.services.redaction import redact
 
 DEFAULT_LINES = 2_000
 MAX_LINE_CHARS = 2_000
 MAX_LIST = 1_000
+
+
+WHOLE_FILE_REDACTION_BYTES = 8 * 1024 * 1024  # larger files are redacted per window
 
 
 @dataclass(frozen=True)
@@ -32,60 +39,113 @@ class LinesRead:
     total: int
     range_digest: str  # sha256 of the raw bytes of the lines returned
     file_digest: str  # sha256 of the whole file
+    redacted: int = 0  # secrets replaced in the lines returned
 
 
-def _read_lines(path: Path, offset: int, limit: int) -> LinesRead:
-    """Lines offset..offset+limit-1 (1-based) and the file's line count. Streams the
-    file, so memory stays bounded however large it is. Digests follow the
-    stale-read convention of ``project_context.range_hash`` (raw bytes, endings kept)."""
-    out: list[str] = []
-    total = 0
+def _read_lines(fd: int, name: str, offset: int, limit: int) -> LinesRead:
+    """Lines offset..offset+limit-1 (1-based) and the file's line count, secrets
+    redacted on the raw text before any decoration. Digests follow the stale-read
+    convention of ``project_context.range_hash`` (raw bytes, endings kept).
+
+    A file up to 8 MiB is redacted whole (a key block that starts before the
+    window is still found; redaction keeps line counts, so numbers hold); a larger
+    one is streamed and only its window is redacted."""
     whole, part = hashlib.sha256(), hashlib.sha256()
-    with open(path, "rb") as handle:
+    raw_lines: list[bytes] = []
+    total = 0
+    with os.fdopen(fd, "rb") as handle:
         head = handle.read(8192)
         if b"\0" in head:
-            raise ToolFailure(f"{path.name} is a binary file ({path.stat().st_size} bytes)")
+            size = os.fstat(handle.fileno()).st_size
+            raise ToolFailure(f"{name} is a binary file ({size} bytes)")
         handle.seek(0)
+        keep_all = os.fstat(handle.fileno()).st_size <= WHOLE_FILE_REDACTION_BYTES
         for raw in handle:
             total += 1
             whole.update(raw)
-            if offset <= total < offset + limit:
+            in_window = offset <= total < offset + limit
+            if in_window:
                 part.update(raw)
-                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                out.append(line[:MAX_LINE_CHARS])
-    return LinesRead(out, total, part.hexdigest(), whole.hexdigest())
+            if keep_all or in_window:
+                raw_lines.append(raw)
+    if keep_all:
+        text = b"".join(raw_lines).decode("utf-8", errors="replace")
+        cleaned = redact(text)
+        lines = cleaned.text.splitlines()[offset - 1 : offset - 1 + limit]
+        count = cleaned.count
+    else:
+        cleaned = redact(b"".join(raw_lines).decode("utf-8", errors="replace"))
+        lines, count = cleaned.text.splitlines(), cleaned.count
+    return LinesRead(
+        [line[:MAX_LINE_CHARS] for line in lines], total, part.hexdigest(), whole.hexdigest(), count
+    )
 
 
 async def read_file(ctx: ToolContext, args: Args) -> ToolResult:
-    path = resolve_in_workspace(ctx.workspace, arg_str(args, "path"))
-    if not path.is_file():
-        raise ToolFailure(f"no such file: {relative(ctx.workspace, path)}")
+    raw = arg_str(args, "path")
     offset = max(1, arg_int(args, "offset", 1) or 1)
     limit = max(1, arg_int(args, "limit", DEFAULT_LINES) or DEFAULT_LINES)
-    read = _read_lines(path, offset, limit)
+    with workspace(ctx.workspace) as ws:
+        fd, rel = _open_file(ws, raw)
+        read = _read_lines(fd, rel, offset, limit)
     numbered = "\n".join(f"{offset + i:6}\t{line}" for i, line in enumerate(read.lines))
     end = offset + len(read.lines) - 1
     whole = offset == 1 and end >= read.total
     note = "" if whole else f"\n[lines {offset}-{end} of {read.total}]"
     evidence = Evidence(
         kind="read",
-        path=relative(ctx.workspace, path),
+        path=rel,
         start_line=None if whole else offset,
         end_line=None if whole else end,
         content_hash=read.file_digest if whole else read.range_digest,
     )
-    return ToolResult(numbered + note, evidence)
+    return ToolResult(numbered + note, evidence, redacted=read.redacted)
+
+
+def _open_file(ws: Workspace, raw: str) -> tuple[int, str]:
+    try:
+        return ws.open_file(raw)
+    except FileNotFoundError:
+        raise ToolFailure(f"no such file: {raw}") from None
+    except (IsADirectoryError, NotADirectoryError):
+        raise ToolFailure(f"not a file: {raw}") from None
 
 
 async def list_dir(ctx: ToolContext, args: Args) -> ToolResult:
-    path = resolve_in_workspace(ctx.workspace, arg_str(args, "path", required=False) or ".")
-    if not path.is_dir():
-        raise ToolFailure(f"not a directory: {relative(ctx.workspace, path)}")
-    entries = sorted(os.scandir(path), key=lambda e: e.name)
-    shown = [e.name + ("/" if e.is_dir() else "") for e in entries[:MAX_LIST]]
-    more = f"\n[{len(entries) - MAX_LIST} more entries]" if len(entries) > MAX_LIST else ""
-    rel = relative(ctx.workspace, path)
-    return ToolResult("\n".join(shown) + more, Evidence(kind="list", path=rel))
+    raw = arg_str(args, "path", required=False) or "."
+    with workspace(ctx.workspace) as ws:
+        try:
+            fd, rel = ws.open_dir(raw)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ToolFailure(f"not a directory: {raw}") from None
+        try:
+            shown, total, skipped = _entries(ws, fd, rel)
+        finally:
+            os.close(fd)
+    more = f"\n[{total - MAX_LIST} more entries]" if total > MAX_LIST else ""
+    note = (
+        f"\n[{skipped} symbolic link(s) leading outside the workspace shown, not followed]"
+        if skipped
+        else ""
+    )
+    return ToolResult("\n".join(shown) + more + note, Evidence(kind="list", path=rel))
+
+
+def _entries(ws: Workspace, fd: int, rel: str) -> tuple[list[str], int, int]:
+    with os.scandir(fd) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    shown: list[str] = []
+    skipped = 0
+    for entry in entries[:MAX_LIST]:
+        if entry.is_symlink():
+            if ws.link_inside(fd, entry.name, rel):
+                shown.append(f"{entry.name}@")
+            else:
+                skipped += 1
+                shown.append(f"{entry.name}@ [symbolic link out of the workspace; not followed]")
+        else:
+            shown.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+    return shown, len(entries), skipped
 
 
 def _diff(path: str, before: str, after: str) -> str:
@@ -95,41 +155,61 @@ def _diff(path: str, before: str, after: str) -> str:
     return "".join(lines)
 
 
-def _current_text(path: Path) -> str:
-    if not path.exists():
-        return ""
+def _text_of(fd: int, rel: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_fd(fd).decode("utf-8")
     except UnicodeDecodeError:
-        raise ToolFailure(f"{path.name} is not UTF-8 text; refusing to edit it") from None
+        raise ToolFailure(f"{rel} is not UTF-8 text; refusing to edit it") from None
 
 
-def _edited(ctx: ToolContext, args: Args) -> tuple[Path, str, str]:
-    path = resolve_in_workspace(ctx.workspace, arg_str(args, "path"))
-    if not path.is_file():
-        raise ToolFailure(f"no such file: {relative(ctx.workspace, path)}")
+def _current_text(ws: Workspace, raw: str) -> str:
+    """The file's text now, or "" when it does not exist yet."""
+    try:
+        fd, rel = ws.open_file(raw)
+    except FileNotFoundError:
+        return ""
+    except IsADirectoryError:
+        raise ToolFailure(f"{raw} is a directory") from None
+    return _text_of(fd, rel)
+
+
+def _edited(ws: Workspace, args: Args) -> tuple[Target, str, str]:
+    """The edit's target (its directory open: the caller closes it), before and after."""
+    raw = arg_str(args, "path")
     old, new = arg_str(args, "old_string"), arg_str(args, "new_string", required=False)
-    before = _current_text(path)
-    count = before.count(old)
-    if count == 0:
-        raise ToolFailure("old_string was not found in the file; read it again and retry")
-    if count > 1 and not args.get("replace_all"):
-        raise ToolFailure(
-            f"old_string matches {count} places; add surrounding lines to make it unique "
-            "or pass replace_all: true"
-        )
-    return path, before, before.replace(old, new)
+    fd, _ = _open_file(ws, raw)
+    target = ws.target(raw)
+    try:
+        before = _text_of(fd, target.rel)
+        count = before.count(old)
+        if count == 0:
+            raise ToolFailure("old_string was not found in the file; read it again and retry")
+        if count > 1 and not args.get("replace_all"):
+            raise ToolFailure(
+                f"old_string matches {count} places; add surrounding lines to make it unique "
+                "or pass replace_all: true"
+            )
+    except BaseException:
+        target.close()
+        raise
+    return target, before, before.replace(old, new)
 
 
 def _edit_preview(ctx: ToolContext, args: Args) -> str | None:
-    path, before, after = _edited(ctx, args)
-    return _diff(relative(ctx.workspace, path), before, after)
+    with workspace(ctx.workspace) as ws:
+        target, before, after = _edited(ws, args)
+        target.close()
+    return _diff(target.rel, before, after)
 
 
 async def edit_file(ctx: ToolContext, args: Args) -> ToolResult:
-    path, before, after = _edited(ctx, args)
-    _atomic_write(path, after)
-    rel = relative(ctx.workspace, path)
+    with workspace(ctx.workspace) as ws:
+        target, before, after = _edited(ws, args)
+        try:
+            write_at(target.dir_fd, target.name, after.encode("utf-8"), mode=None)
+        finally:
+            target.close()
+    rel = target.rel
     diff = _diff(rel, before, after)
     return ToolResult(
         f"edited {rel}\n{diff}", Evidence(kind="edit", path=rel, content_hash=content_hash(after))
@@ -137,29 +217,63 @@ async def edit_file(ctx: ToolContext, args: Args) -> ToolResult:
 
 
 def _write_preview(ctx: ToolContext, args: Args) -> str | None:
-    path = resolve_in_workspace(ctx.workspace, arg_str(args, "path"))
+    raw = arg_str(args, "path")
     content = arg_str(args, "content", required=False)
-    return _diff(relative(ctx.workspace, path), _current_text(path), content)
+    with workspace(ctx.workspace) as ws:
+        try:
+            target = ws.target(raw)
+        except (FileNotFoundError, NotADirectoryError):
+            return _diff(raw, "", content)  # a new folder: nothing there yet
+        target.close()
+        return _diff(target.rel, _current_text(ws, raw), content)
+
+
+def proposed_text(root: Path, tool: str, args: Args) -> str | None:
+    """The whole text a file would have after this edit_file/write_file call (for a
+    reviewer's diff editor); None for other tools. Raises like the tool would."""
+    if tool not in ("edit_file", "write_file"):
+        return None
+    with workspace(root) as ws:
+        if tool == "write_file":
+            try:
+                ws.target(arg_str(args, "path")).close()  # refuses a path outside the workspace
+            except (FileNotFoundError, NotADirectoryError):
+                pass  # a new folder: nothing there yet
+            return arg_str(args, "content", required=False)
+        target, _, after = _edited(ws, args)
+        target.close()
+    return after
 
 
 async def write_file(ctx: ToolContext, args: Args) -> ToolResult:
-    path = resolve_in_workspace(ctx.workspace, arg_str(args, "path"))
+    raw = arg_str(args, "path")
     content = arg_str(args, "content", required=False)
-    existed = path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, content)
-    rel = relative(ctx.workspace, path)
+    with workspace(ctx.workspace) as ws:
+        target = ws.target(raw, create_dirs=True)
+        try:
+            existed = _check_writable(target)
+            write_at(target.dir_fd, target.name, content.encode("utf-8"), mode=None)
+        finally:
+            target.close()
+    rel = target.rel
     verb = "overwrote" if existed else "created"
     evidence = Evidence(kind="write", path=rel, content_hash=content_hash(content))
     return ToolResult(f"{verb} {rel} ({len(content)} characters)", evidence)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.bonsai-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    if path.exists():
-        os.chmod(tmp, path.stat().st_mode)
-    os.replace(tmp, path)
+def _check_writable(target: Target) -> bool:
+    """Whether the target exists (as a regular file); refuses anything else."""
+    if not target.name:
+        raise ToolFailure("the workspace root is a directory, not a file")
+    try:
+        st = os.stat(target.name, dir_fd=target.dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolFailure(f"{target.rel} is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolFailure(f"{target.rel} is not a regular file; refused")
+    return True
 
 
 PATH = {"type": "string", "description": "path relative to the workspace root"}

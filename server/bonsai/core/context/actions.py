@@ -77,10 +77,10 @@ def _drop(
     state: ContextState, item: Item, group: Group, items: list[Item], turn: int
 ) -> tuple[ContextState, str]:
     if item.message.role == "tool":
-        head = group.ids[0]
+        tool = item.message.name or "a tool"
         raise ValueError(
-            f"{item.id} is a tool result: dropping it alone would orphan its call; "
-            f"stub it, or drop the whole step {head}"
+            f"this is the result of {tool}: dropping it alone would leave the model's call "
+            "without an answer; stub it, or drop the whole step (the call and all its results)"
         )
     if item.id in state.drops:
         raise ValueError(f"node {item.id} is already dropped")

@@ -139,18 +139,30 @@ def _node_row(node: Node, work: Work) -> LedgerRow:
     return row
 
 
+def _step_heads(work: Work) -> dict[str, str]:
+    """Each tool result's step head (the assistant message that made the call)."""
+    return {rid: g.ids[0] for g in work.groups if g.kind == "step" for rid in g.ids[1:]}
+
+
 def message_rows(work: Work) -> list[LedgerRow]:
     pos = summary_position(work.nodes, work.state)
     archives = applied_archives(work.inp.items, work.state)
+    heads = _step_heads(work)
     rows: list[LedgerRow] = []
+
+    def row_of(node: Node) -> LedgerRow:
+        row = _node_row(node, work)
+        head = heads.get(node.item.id)
+        return row.model_copy(update={"step": head}) if head else row
+
     for i, node in enumerate(work.nodes):
         if i == pos and work.state.summary is not None:
             rows.append(_summary_row(work))
         if node.state == "archived" and node.sent:  # the card rides on the first message
             rows.append(_card_row(node, archives[node.item.id]))
-            rows.append(_node_row(node, work).model_copy(update={"tokens": 0}))
+            rows.append(row_of(node).model_copy(update={"tokens": 0}))
             continue
-        rows.append(_node_row(node, work))
+        rows.append(row_of(node))
     return rows
 
 

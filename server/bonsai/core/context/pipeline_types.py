@@ -107,6 +107,7 @@ class LedgerRow(_Frozen):
     reason: str = ""
     turn: int | None = None
     images: int = 0
+    step: str | None = None  # a tool result's step: the assistant node that made the call
 
 
 class Record(_Frozen):

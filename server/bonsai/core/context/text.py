@@ -76,11 +76,33 @@ def stub_text(*, what: str, size: str, reason: str, item_id: str, call_id: str |
     return f"{STUB_PREFIX} {what} ({size}) removed: {reason}; {back}."
 
 
+LABEL_KEYS = ("command", "cmd", "pattern", "query", "url")
+
+
+def plain_call_label(name: str, arguments: str, evidence: Evidence | None) -> str:
+    """A tool call as a user reads it in a list: plain text, its meaningful argument
+    first (grep's pattern, bash's command), then the file or directory it touched."""
+    try:
+        args = json.loads(arguments or "{}")
+    except ValueError:
+        args = {}
+    args = args if isinstance(args, dict) else {}
+    what = next((args[k] for k in LABEL_KEYS if isinstance(args.get(k), str) and args[k]), "")
+    where = ""
+    if evidence is not None and evidence.path:
+        where = span(evidence).replace("`", "")
+    elif isinstance(args.get("path"), str):
+        where = args["path"]
+    if what and where and where != ".":
+        return f"{name} {what} in {where}"
+    return f"{name} {what or where}".rstrip()
+
+
 def message_label(message: Message, call: tuple[str, str] | None) -> str:
-    """A one-line label for the ledger."""
+    """A one-line label for the ledger (plain text, no markup)."""
     if message.role == "tool":
         name, args = call if call else (message.name or "tool", "")
-        return one_line(call_summary(name, args, message.evidence), 80)
+        return one_line(plain_call_label(name, args, message.evidence), 80)
     if message.role == "assistant" and message.tool_calls:
         names = ", ".join(c.name for c in message.tool_calls)
         head = one_line(message.content, 40)

@@ -12,6 +12,7 @@ replay (a recorded output) both call it, with the same settings.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bonsai.core.turn.tool_output import redact, truncate
@@ -27,16 +28,27 @@ class FinishedOutput:
     total_chars: int
 
 
-def finish_output(content: str, settings: ToolOutputSettings, handle: str) -> FinishedOutput:
-    """Redact, decide the spill, truncate: the tool output as the model will see it."""
-    redacted = redact(content)
+def finish_output(
+    content: str,
+    settings: ToolOutputSettings,
+    handle: str,
+    *,
+    secrets: Iterable[str] = (),
+    redacted: int = 0,
+) -> FinishedOutput:
+    """Redact, decide the spill, truncate: the tool output as the model will see it.
+
+    ``secrets``: the daemon's own key values (removed by value); ``redacted``: how
+    many secrets the tool itself already replaced (such an output is not spilled either)."""
+    cleaned = redact(content, secrets)
+    count = cleaned.count + redacted
     spill = None
-    if not redacted.count and settings.persist_raw and len(redacted.text) > settings.max_chars:
-        spill = redacted.text[: settings.raw_cap_bytes]
+    if not count and settings.persist_raw and len(cleaned.text) > settings.max_chars:
+        spill = cleaned.text[: settings.raw_cap_bytes]
     cut = truncate(
-        redacted.text,
+        cleaned.text,
         settings.max_chars,
         settings.head_fraction,
         handle if spill is not None else None,
     )
-    return FinishedOutput(cut.text, spill, redacted.count, cut.truncated, cut.total_chars)
+    return FinishedOutput(cut.text, spill, count, cut.truncated, cut.total_chars)

@@ -1,4 +1,4 @@
-"""Tool output at execution time: secret redaction and head/tail truncation.
+"""Tool output at execution time: head/tail truncation (redaction: ``core.redaction``).
 
 Redaction runs once on the full text, before truncation, so a secret in the
 omitted middle still counts. A redacted result gets no recovery handle, so the
@@ -7,53 +7,11 @@ secret can never be read back through ``read_tool_output``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-REDACTED = "[REDACTED]"
+from bonsai.core.redaction import REDACTED, Redaction, redact
 
-_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
-    re.compile(r"\bxox[baprs]-[A-Za-z0-9\-]{10,}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\b"),
-)
-# .env style: NAME_WITH_SECRET_WORD = value
-_ASSIGNMENT = re.compile(
-    r"(?im)^(\s*(?:export\s+)?[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)"
-    r"[A-Z0-9_]*\s*[=:]\s*)([\"']?)([^\s\"'#]{4,})\2"
-)
-
-
-@dataclass(frozen=True)
-class Redaction:
-    text: str
-    count: int
-
-
-def redact(text: str) -> Redaction:
-    count = 0
-
-    def sub(_: re.Match[str]) -> str:
-        nonlocal count
-        count += 1
-        return REDACTED
-
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(sub, text)
-
-    def assignment(match: re.Match[str]) -> str:
-        nonlocal count
-        if match.group(3) == REDACTED:
-            return match.group(0)
-        count += 1
-        return f"{match.group(1)}{match.group(2)}{REDACTED}{match.group(2)}"
-
-    text = _ASSIGNMENT.sub(assignment, text)
-    return Redaction(text, count)
+__all__ = ["REDACTED", "Redaction", "Truncated", "page", "redact", "truncate"]
 
 
 @dataclass(frozen=True)

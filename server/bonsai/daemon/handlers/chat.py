@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
+from bonsai.session import provider_choice
 from bonsai.session.chat import run_turn, runtime
 
 
 @handles("bonsai/chat/send")
 async def send(ctx: Ctx, params: m.ChatSendParams) -> m.ChatSendResult:
     daemon = ctx.daemon
-    daemon.store.get(params.session_id)
+    row = daemon.store.get(params.session_id)
+    if params.client is not None:
+        provider_choice.remember(daemon, params.session_id, params.client)
+    settings = provider_choice.session_settings(daemon, params.session_id, row.workspace)
+    provider_choice.check_ready(daemon, settings, os.environ)
     rt = runtime(daemon, params.session_id)
 
     async def go(turn_id: str, text: str) -> str:

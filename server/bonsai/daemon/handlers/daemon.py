@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 from bonsai import __version__
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
+from bonsai.session import provider_choice
 
 
 @handles("bonsai/daemon/status")
@@ -19,6 +21,8 @@ async def status(ctx: Ctx, _: m.Empty) -> m.DaemonStatusResult:
         clients=len(daemon.connections),
         sessions=daemon.store.count(),
         db_path=str(daemon.db_path),
+        provider=provider_choice.choice(daemon, daemon.settings().settings, None, None, os.environ),
+        session_providers=provider_choice.status_entries(daemon, os.environ),
     )
 
 

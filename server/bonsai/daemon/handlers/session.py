@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from bonsai.daemon.rpc import Ctx, handles
@@ -13,13 +14,20 @@ from bonsai.services.importers import ImportFormatError, import_file
 from bonsai.services.replay.store_import import store_imported
 from bonsai.services.store.fork import fork_session
 from bonsai.services.store.tree import load_tree
+from bonsai.session import provider_choice
 from bonsai.session.chat import bridge_for
 from bonsai.session.convert import session_info, wire_message
 
 
 @handles("bonsai/session/create")
 async def create(ctx: Ctx, params: m.SessionCreateParams) -> m.SessionCreateResult:
+    if params.client is not None:  # a session only when its first turn can run
+        provider_choice.check_client(params.client)
+        settings = provider_choice.merged(ctx.daemon, params.workspace, params.client)
+        provider_choice.check_ready(ctx.daemon, settings, os.environ)
     row = ctx.daemon.store.create(params.workspace, params.title)
+    if params.client is not None:
+        provider_choice.remember(ctx.daemon, row.session_id, params.client)
     return m.SessionCreateResult(session_id=row.session_id)
 
 
@@ -80,7 +88,7 @@ async def rename(ctx: Ctx, params: m.SessionRenameParams) -> m.Empty:
 async def delete(ctx: Ctx, params: m.SessionRef) -> m.Empty:
     daemon = ctx.daemon
     daemon.store.delete(params.session_id)
-    for cache in ("memos", "runtimes"):
+    for cache in ("memos", "runtimes", "client_settings"):
         daemon.services.get(cache, {}).pop(params.session_id, None)
     event = m.SessionEventParams(session_id=params.session_id, kind="deleted")
     daemon.broadcast(params.session_id, "bonsai/session/event", event)
@@ -120,5 +128,7 @@ async def import_(ctx: Ctx, params: m.SessionImportParams) -> m.SessionImportRes
         format=imported.format,
         messages=len(imported.messages),
         runs=imported.runs,
+        run=imported.run,
+        title=imported.title,
         warnings=list(imported.warnings),
     )

@@ -45,7 +45,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
         elif role == "system" and isinstance(obj.get("content"), str):
             messages.append(Message(role="system", content=obj["content"]))
         else:
-            skipped.add(f"role {role!r}")
+            skipped.add(f"role {role}")
     if not any(m.role != "system" for m in messages):
         raise loc.error(base or "$", "the file holds no message to import")
     warnings: list[str] = []

@@ -108,7 +108,7 @@ def _item(item: dict[str, Any], loc: Loc, path: str, state: _State) -> None:
 def _message(item: dict[str, Any], loc: Loc, path: str, state: _State) -> None:
     role = ROLES.get(str(item.get("role")))
     if role is None:
-        state.skipped.add(f"message with role {item.get('role')!r}")
+        state.skipped.add(f"message with role {item.get('role')}")
         return
     content, images = join_content(item.get("content"), loc, f"{path}.content", state.warnings)
     state.messages.append(Message(role=role, content=content, images=images))

@@ -121,8 +121,8 @@ def _json_format(text: str, tail: str) -> FormatName | None:
 
 
 SNIFFERS: tuple[Callable[[str, str], FormatName | None], ...] = (
+    _json_format,  # first: JSON strings hold no raw newline, so no aider header either
     lambda text, tail: "aider" if _is_aider(text) else None,
-    _json_format,
 )
 
 

@@ -60,6 +60,8 @@ def _unique_calls(
         seen.add(new_id)
         pending.setdefault(original, []).append(_Pending(new_id, index, call.name))
         calls.append(call)
+    if all(a is b for a, b in zip(calls, message.tool_calls, strict=True)):
+        return message  # nothing renamed: no copy
     return message.model_copy(update={"tool_calls": tuple(calls)})
 
 

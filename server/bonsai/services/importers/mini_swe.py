@@ -49,6 +49,7 @@ class _State:
     skipped: Skipped
     messages: list[Message] = field(default_factory=list)
     awaiting: ToolCall | None = None
+    command: str = ""  # the text action ``awaiting`` runs
     calls: dict[str, ToolCall] = field(default_factory=dict)
     outcome: str | None = None
 
@@ -127,8 +128,7 @@ def _message(obj: dict[str, Any], path: str, index: int, state: _State) -> None:
             )
         )
     elif role == "user" and awaiting is not None:
-        command = json.loads(awaiting.arguments)["command"]
-        evidence = with_hash(shell_evidence(command), content)
+        evidence = with_hash(shell_evidence(state.command), content)
         state.messages.append(
             Message(
                 role="tool",
@@ -156,6 +156,6 @@ def _assistant(
                 arguments=json.dumps({"command": actions[0]}, ensure_ascii=False),
             )
             calls = (call,)
-            state.awaiting = call
+            state.awaiting, state.command = call, actions[0]
     state.calls.update((call.id, call) for call in calls)
     return Message(role="assistant", content=content, tool_calls=calls, images=images)

@@ -8,11 +8,13 @@ from typing import Any
 
 from bonsai.domain import Message, Role, ToolCall
 from bonsai.services.importers.common import check_run, title_from
+from bonsai.services.importers.errors import ImportFormatError
 from bonsai.services.importers.evidence import tool_evidence
 from bonsai.services.importers.jsonread import Loc, as_dict, as_list, load_json, load_jsonl, opt_str
 from bonsai.services.importers.linking import link_tool_results
 from bonsai.services.importers.model import ImportedSession
 from bonsai.services.importers.parts import join_content
+from bonsai.services.importers.skipped import Skipped
 
 ROLE_MAP: dict[str, Role] = {
     "system": "system",
@@ -26,13 +28,30 @@ ROLE_MAP: dict[str, Role] = {
 Record = tuple[Loc, str, Any]
 
 
+class _UnknownRole(Exception):
+    """A record of a role the format does not have: skipped and counted."""
+
+    def __init__(self, role: str | None, error: ImportFormatError) -> None:
+        super().__init__(str(error))
+        self.role, self.error = role, error
+
+
 def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     check_run(run, 1, source)
     warnings: list[str] = []
     calls: dict[str, ToolCall] = {}
-    messages = [
-        _message(loc, path, value, calls, warnings) for loc, path, value in _records(text, source)
-    ]
+    skipped = Skipped(source)
+    messages: list[Message] = []
+    first_unknown: ImportFormatError | None = None
+    for loc, path, value in _records(text, source):
+        try:
+            messages.append(_message(loc, path, value, calls, warnings))
+        except _UnknownRole as unknown:
+            skipped.add(f"role {unknown.role}")
+            first_unknown = first_unknown or unknown.error
+    if first_unknown is not None and not any(m.role != "system" for m in messages):
+        raise first_unknown  # nothing usable remains: the first record it could not read
+    skipped.report(warnings)
     messages = link_tool_results(messages, source, warnings)
     return ImportedSession(
         format="openai",
@@ -77,8 +96,11 @@ def _message(
     raw_role = opt_str(obj, "role", loc, path)
     role = ROLE_MAP.get(raw_role or "")
     if role is None:
-        raise loc.error(
-            f"{path}.role", f"unknown role {raw_role!r}; expected one of {sorted(ROLE_MAP)}"
+        raise _UnknownRole(
+            raw_role,
+            loc.error(
+                f"{path}.role", f"unknown role {raw_role!r}; expected one of {sorted(ROLE_MAP)}"
+            ),
         )
     content, images = join_content(obj.get("content"), loc, f"{path}.content", warnings)
     name = opt_str(obj, "name", loc, path)

@@ -23,6 +23,7 @@ from bonsai.services.importers.linking import link_tool_results
 from bonsai.services.importers.model import ImportedSession
 from bonsai.services.importers.openai_fmt import parse_tool_calls
 from bonsai.services.importers.parts import join_content
+from bonsai.services.importers.skipped import Skipped
 from bonsai.services.importers.swe_commands import command_name, open_file, swe_evidence
 
 ROLES: dict[str, Role] = {r: r for r in ("system", "user", "assistant", "tool")}
@@ -72,12 +73,24 @@ def _title(source: str, messages: list[Message]) -> str:
 def _from_history(items: list[Any], state: _State) -> list[Message]:
     agent = _main_agent(items, state)
     messages: list[Message] = []
+    skipped = Skipped(state.loc.source)
+    first_unknown = None
     for index, item in enumerate(items):
         path = f"history[{index}]"
         obj = as_dict(item, state.loc, path)
         if agent is not None and obj.get("agent", agent) != agent:
             continue
+        raw_role = opt_str(obj, "role", state.loc, path)
+        if raw_role not in ROLES:
+            skipped.add(f"role {raw_role}")
+            first_unknown = first_unknown or state.loc.error(
+                f"{path}.role", f"unknown role {raw_role!r}; expected one of {list(ROLES)}"
+            )
+            continue
         messages.append(_history_message(obj, path, index, state))
+    if first_unknown is not None and not any(m.role != "system" for m in messages):
+        raise first_unknown  # nothing usable remains
+    skipped.report(state.warnings)
     return messages
 
 

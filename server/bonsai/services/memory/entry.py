@@ -123,16 +123,20 @@ def split_entry(text: str) -> EntryFile:
         front=front,
         closing=rest[closing.start() : closing_end],
         body=rest[closing_end:],
-        metadata=load_front(front),
+        metadata=load_front(front, first_line=2),
     )
 
 
-def load_front(front: str) -> dict[str, Any]:
-    """Parse front-matter YAML into a mapping (empty front matter gives {})."""
+def load_front(front: str, *, first_line: int = 1) -> dict[str, Any]:
+    """Parse front-matter YAML into a mapping (empty front matter gives {}).
+    ``first_line`` is the file line the YAML starts on, so an error names the
+    file's line and column, not the snippet's."""
     try:
         data = _HANDLER.load(front)
     except yaml.YAMLError as exc:
-        raise EntryFormatError(f"invalid YAML front matter: {_first_line(str(exc))}") from exc
+        raise EntryFormatError(
+            f"invalid YAML front matter{_where(exc, first_line)}: {_yaml_problem(exc)}"
+        ) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -143,6 +147,18 @@ def load_front(front: str) -> dict[str, Any]:
 def _line_end(text: str, start: int) -> int:
     newline = text.find("\n", start)
     return len(text) if newline < 0 else newline + 1
+
+
+def _where(exc: yaml.YAMLError, first_line: int) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return ""
+    return f" at line {first_line + mark.line}, column {mark.column + 1}"
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    return str(problem) if problem else _first_line(str(exc))
 
 
 def _first_line(message: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from bonsai.core.retrieval.documents import LaneScores
-from bonsai.services.memory.entry import MemoryIssue, Tier
+from bonsai.services.memory.entry import MemoryEntry, MemoryIssue, Tier
 
 
 class SearchHitView(BaseModel):
@@ -41,3 +41,11 @@ class MemoryStatus(BaseModel):
     index_path: Path
     index_line: str
     gitignore_advisory: str | None
+
+
+class MemoryListing(BaseModel):
+    """``bonsai memory list --json`` prints exactly this: every valid entry
+    (project wins a name clash) and every file that could not be read."""
+
+    entries: list[MemoryEntry]
+    issues: list[MemoryIssue]

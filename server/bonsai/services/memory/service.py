@@ -11,9 +11,11 @@ from __future__ import annotations
 import builtins
 import hashlib
 import logging
+import os
 from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -54,6 +56,9 @@ from bonsai.settings import MemorySettings
 
 log = logging.getLogger("bonsai.memory")
 
+# what a cached merged view was built from (see MemoryService.view)
+Stamp = tuple[Any, ...]
+
 
 class MemoryService:
     """Two-tier persistent memory with hybrid recall."""
@@ -86,22 +91,45 @@ class MemoryService:
         self._embedding: EmbeddingLoad | None = None
         self._conn: apsw.Connection | None = None
         self._index: HybridIndex | None = None
-        self._view: tuple[tuple[tuple[str, int, int, int], ...], MergedView] | None = None
+        self._view: tuple[Stamp, MergedView] | None = None
+        self._watching = False
+        self._changes = 0  # watcher events seen; part of the view's stamp while watching
 
     # -- reading the stores -------------------------------------------------
     def view(self) -> MergedView:
-        """Both stores merged; re-parsed only when a file's size, mtime or inode
-        changed (bonsai's own atomic writes always give a new inode)."""
-        stamp = self._stamp()
+        """Both stores merged, re-read only when something changed.
+
+        While :meth:`watch` runs, a query costs one ``stat`` per store folder and
+        never lists it: a created, deleted or renamed file (any atomic write, too)
+        changes the folder's mtime, and an in-place edit arrives as a watcher
+        event. Without a watcher (one CLI command) every file is stat-ed instead.
+        Either way only files whose size, mtime or inode changed are parsed again."""
+        if self._watching:
+            stamp: Stamp = (self._changes, self._folder_stamps())
+        else:
+            stamp = self._file_stamps()
         if self._view is None or self._view[0] != stamp:
             project = self.project_store.scan() if self.project_store else None
             self._view = (stamp, merge(self.user_store.scan(), project))
         return self._view[1]
 
-    def _stamp(self) -> tuple[tuple[str, int, int, int], ...]:
-        stores = [self.user_store, *([self.project_store] if self.project_store else [])]
-        stamp: list[tuple[str, int, int, int]] = []
-        for store in stores:
+    def _stores(self) -> builtins.list[MemoryStore]:
+        return [self.user_store, *([self.project_store] if self.project_store else [])]
+
+    def _folder_stamps(self) -> tuple[tuple[int, int] | None, ...]:
+        stamps: builtins.list[tuple[int, int] | None] = []
+        for store in self._stores():
+            try:
+                info = os.stat(store.root)
+            except OSError:
+                stamps.append(None)
+                continue
+            stamps.append((info.st_mtime_ns, info.st_ino))
+        return tuple(stamps)
+
+    def _file_stamps(self) -> tuple[tuple[str, int, int, int], ...]:
+        stamp: builtins.list[tuple[str, int, int, int]] = []
+        for store in self._stores():
             if not store.root.is_dir():
                 continue
             stamp.append((str(store.root.resolve()), 0, 0, 0))
@@ -112,6 +140,10 @@ class MemoryService:
                     continue
                 stamp.append((path.name, info.st_size, info.st_mtime_ns, info.st_ino))
         return tuple(stamp)
+
+    def note_changed(self) -> None:
+        """A store file changed behind our back (the watcher calls this)."""
+        self._changes += 1
 
     def list(self) -> builtins.list[MemoryEntry]:
         """All valid entries (project wins a name clash), sorted by name."""
@@ -366,14 +398,20 @@ class MemoryService:
         """Start watching both stores; ``callback(path)`` runs on the watcher's
         thread for each changed ``.md`` file (call :meth:`sync` from there or
         hand it to your loop). Stop it with ``.stop()``."""
-        roots = [self.user_store.root]
-        if self.project_store is not None:
-            roots.append(self.project_store.root)
-        watcher = MemoryWatcher(roots, callback)
+        roots = [store.root for store in self._stores()]
+
+        def changed(path: Path) -> None:
+            self.note_changed()
+            callback(path)
+
+        watcher = MemoryWatcher(roots, changed)
         watcher.start()
+        self._watching = True
+        self.note_changed()  # anything written before the watch began counts as changed
         return watcher
 
     def close(self) -> None:
+        self._watching = False
         if self._conn is not None:
             self._conn.close()
         self._conn = None

@@ -44,6 +44,8 @@ class MemoryStore:
         self.root = root
         self.tier: Tier = tier
         self.base = base  # the folder the store must stay inside (home or workspace)
+        # parsed files by name, with the (size, mtime, inode) they were parsed at
+        self._parsed: dict[str, tuple[tuple[int, int, int], tuple[EntryFile, MemoryEntry]]] = {}
 
     def scan(self) -> StoreScan:
         scan = StoreScan()
@@ -65,11 +67,19 @@ class MemoryStore:
         if not path.is_file():
             return
         try:
-            parsed, entry = read_entry(path, self.tier)
+            info = path.stat()
+            stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+            known = self._parsed.get(path.name)
+            if known is not None and known[0] == stamp:
+                pair = known[1]
+            else:
+                pair = read_entry(path, self.tier)
+                self._parsed[path.name] = (stamp, pair)
         except (EntryFormatError, OSError) as exc:
+            self._parsed.pop(path.name, None)
             scan.issues.append(MemoryIssue(path=path, problem=str(exc)))
             return
-        scan.entries[entry.name] = (parsed, entry)
+        scan.entries[pair[1].name] = pair
 
     def path_for(self, name: str) -> Path:
         """The file of entry ``name``, after checking it cannot escape the store."""

@@ -33,9 +33,19 @@ def steering_files(workspace: Path, stop: Path | None) -> list[Path]:
     for directory in _chain(workspace, stop):
         for name in STEERING_NAMES:
             path = directory / name
-            if path.is_file():
+            if path.is_file() and _stays_in(path, directory):
                 found.append(path)
     return found
+
+
+def _stays_in(path: Path, directory: Path) -> bool:
+    """A steering file that is a symlink counts only when it points within its own
+    folder's tree (``CLAUDE.md -> AGENTS.md``): a cloned repository must not be able
+    to put ``~/.aws/credentials`` into the system prompt."""
+    if not path.is_symlink():
+        return True
+    real, top = os.path.realpath(path), os.path.realpath(directory)
+    return real.startswith(top.rstrip("/") + "/")
 
 
 def _cut(data: bytes, cap: int) -> bytes:

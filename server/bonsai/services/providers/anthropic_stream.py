@@ -26,6 +26,7 @@ from bonsai.services.providers.types import (
     ToolCallStarted,
     UsageReport,
 )
+from bonsai.services.redaction import redact_error
 
 ERROR_KINDS: dict[str, ErrorKind] = {
     "rate_limit_error": "rate_limit",
@@ -138,7 +139,7 @@ class AnthropicStreamState:
         raw = data.get("error")
         error: dict[str, Any] = raw if isinstance(raw, dict) else {}
         etype = str(error.get("type", "api_error"))
-        message = str(error.get("message", "no message"))[:200]
+        message = redact_error(str(error.get("message", "no message")))
         kind = ERROR_KINDS.get(etype, "server")
         raise ProviderError(kind, f"{self.label} reported {etype} mid-stream: {message}")
 

@@ -12,9 +12,9 @@ from typing import Literal
 
 import httpx
 
-from bonsai.services.providers.redact import redact
 from bonsai.services.providers.retry import parse_retry_after
 from bonsai.services.providers.types import ErrorKind, ProviderError
+from bonsai.services.redaction import redact_error
 
 Phase = Literal["open", "body"]
 
@@ -74,7 +74,7 @@ def error_from_status(
     now: float,
 ) -> ProviderError:
     kind = _status_kind(status)
-    detail = redact(provider_message(body), secrets)
+    detail = redact_error(provider_message(body), secrets)
     retry_after = None if kind == "auth" else _retry_after(headers, now)
     prefix = {
         "auth": f"{label} rejected the credentials",
@@ -95,7 +95,7 @@ def error_from_exception(
     connect_timeout_s: float,
     read_timeout_s: float,
 ) -> ProviderError:
-    cause = redact(f"{type(exc).__name__}: {exc}".rstrip(": "), secrets)
+    cause = redact_error(f"{type(exc).__name__}: {exc}".rstrip(": "), secrets)
     if isinstance(exc, httpx.ConnectTimeout):
         msg = f"could not connect to {label} within {connect_timeout_s:g} s (connect_timeout_s)"
         return ProviderError("connect", msg)

@@ -17,9 +17,10 @@ from bonsai.services.providers.anthropic import AnthropicProvider
 from bonsai.services.providers.openai_body import Flavour
 from bonsai.services.providers.openai_chat import DEFAULT_BASE_URLS, OpenAIChatProvider
 from bonsai.services.providers.registry import lookup_model
-from bonsai.services.providers.retry import RetryPolicy, Sleep
+from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep
 from bonsai.services.providers.transport import TransportOptions, real_sleep
 from bonsai.services.providers.types import Provider, ProviderError
+from bonsai.services.redaction import register
 from bonsai.settings import ProviderSettings
 
 KEY_ENV: dict[str, str] = {
@@ -41,16 +42,18 @@ FLAVOURS: dict[str, Flavour] = {
 def resolve_api_key(settings: ProviderSettings, env: Mapping[str, str]) -> str | None:
     """The key to send, or None when the provider needs none (sim, local servers)."""
     if settings.api_key is not None and settings.api_key.get_secret_value():
+        register(settings.api_key.get_secret_value())
         return settings.api_key.get_secret_value()
     var = KEY_ENV.get(settings.provider)
     key = env.get(var, "").strip() if var else ""
     if key:
+        register(key)
         return key
     if settings.provider in KEY_REQUIRED:
         raise ProviderError(
             "auth",
-            f"no API key for provider {settings.provider!r}: set the environment variable "
-            f"{var} or providers.api_key in the config",
+            f"no API key for provider {settings.provider}: export {var} or set "
+            "providers.api_key in ~/.bonsai/config.json ($BONSAI_HOME/config.json)",
         )
     return None
 
@@ -73,6 +76,7 @@ def make_provider(
     sleep: Sleep | None = None,
     rng: random.Random | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    on_retry: OnRetry | None = None,
 ) -> Provider:
     """``sleep``/``rng``/``transport`` are test seams; production passes none."""
     name = model or settings.model
@@ -90,6 +94,7 @@ def make_provider(
         ),
         secrets=(key,) if key else (),
         sleep=sleep or real_sleep,
+        on_retry=on_retry,
         rng=rng or random.Random(),
         transport=transport,
     )

@@ -25,6 +25,7 @@ from bonsai.services.providers.types import (
     ToolCallStarted,
     UsageReport,
 )
+from bonsai.services.redaction import redact_error
 
 log = logging.getLogger("bonsai.providers")
 
@@ -84,7 +85,8 @@ class OpenAIStreamState:
     def on_chunk(self, chunk: dict[str, Any]) -> list[ProviderEvent]:
         if chunk.get("error"):
             raise ProviderError(
-                "server", f"{self.label} reported an error mid-stream: {str(chunk['error'])[:200]}"
+                "server",
+                f"{self.label} reported an error mid-stream: {redact_error(str(chunk['error']))}",
             )
         if isinstance(chunk.get("usage"), dict):
             self.usage = openai_usage(chunk["usage"], self.label)

@@ -23,6 +23,8 @@ log = logging.getLogger("bonsai.providers")
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
+# Told before each backoff: the error, the delay in seconds, the retry's number (1-based).
+OnRetry = Callable[[ProviderError, float, int], None]
 
 
 class RetryPolicy(BaseModel):
@@ -83,6 +85,7 @@ async def retrying(
     *,
     sleep: Sleep,
     rng: random.Random,
+    on_retry: OnRetry | None = None,
 ) -> AsyncGenerator[T, None]:
     """Run ``attempt()`` and re-run it on retryable errors raised before its first item."""
     attempts = 0
@@ -101,6 +104,8 @@ async def retrying(
                 raise final from None
             delay = backoff_delay(policy, attempts - 1, err.retry_after, rng)
             log.warning("%s; retry %d/%d in %.2f s", err, attempts, policy.max_retries, delay)
+            if on_retry is not None:
+                on_retry(err, delay, attempts)
             await sleep(delay)
 
 

@@ -21,10 +21,10 @@ from bonsai.services.providers.errors import (
     error_from_status,
     provider_message,
 )
-from bonsai.services.providers.redact import redact
-from bonsai.services.providers.retry import RetryPolicy, Sleep, retrying, wall_clock
+from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep, retrying, wall_clock
 from bonsai.services.providers.sse import SseEvent, iter_sse
 from bonsai.services.providers.types import ProviderError, ProviderEvent
+from bonsai.services.redaction import redact_error
 
 Decoder = Callable[[AsyncIterator[SseEvent]], AsyncGenerator[ProviderEvent, None]]
 
@@ -43,6 +43,7 @@ class TransportOptions:
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     secrets: tuple[str, ...] = ()
     sleep: Sleep = real_sleep
+    on_retry: OnRetry | None = None  # told before each backoff (the daemon shows it)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     now: Callable[[], float] = wall_clock
     transport: httpx.AsyncBaseTransport | None = None
@@ -74,6 +75,7 @@ class Transport:
             self.opts.policy,
             sleep=self.opts.sleep,
             rng=self.opts.rng,
+            on_retry=self.opts.on_retry,
         )
 
     async def post_json(
@@ -113,7 +115,7 @@ class Transport:
             raise self._map(exc, phase) from None
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             # a shape no decoder check anticipated: still the provider's data, still one error type
-            detail = redact(f"{type(exc).__name__}: {exc}", self.opts.secrets)
+            detail = redact_error(f"{type(exc).__name__}: {exc}", self.opts.secrets)
             raise ProviderError(
                 "malformed", f"{self.opts.label} sent a stream bonsai could not read ({detail})"
             ) from None
@@ -144,7 +146,7 @@ class Transport:
             raise self._status_error(resp, await resp.aread())
         ctype = resp.headers.get("content-type", "")
         if ctype.startswith("application/json"):
-            detail = redact(provider_message(await resp.aread()), self.opts.secrets)
+            detail = redact_error(provider_message(await resp.aread()), self.opts.secrets)
             raise ProviderError(
                 "malformed",
                 f"{self.opts.label} answered with plain JSON instead of an event stream: {detail}",

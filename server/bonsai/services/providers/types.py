@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from bonsai.domain import Message, ToolCall
+from bonsai.services.redaction import redact
 
 ErrorKind = Literal[
     "rate_limit",
@@ -123,6 +124,8 @@ class ProviderError(Exception):
         retryable: bool | None = None,
         retry_after: float | None = None,
     ) -> None:
+        # the backstop: no key leaves in an error (details were redacted whole before)
+        message = redact(message, assignments=False).text
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message

@@ -26,6 +26,7 @@ from bonsai.core.replay.report import (
 )
 from bonsai.core.turn.tool_finish import finish_output
 from bonsai.domain import Message
+from bonsai.services.redaction import known as known_keys
 from bonsai.services.replay.baselines import MaskingPolicy, PrunePolicy
 from bonsai.services.replay.billing import Bill, PauseModel, call_idles
 from bonsai.services.replay.policies import PipelinePolicy, PolicyName
@@ -107,7 +108,9 @@ def executed(source: ReplaySource, settings: ToolOutputSettings) -> ReplaySource
     for item in source.items:
         message = item.message
         if message.role == "tool":
-            finished = finish_output(message.content, settings, message.tool_call_id or item.id)
+            finished = finish_output(
+                message.content, settings, message.tool_call_id or item.id, secrets=known_keys()
+            )
             if finished.text != message.content:
                 message = message.model_copy(update={"content": finished.text})
                 item = item.model_copy(update={"message": message})

@@ -40,6 +40,11 @@ CREATE TABLE IF NOT EXISTS graphs(
     key TEXT NOT NULL,
     data BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS renders(
+    workspace TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    data TEXT NOT NULL
+);
 """
 
 
@@ -87,6 +92,7 @@ class TagCache:
         if row is None or row[0] != want:
             self._db.execute("DELETE FROM files")
             self._db.execute("DELETE FROM graphs")
+            self._db.execute("DELETE FROM renders")
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (want,))
 
     def load(self, workspace: str, with_data: bool = True) -> dict[str, CachedFile]:
@@ -159,6 +165,21 @@ class TagCache:
         with self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO graphs VALUES (?, ?, ?)", (workspace, key, data)
+            )
+
+    def load_render(self, workspace: str, key: str) -> str | None:
+        """The last map rendered from scratch for this workspace, if its inputs
+        had ``key`` (one row per workspace: the store never grows)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT data FROM renders WHERE workspace=? AND key=?", (workspace, key)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def put_render(self, workspace: str, key: str, data: str) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO renders VALUES (?, ?, ?)", (workspace, key, data)
             )
 
     def close(self) -> None:

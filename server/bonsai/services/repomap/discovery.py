@@ -109,6 +109,11 @@ class IgnoreRules:
         return self.gitignored(rel, is_dir)
 
 
+def _inside(root: Path, path: str) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip("/") + "/")
+
+
 def _walk_dir(rules: IgnoreRules, rel_dir: str, out: Discovery) -> list[str]:
     """Scan one directory; append its files to ``out``, return subdirectories."""
     subdirs: list[str] = []
@@ -120,6 +125,8 @@ def _walk_dir(rules: IgnoreRules, rel_dir: str, out: Discovery) -> list[str]:
     for entry in entries:
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         try:
+            if entry.is_symlink() and not _inside(rules.root, entry.path):
+                continue  # a link leading out of the workspace is not part of its map
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in rules.excluded_dirs and not rules.gitignored(rel, True):
                     subdirs.append(rel)

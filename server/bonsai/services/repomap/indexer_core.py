@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from bonsai.services.fs.confined import ConfinementError, Workspace
 from bonsai.services.repomap.cache import CachedFile, CacheRow
 from bonsai.services.repomap.discovery import Candidate
 from bonsai.services.repomap.languages import language_for_path
@@ -35,7 +36,10 @@ class FileResult(NamedTuple):
 
 
 def _read(root: Path, rel: str) -> tuple[bytes, int, int]:
-    with open(root / rel, "rb") as fh:
+    """The file's bytes, opened confined to the workspace (never through a symlink out)."""
+    with Workspace(root) as ws:
+        fd, _ = ws.open_file(rel)
+    with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         return fh.read(), st.st_size, st.st_mtime_ns
 
@@ -68,7 +72,7 @@ def index_file(root: Path, cand: Candidate, cached: CachedFile | None) -> FileRe
         return FileResult(cand.path, "trusted", None, None)
     try:
         data, size, mtime_ns = _read(root, cand.path)
-    except OSError as exc:
+    except (OSError, ConfinementError) as exc:
         log.warning("repomap: cannot read %s: %s", cand.path, exc)
         return FileResult(cand.path, "skipped", None, None)
     sha = hashlib.sha256(data).hexdigest()

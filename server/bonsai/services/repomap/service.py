@@ -8,6 +8,8 @@ handlers and ``update_paths`` callers serialise on one re-entrant lock.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import time
@@ -23,6 +25,7 @@ from bonsai.services.repomap.discovery import (
     discover,
     stat_candidate,
 )
+from bonsai.services.repomap.graph_store import snapshot_key
 from bonsai.services.repomap.indexer import Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
 from bonsai.services.repomap.map_state import GraphOrigin, MapState
@@ -217,6 +220,60 @@ class RepoMapService:
             return self._state.render(
                 ranked, budget, chat, self.settings, self.count_tokens, fit_entries, started
             )
+
+    def cached_fresh(
+        self,
+        tokens: int | None = None,
+        chat_files: Iterable[str] = (),
+        mentions: str = "",
+        counter_id: str = "",
+    ) -> RepoMap | None:
+        """The map a from-scratch render of these inputs gave last time, if the
+        files are unchanged since: the same files, budget, chat, mentions,
+        settings and token counter (``counter_id``) give the same bytes, so a warm
+        one-shot caller (the CLI) neither ranks nor counts tokens. Builds first."""
+        started = time.perf_counter()
+        with self._state.lock:
+            stored = self._cache.load_render(
+                self._key, self._fresh_key(tokens, chat_files, mentions, counter_id)
+            )
+        if stored is None:
+            return None
+        elapsed = (time.perf_counter() - started) * 1000
+        return RepoMap.model_validate_json(stored).model_copy(
+            update={"built_ms": elapsed, "cached": True}
+        )
+
+    def get_fresh(
+        self,
+        tokens: int | None = None,
+        chat_files: Iterable[str] = (),
+        mentions: str = "",
+        counter_id: str = "",
+    ) -> RepoMap:
+        """Render these inputs from scratch (no previous map) and remember the
+        result for :meth:`cached_fresh`."""
+        with self._state.lock:
+            key = self._fresh_key(tokens, chat_files, mentions, counter_id)
+            self._state.previous = None
+            result = self.get(tokens, chat_files, mentions)
+            self._cache.put_render(self._key, key, result.model_dump_json())
+            return result
+
+    def _fresh_key(
+        self, tokens: int | None, chat_files: Iterable[str], mentions: str, counter_id: str
+    ) -> str:
+        if not self._state.built:
+            self.build()
+        inputs = [
+            snapshot_key(self._state.tags.rows),
+            tokens,
+            sorted(self._relative_set(chat_files)),
+            mentions,
+            self.settings.model_dump_json(),
+            counter_id,
+        ]
+        return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
 
     def forget_previous(self) -> None:
         """Drop the last rendered map: the next ``get`` renders from scratch (a new

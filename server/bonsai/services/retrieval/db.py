@@ -1,17 +1,21 @@
 """The SQLite shadow behind :class:`~bonsai.services.retrieval.index.HybridIndex`.
 
 One database file can hold many namespaces (memory of one workspace, history
-of one session, …). Everything in it is derived data: deleting the file loses
-nothing but the time to rebuild it.
+of one session, …). Each namespace has a full-text table of its own
+(:func:`fts_table`), so BM25's corpus statistics (document count, lengths, term
+frequencies) are that namespace's alone: one project's files never move the
+keyword scores of another. Everything in it is derived data: deleting the file
+loses nothing but the time to rebuild it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import apsw
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(
@@ -22,7 +26,6 @@ CREATE TABLE IF NOT EXISTS docs(
     meta TEXT NOT NULL,
     UNIQUE(namespace, doc_id)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(body, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS vectors(
     rowid INTEGER PRIMARY KEY,
     model TEXT NOT NULL,
@@ -66,8 +69,31 @@ def ensure_schema(conn: apsw.Connection) -> None:
             "delete the index file to rebuild it"
         )
     with conn:
+        if version == 1:
+            _drop_v1(conn)
         conn.execute(_SCHEMA)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+
+def _drop_v1(conn: apsw.Connection) -> None:
+    """Version 1 kept one full-text table for every namespace; its rows are
+    derived, so they are dropped and each namespace rebuilds on its next sync."""
+    conn.execute("DROP TABLE IF EXISTS docs_fts")
+    for table in ("docs", "vectors", "namespaces"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def fts_table(namespace: str) -> str:
+    """The name of ``namespace``'s own FTS5 table (a safe SQL identifier)."""
+    return "fts_" + hashlib.sha256(namespace.encode()).hexdigest()[:20]
+
+
+def ensure_fts(conn: apsw.Connection, namespace: str) -> str:
+    table = fts_table(namespace)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(body, tokenize='porter unicode61')"
+    )
+    return table
 
 
 def _user_version(conn: apsw.Connection) -> int:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, JsonValue
 from bonsai.core.retrieval.background import BACKGROUND_SENTENCES
 from bonsai.core.retrieval.documents import Doc, Hit, Lane
 from bonsai.core.retrieval.fusion import FusionParams, fuse
+from bonsai.services.retrieval.db import ensure_fts
 from bonsai.services.retrieval.embedder import Embedder, Vectors, normalise_rows
 from bonsai.services.retrieval.lanes import VectorMatrix, bm25_lane, embedding_lane, load_matrix
 from bonsai.services.retrieval.writes import (
@@ -67,6 +68,8 @@ class HybridIndex:
         self.embedder = embedder
         self.background = tuple(background)
         self.rows_written = 0
+        with conn:
+            self._fts = ensure_fts(conn, namespace)
         self._vectors: VectorMatrix | None = None
         self._background: tuple[str, Vectors] | None = None
 
@@ -82,10 +85,12 @@ class HybridIndex:
         with self.conn:
             existing = existing_rows(self.conn, self.namespace)
             stale = [row for doc_id, (row, _) in existing.items() if doc_id not in wanted]
-            delete_docs(self.conn, stale, counts)
+            delete_docs(self.conn, self._fts, stale, counts)
             for doc_id in [d for d in existing if d not in wanted]:
                 del existing[doc_id]
-            upsert_docs(self.conn, self.namespace, list(wanted.values()), existing, counts)
+            upsert_docs(
+                self.conn, self.namespace, self._fts, list(wanted.values()), existing, counts
+            )
             self._finish_write(counts, full)
         return SyncReport(skipped=False, **_counts(counts))
 
@@ -94,7 +99,8 @@ class HybridIndex:
         counts = WriteCounts()
         with self.conn:
             existing = existing_rows(self.conn, self.namespace)
-            upsert_docs(self.conn, self.namespace, list(_unique(docs).values()), existing, counts)
+            docs_list = list(_unique(docs).values())
+            upsert_docs(self.conn, self.namespace, self._fts, docs_list, existing, counts)
             self._finish_write(counts, None)
         return SyncReport(skipped=False, **_counts(counts))
 
@@ -103,13 +109,13 @@ class HybridIndex:
         with self.conn:
             existing = existing_rows(self.conn, self.namespace)
             rows = [existing[i][0] for i in dict.fromkeys(ids) if i in existing]
-            delete_docs(self.conn, rows, counts)
+            delete_docs(self.conn, self._fts, rows, counts)
             self._finish_write(counts, None)
         return SyncReport(skipped=False, **_counts(counts))
 
     def _finish_write(self, counts: WriteCounts, fingerprint: str | None) -> None:
         if self.embedder is not None:
-            embed_missing(self.conn, self.namespace, self.embedder, counts)
+            embed_missing(self.conn, self.namespace, self._fts, self.embedder, counts)
         if counts.total or fingerprint != self.fingerprint():
             bump_generation(self.conn, self.namespace, fingerprint)
         self.rows_written += counts.total
@@ -129,7 +135,7 @@ class HybridIndex:
 
     def lanes(self, query: str, depth: int) -> tuple[Lane, Lane | None]:
         """The raw BM25 lane and the embedding lane (``None`` without an embedder)."""
-        lexical = bm25_lane(self.conn, self.namespace, query, depth)
+        lexical = bm25_lane(self.conn, self._fts, query, depth)
         if self.embedder is None or not query.strip():
             return lexical, None
         vectors = self._matrix()

@@ -12,18 +12,18 @@ from bonsai.core.retrieval.query import fts_match_expression
 from bonsai.services.retrieval.db import as_bytes, as_float, as_int
 from bonsai.services.retrieval.embedder import Vectors
 
-_BM25_SQL = (
-    "SELECT d.doc_id, bm25(docs_fts) AS s FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid "
-    "WHERE docs_fts MATCH ? AND d.namespace = ? ORDER BY s, d.doc_id LIMIT ?"
-)
 
-
-def bm25_lane(conn: apsw.Connection, namespace: str, query: str, depth: int) -> Lane:
-    """Best ``depth`` full-text matches, scores made positive (higher is better)."""
+def bm25_lane(conn: apsw.Connection, fts: str, query: str, depth: int) -> Lane:
+    """Best ``depth`` matches in one namespace's full-text table ``fts``, scores
+    made positive (higher is better)."""
     expression = fts_match_expression(query)
     if expression is None or depth <= 0:
         return Lane()
-    rows = conn.execute(_BM25_SQL, (expression, namespace, depth)).fetchall()
+    sql = (
+        f"SELECT d.doc_id, bm25({fts}) AS s FROM {fts} JOIN docs d ON d.rowid = {fts}.rowid "
+        f"WHERE {fts} MATCH ? ORDER BY s, d.doc_id LIMIT ?"
+    )
+    rows = conn.execute(sql, (expression, depth)).fetchall()
     return Lane(hits=tuple((str(doc_id), -as_float(score)) for doc_id, score in rows))
 
 

@@ -41,6 +41,7 @@ def existing_rows(conn: apsw.Connection, namespace: str) -> dict[str, tuple[int,
 def upsert_docs(
     conn: apsw.Connection,
     namespace: str,
+    fts: str,
     docs: Sequence[Doc],
     existing: dict[str, tuple[int, str]],
     counts: WriteCounts,
@@ -60,21 +61,23 @@ def upsert_docs(
         elif known[1] != h:
             rowid = known[0]
             conn.execute("UPDATE docs SET hash = ?, meta = ? WHERE rowid = ?", (h, meta, rowid))
-            conn.execute("DELETE FROM docs_fts WHERE rowid = ?", (rowid,))
+            conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (rowid,))
             conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
             counts.updated += 1
         else:
             continue
         conn.execute(
-            "INSERT INTO docs_fts(rowid, body) VALUES (?, ?)", (rowid, indexable_text(doc.text))
+            f"INSERT INTO {fts}(rowid, body) VALUES (?, ?)", (rowid, indexable_text(doc.text))
         )
         existing[doc.id] = (rowid, h)
 
 
-def delete_docs(conn: apsw.Connection, rowids: Sequence[int], counts: WriteCounts) -> None:
+def delete_docs(
+    conn: apsw.Connection, fts: str, rowids: Sequence[int], counts: WriteCounts
+) -> None:
     for rowid in rowids:
         conn.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
-        conn.execute("DELETE FROM docs_fts WHERE rowid = ?", (rowid,))
+        conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
         counts.removed += 1
 
@@ -82,6 +85,7 @@ def delete_docs(conn: apsw.Connection, rowids: Sequence[int], counts: WriteCount
 def embed_missing(
     conn: apsw.Connection,
     namespace: str,
+    fts: str,
     embedder: Embedder,
     counts: WriteCounts,
     batch: int = 256,
@@ -97,7 +101,7 @@ def embed_missing(
     missing = [int(r[0]) for r in rows]
     for start in range(0, len(missing), batch):
         chunk = missing[start : start + batch]
-        vectors = normalise_rows(embedder.encode([_stored_text(conn, r) for r in chunk]))
+        vectors = normalise_rows(embedder.encode([_stored_text(conn, fts, r) for r in chunk]))
         for rowid, vec in zip(chunk, vectors, strict=True):
             conn.execute(
                 "INSERT OR REPLACE INTO vectors(rowid, model, dim, vec) VALUES (?, ?, ?, ?)",
@@ -106,8 +110,8 @@ def embed_missing(
         counts.embedded += len(chunk)
 
 
-def _stored_text(conn: apsw.Connection, rowid: int) -> str:
-    row = conn.execute("SELECT body FROM docs_fts WHERE rowid = ?", (rowid,)).fetchone()
+def _stored_text(conn: apsw.Connection, fts: str, rowid: int) -> str:
+    row = conn.execute(f"SELECT body FROM {fts} WHERE rowid = ?", (rowid,)).fetchone()
     return str(row[0]) if row else ""
 
 

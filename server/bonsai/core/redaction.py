@@ -1,0 +1,397 @@
+"""The one redaction engine: secrets out of every text bonsai stores or sends.
+
+Pure: a text and the daemon's own key values in, the redacted text out.
+
+The pattern set comes from the maintained ``detect-secrets`` plugins (their
+``denylist`` regexes and the keyword plugin's word list), compiled once at
+import; by hand there is only the glue: rules the library lacks or keeps too
+narrow (``github_pat_``, Google API keys, provider key shapes, Stripe test keys,
+bearer tokens, a PEM block with no END in view), the assignment rule (env,
+shell, JSON, YAML, TOML; tolerant of ``N:`` and ``path:N:`` prefixes because it
+anchors on the name, not the line start), and the daemon-key rule (by value,
+whatever its shape).
+
+Every rule is gated by a cheap prefilter (``literal in text``) so that a text
+with nothing key-like costs a few substring scans. A replacement keeps the
+number of lines it covers, so line numbers added afterwards stay true.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import cast
+
+import detect_secrets.plugins
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
+from detect_secrets.plugins.private_key import PrivateKeyDetector
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_CHARS = 8  # shorter configured "keys" (EMPTY, dummy, none) are placeholders, not secrets
+
+# detect-secrets plugins not used: IP addresses are not secrets; Artifactory's
+# and the JWT plugin's bare regexes match ordinary words (the library confirms
+# them with checks we do not run); private keys get the wider rule below;
+# Discord and Telegram shapes have no literal to anchor on (each would cost a
+# full regex scan of every output).
+_SKIPPED_PLUGINS = frozenset(
+    {
+        "IPPublicDetector",
+        "ArtifactoryDetector",
+        "JwtTokenDetector",
+        "PrivateKeyDetector",
+        "DiscordBotTokenDetector",
+        "TelegramBotTokenDetector",
+        # narrower forms of the hand rules below (which find all they find)
+        "GitHubTokenDetector",
+        "OpenAIDetector",
+        "StripeDetector",
+    }
+)
+# Literals one of which every match of a plugin's patterns contains; for a
+# case-insensitive pattern they are lower case and looked for in the lowered text.
+_PLUGIN_ANCHORS: dict[str, tuple[str, ...]] = {
+    "AWSKeyDetector": ("IA", "A3T", "AC"),  # ABIA AKIA ASIA, A3T, ACCA
+    "AzureStorageKeyDetector": ("AccountKey=",),
+    "BasicAuthDetector": ("://",),
+    "CloudantDetector": ("://",),
+    "GitLabTokenDetector": ("gl", "GR13"),
+    "IbmCloudIamDetector": (),
+    "IbmCosHmacDetector": (),
+    "MailchimpDetector": ("-us",),
+    "NpmDetector": ("_authToken",),
+    "PypiTokenDetector": ("pypi-",),
+    "SendGridDetector": ("SG.",),
+    "SlackDetector": ("xox", "://"),
+    "SoftlayerDetector": ("://",),
+    "SquareOAuthDetector": ("sq0csp-",),
+    "TwilioKeyDetector": ("AC", "SK"),
+}
+# the same for the plugins' case-insensitive patterns (looked for in the lowered text)
+_FOLDED_ANCHORS: dict[str, tuple[str, ...]] = {
+    "AWSKeyDetector": ("aws",),
+    "CloudantDetector": ("://",),
+    "SlackDetector": ("xox", "://"),
+    "SoftlayerDetector": ("://",),
+}
+# the keyword forms of vendor plugins (``cloudant_password = ...``) are covered by
+# the assignment rule, which is built from the keyword plugin's own word list
+_KEYWORD_FORM = "(?:(?<=\\W)|(?<=^))"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A pattern searched only near its anchors: on each line holding one
+    (``at`` None), or matched right at each one, ``at`` characters before it."""
+
+    name: str
+    pattern: re.Pattern[str]
+    anchors: tuple[str, ...]
+    at: int | None = None
+    group: int | None = None  # redact this group's span instead of the whole match
+
+    @property
+    def lower(self) -> bool:
+        return bool(self.pattern.flags & re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Redaction:
+    text: str
+    count: int
+
+
+# ---------------------------------------------------------------- the rules
+def _library_rules() -> list[Rule]:
+    rules: list[Rule] = []
+    for module_info in pkgutil.iter_modules(detect_secrets.plugins.__path__):
+        module = importlib.import_module(f"detect_secrets.plugins.{module_info.name}")
+        for name, plugin in inspect.getmembers(module, inspect.isclass):
+            if (
+                not issubclass(plugin, RegexBasedDetector)
+                or plugin is RegexBasedDetector
+                or plugin.__module__ != module.__name__
+                or name in _SKIPPED_PLUGINS
+            ):
+                continue
+            patterns = cast("Iterable[re.Pattern[str]]", plugin.denylist)
+            for pattern in patterns:
+                folded = bool(pattern.flags & re.IGNORECASE)
+                anchors = (_FOLDED_ANCHORS if folded else _PLUGIN_ANCHORS).get(name, ())
+                if not anchors or pattern.pattern.startswith(_KEYWORD_FORM):
+                    continue
+                group = 1 if pattern.groups >= 1 and _group_is_value(pattern) else None
+                rules.append(Rule(f"detect-secrets:{name}", pattern, anchors, group=group))
+    return rules
+
+
+def _group_is_value(pattern: re.Pattern[str]) -> bool:
+    """Whether group 1 is the secret itself (not a prefix alternation like ``(ghp|gho)``)."""
+    head = pattern.pattern.split("(", 1)[0]
+    return head != "" or pattern.pattern.startswith("(?:")
+
+
+_PEM_HEAD = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+_PEM_TAIL = r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+# A PEM block to its END line, or to the end of the text when no END is in view.
+_PRIVATE_KEY = re.compile(rf"{_PEM_HEAD}(?:.*?{_PEM_TAIL}|.*\Z)", re.S)
+
+
+def _marker_rules() -> list[Rule]:
+    """The library's other private-key markers (PuTTY): to the next blank line."""
+    rules = []
+    head = re.compile(_PEM_HEAD.replace("-----BEGIN", "BEGIN").rstrip("-"))
+    for marker in PrivateKeyDetector.denylist:
+        if head.fullmatch(marker.pattern) is None:
+            literal = marker.pattern.replace("\\", "")
+            pattern = re.compile(re.escape(literal) + r".*?(?:\n[ \t]*\n|\Z)", re.S)
+            rules.append(Rule("private-key", pattern, (literal,), at=0))
+    return rules
+
+
+_B = r"(?<![A-Za-z0-9_])"  # a word boundary before (seen even when matching at an offset)
+_HAND_RULES = [
+    Rule(
+        "github",
+        re.compile(rf"{_B}gh[pousr]_[A-Za-z0-9_]{{30,}}"),
+        ("gh",),
+        at=0,
+    ),
+    Rule("github-pat", re.compile(rf"{_B}github_pat_[A-Za-z0-9_]{{22,}}"), ("_pat_",), at=6),
+    Rule("google-api-key", re.compile(rf"{_B}AIza[0-9A-Za-z_\-]{{35}}"), ("AIza",), at=0),
+    Rule(
+        "provider-key",  # OpenAI, Anthropic, DeepSeek, OpenRouter key shapes
+        re.compile(rf"{_B}sk-(?:ant-|proj-|or-|svcacct-|admin-)?[A-Za-z0-9_\-]{{20,}}"),
+        ("sk-",),
+        at=0,
+    ),
+    Rule(
+        "stripe",
+        re.compile(rf"{_B}[rsp]k_(?:live|test)_[0-9A-Za-z]{{10,}}"),
+        ("k_",),
+        at=1,
+    ),
+    Rule("slack", re.compile(rf"{_B}xox[abposr]-[A-Za-z0-9\-]{{10,}}"), ("xox",), at=0),
+    Rule(
+        "jwt",
+        re.compile(rf"{_B}eyJ[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]*"),
+        ("eyJ",),
+        at=0,
+    ),
+    Rule(
+        "bearer",
+        re.compile(r"(?i)\bbearer\s+([A-Za-z0-9_\-.=+/~]{16,})"),
+        ("bearer",),
+        at=0,
+        group=1,
+    ),
+]
+
+# ---------------------------------------------------------------- assignments
+# Words that make a name secret: detect-secrets' keyword list, widened to
+# hyphens (``x-api-key``) and to tokens and credentials.
+_WORDS = sorted(
+    {w.replace("_?", "[_-]?") for w in KEYWORD_DENYLIST}
+    | {"token", "credentials?", "access[_-]?key", "secret[_-]?key", "passphrase"},
+    key=len,
+    reverse=True,
+)
+# a name holding one of the words (any case), or an upper-case name holding KEY
+_SECRET_NAME = re.compile(rf"(?i:{'|'.join(_WORDS)})|(?-i:^[A-Z0-9_.\-]*KEY[A-Z0-9_.\-]*$)")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_HINTS = ("key", "pass", "pwd", "secret", "token", "credential", "contrase")
+_NOT_REDACTED = r"(?!\[REDACTED\])"
+
+
+def _quoted(tag: str) -> str:
+    """A quoted value: whatever the quotes hold (at least 4 characters)."""
+    return rf"(?P<q{tag}>[\"'`]){_NOT_REDACTED}(?P<v{tag}>[^\"'`\n\\]{{4,}}?)(?P=q{tag})"
+
+
+def _bare(tag: str, *, dots: bool) -> str:
+    """An unquoted value right after = or : (env, shell, YAML): a token, not code.
+    After a colon it holds no dot (``auth: process.env.X`` is code) and is not a
+    capitalised type name (``token: String``)."""
+    chars = r"[^\s\"'`#,;(){}\[\]<>]" if dots else r"[^\s\"'`#,;(){}\[\]<>.]"
+    not_type = "" if dots else r"(?![A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w.]))"
+    return rf"{_NOT_REDACTED}{not_type}(?P<v{tag}>{chars}{{6,}})(?![\w.(\[])"
+
+
+# an unquoted value after a spaced = (INI, credentials files): only when it looks like a key
+_KEYLIKE = (
+    rf"{_NOT_REDACTED}(?P<vk>(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9/+=_\-.]{{12,}})"
+    r"(?![\w.(\[])"
+)
+# what follows a secret name: an optional closing quote, the operator, the value
+_ASSIGNMENT = re.compile(
+    r"[\"']?[ \t]*"
+    rf"(?:(?:=|:=|=>)[ \t]*(?:{_quoted('a')}|{_KEYLIKE})"  # spaced or not, quoted or key-like
+    rf"|=(?:{_bare('b', dots=True)})"  # NAME=value (env, shell)
+    rf"|:[ \t]*(?:{_quoted('c')}|{_bare('d', dots=False)}))"  # JSON, YAML
+)
+_VALUE_GROUPS = ("va", "vk", "vb", "vc", "vd")
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+@dataclass(frozen=True)
+class Engine:
+    rules: tuple[Rule, ...]
+
+    def redact(
+        self, text: str, secrets: Iterable[str] = (), *, assignments: bool = True
+    ) -> Redaction:
+        spans = _value_spans(text, secrets)
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
+            lowered = text.translate(_ASCII_LOWER)
+        if "PRIVATE KEY" in text:
+            spans.extend(m.span() for m in _PRIVATE_KEY.finditer(text))
+        found = _Anchors(text, lowered)
+        for rule in self.rules:
+            positions = found.positions(rule.anchors, lowered=rule.lower)
+            if not positions:
+                continue
+            if rule.at is None:
+                for start, end in found.lines(rule.anchors, positions):
+                    for match in rule.pattern.finditer(text, start, end):
+                        spans.append(_span(match, rule.group))
+            else:
+                for position in positions:
+                    hit = rule.pattern.match(text, max(0, position - rule.at))
+                    if hit is not None:
+                        spans.append(_span(hit, rule.group))
+        if assignments:
+            spans.extend(_assignment_spans(text, found.positions(_HINTS, lowered=True)))
+        return _apply(text, spans)
+
+
+class _Anchors:
+    """Where each anchor occurs in one text, each looked for once (rules share them)."""
+
+    def __init__(self, text: str, lowered: str) -> None:
+        self.text, self.lowered = text, lowered
+        self.seen: dict[tuple[str, bool], list[int]] = {}
+        self.seen_lines: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+
+    def lines(self, anchors: tuple[str, ...], positions: list[int]) -> list[tuple[int, int]]:
+        found = self.seen_lines.get(anchors)
+        if found is None:
+            found = self.seen_lines[anchors] = _lines_of(self.text, positions)
+        return found
+
+    def positions(self, anchors: tuple[str, ...], *, lowered: bool) -> list[int]:
+        out: list[int] = []
+        for anchor in anchors:
+            key = (anchor, lowered)
+            found = self.seen.get(key)
+            if found is None:
+                found = self.seen[key] = _find_all(self.lowered if lowered else self.text, anchor)
+            out.extend(found)
+        return out
+
+
+def _find_all(haystack: str, needle: str) -> list[int]:
+    out: list[int] = []
+    position = haystack.find(needle)
+    while position >= 0:
+        out.append(position)
+        position = haystack.find(needle, position + 1)
+    return out
+
+
+def _lines_of(text: str, positions: list[int]) -> list[tuple[int, int]]:
+    """The (start, end) of every line holding one of ``positions``, each once, in order."""
+    lines: dict[int, int] = {}
+    for position in positions:
+        start = text.rfind("\n", 0, position) + 1
+        if start not in lines:
+            end = text.find("\n", position)
+            lines[start] = len(text) if end < 0 else end
+    return sorted(lines.items())
+
+
+def _value_spans(text: str, secrets: Iterable[str]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for secret in secrets:
+        if len(secret) < MIN_SECRET_CHARS:
+            continue
+        start = text.find(secret)
+        while start >= 0:
+            spans.append((start, start + len(secret)))
+            start = text.find(secret, start + len(secret))
+    return spans
+
+
+def _span(match: re.Match[str], group: int | None) -> tuple[int, int]:
+    if group is not None and len(match.group(group) or "") >= 8:  # the value, not a prefix
+        return match.span(group)
+    start, end = match.span()
+    value = match.group(0)
+    lead = len(value) - len(value.lstrip(" \t\n\"'=:"))
+    trail = len(value) - len(value.rstrip(" \t\n\"'"))
+    return start + lead, max(start + lead, end - trail)
+
+
+def _assignment_spans(text: str, hints: list[int]) -> list[tuple[int, int]]:
+    """Values assigned to secret names. Found from each occurrence of a hint word:
+    the name around it is taken whole (so ``N:`` or ``path:N:`` before it does not
+    matter), checked against the word list, and what follows is matched."""
+    spans: list[tuple[int, int]] = []
+    names_done: set[int] = set()
+    for position in sorted(hints):
+        end = _NAME_RUN.match(text, position).end()  # type: ignore[union-attr]
+        if end in names_done:
+            continue
+        names_done.add(end)
+        match = _ASSIGNMENT.match(text, end)  # most words are not followed by a value
+        if match is None:
+            continue
+        start = position
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        if _SECRET_NAME.search(text, start, end) is None:
+            continue
+        for group in _VALUE_GROUPS:
+            if match.group(group) is not None:
+                spans.append(match.span(group))
+    return spans
+
+
+def _apply(text: str, spans: list[tuple[int, int]]) -> Redaction:
+    if not spans:
+        return Redaction(text, 0)
+    spans.sort()
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if end <= start:
+            continue
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out: list[str] = []
+    last = 0
+    for start, end in merged:
+        out.append(text[last:start])
+        # keep the line count: each covered line becomes one marker
+        out.append("\n".join([REDACTED] * (text.count("\n", start, end) + 1)))
+        last = end
+    out.append(text[last:])
+    return Redaction("".join(out), len(merged))
+
+
+ENGINE = Engine(tuple(_marker_rules() + _HAND_RULES + _library_rules()))
+
+
+def redact(text: str, secrets: Iterable[str] = (), *, assignments: bool = True) -> Redaction:
+    """``text`` with every secret replaced by ``[REDACTED]``; ``secrets`` are exact
+    values (the daemon's configured keys) removed whatever their shape."""
+    return ENGINE.redact(text, secrets, assignments=assignments)

@@ -1,0 +1,1 @@
+"""File-system primitives every tool and store uses: confined paths, atomic writes."""

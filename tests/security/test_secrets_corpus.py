@@ -1,0 +1,169 @@
+"""Every secret pattern through every path out of the daemon.
+
+A workspace full of secrets (one of each shape the redaction engine promises,
+plus the daemon's own key in a shape no pattern knows) is read whole and by
+line ranges, grepped, printed by ``bash``, recalled from a memory file and
+echoed by the provider in an error inside the stream. None of the secret
+values may then appear in the simulator's recorded requests, the database
+files (with the WAL), the logs, or any notification a client received.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from security_helpers import call, make_rig
+
+from bonsai.core.redaction import redact
+from bonsai.sim import Script
+from bonsai.sim.faults import Fault
+from bonsai.sim.script import Reply, Rule
+from bonsai_testing import rpc
+
+DAEMON_KEY = "corp-gateway-7Hq2-Zx81-PLAIN-KEY"  # the daemon's own key, no known shape
+
+# name -> (a line holding the secret, the secret itself)
+CORPUS: dict[str, tuple[str, str]] = {
+    "env": ("DB_PASSWORD=env-Passw0rd-81x", "env-Passw0rd-81x"),
+    "shell": ("export SERVICE_TOKEN='shell-t0ken-value-93'", "shell-t0ken-value-93"),
+    "json": ('{"password": "json-Passw0rd-value"}', "json-Passw0rd-value"),
+    "yaml": ("  client_secret: yaml-s3cret-value-41", "yaml-s3cret-value-41"),
+    "toml": ('api_key = "toml-k3y-value-5521"', "toml-k3y-value-5521"),
+    "ini": (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    "aws_id": ("key id AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE"),
+    "ghp": ("ghp_" + "a1B2" * 9, "ghp_" + "a1B2" * 9),
+    "gho": ("gho_" + "c3D4" * 9, "gho_" + "c3D4" * 9),
+    "ghu": ("ghu_" + "e5F6" * 9, "ghu_" + "e5F6" * 9),
+    "ghs": ("ghs_" + "g7H8" * 9, "ghs_" + "g7H8" * 9),
+    "ghr": ("ghr_" + "i9J0" * 9, "ghr_" + "i9J0" * 9),
+    "github_pat": (
+        "github_pat_11AAAAAAA0123456789_" + "k" * 59,
+        "github_pat_11AAAAAAA0123456789_" + "k" * 59,
+    ),
+    "slack": (
+        "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp",
+        "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp",
+    ),
+    "stripe": ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"),
+    "google": (
+        "AIza" + "SyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
+        "AIza" + "SyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
+    ),
+    "jwt": (
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ),
+    "openai": ("sk-proj-" + "Ab12" * 10, "sk-proj-" + "Ab12" * 10),
+    "anthropic": ("sk-ant-api03-" + "Cd34" * 10, "sk-ant-api03-" + "Cd34" * 10),
+    "deepseek": ("sk-" + "0123456789abcdef" * 2, "sk-" + "0123456789abcdef" * 2),
+    "daemon_key": (f"the gateway key is {DAEMON_KEY}", DAEMON_KEY),
+}
+PEM_BODY = "MIIEpAIBAAKCAQEAuSecretPemBodyLine0001"
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\nMIIEsecondLineOfTheKeyBody0002\n"  # no END
+SECRET_VALUES = {name: value for name, (_, value) in CORPUS.items()} | {"pem": PEM_BODY}
+
+MEMORY = """---
+name: release-credentials
+description: How the release pipeline signs the artefacts for the nightly channel
+type: project
+created: 2026-11-01
+updated: 2026-11-01
+---
+The nightly release signs with {line}.
+"""
+
+
+def test_the_engine_redacts_every_corpus_line_and_keeps_line_count() -> None:
+    for name, (line, secret) in CORPUS.items():
+        out = redact(line, [DAEMON_KEY] if name == "daemon_key" else [])
+        assert secret not in out.text and "[REDACTED]" in out.text, name
+    for prefix in ("12:", "path/to/.env:12: ", "    12\t"):
+        for name in ("env", "json", "yaml", "toml", "ini"):
+            line, secret = CORPUS[name]
+            assert secret not in redact(prefix + line).text, (prefix, name)
+    cut = redact(PEM + "more text after a cut")
+    assert PEM_BODY not in cut.text and cut.text.count("\n") == PEM.count("\n")
+
+
+def test_ordinary_code_and_output_are_left_alone() -> None:
+    for text in (
+        "for key, value in items.items():",
+        "self.password = password",
+        "max_tokens: 4096",
+        "def tokenize(text): return text.split()",
+        "secret_key = os.environ['SECRET_KEY']",
+        "password: str",
+        "git checkout -b feature/auth-tokens",
+        'author="Steven Loria",',
+        "    token: String,",
+        "const octokit = new Octokit({ auth: process.env.GITHUB_TOKEN });",
+    ):
+        assert redact(text).text == text, text
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    lines = [line for line, _ in CORPUS.values()]
+    (ws / "secrets.txt").write_text("\n".join(lines) + "\n" + PEM)
+    (ws / "config.json").write_text(json.dumps({"database": {"password": "json-Passw0rd-value"}}))
+    memory = ws / ".bonsai" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "release-credentials.md").write_text(MEMORY.format(line=CORPUS["ghp"][0]))
+    return ws
+
+
+async def test_no_secret_leaves_the_daemon_by_any_path(home: Path, workspace: Path) -> None:
+    n = len(CORPUS)
+    tokens = " ".join(CORPUS[k][0] for k in ("ghp", "github_pat", "openai", "aws_id", "jwt"))
+    fault = Fault(
+        kind="stream_error", after_events=1, message=f"upstream said {{api_key}} {tokens}"
+    )
+    script = Script(
+        steps=[
+            Reply(
+                tool_calls=[
+                    call("read_file", path="secrets.txt"),
+                    call("read_file", path="secrets.txt", offset=n + 1, limit=2),  # cut PEM
+                    call("read_file", path="secrets.txt", offset=3, limit=4),
+                    call("read_file", path="config.json"),
+                    call("grep", pattern="."),
+                    call("grep", pattern="key|gateway|BEGIN|PASSWORD", path="secrets.txt"),
+                    call("bash", command="cat secrets.txt; printenv OPENAI_API_KEY"),
+                    call("bash", command="env | grep -i api_key; echo done"),
+                ]
+            ),
+            Reply(text="All read."),
+        ],
+        rules=[Rule(match="BREAK THE STREAM", fault=fault)],
+    )
+    env = {"BONSAI_PROVIDER": "openai", "OPENAI_API_KEY": DAEMON_KEY}
+    async with make_rig(script, home, workspace, **env) as rig:
+        sid = await rig.session()
+        events = await rig.turn(sid, "how does the release pipeline sign the nightly artefacts?")
+        assert events[-1]["kind"] == "done", events[-1]
+        results = rig.tool_results(events)
+        assert len(results) == 8
+        for r in results[:7]:
+            assert "[REDACTED]" in r["result"], r["result"]
+        memory_notes = [
+            m for m in rig.sim.requests[0].body["messages"] if "release pipeline signs" in str(m)
+        ]
+        assert memory_notes, "the memory entry was recalled (and redacted)"
+        failed = await rig.turn(sid, "BREAK THE STREAM now")
+        assert failed[-1]["kind"] == "error" and "mid-stream" in failed[-1]["message"]
+        views = [
+            await rpc(rig.client, "bonsai/session/attach", {"sessionId": sid}),
+            await rpc(rig.client, "bonsai/ctx/get", {"sessionId": sid}),
+            await rpc(rig.client, "bonsai/ctx/get", {"sessionId": sid, "view": "wire"}),
+        ]
+        viewed = json.dumps(views)
+        for name, secret in SECRET_VALUES.items():
+            assert rig.leaks(secret) == [], name
+            assert secret not in viewed, f"{name} in the ledger or wire view"
