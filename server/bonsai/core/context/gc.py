@@ -48,6 +48,9 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
     return _apply(work, chosen, saved, kept)
 
 
+STUB_TOKENS = 80  # about what a stub's text costs (what ran, why, how to get it back)
+
+
 def economic(work: Work) -> tuple[Work, list[Record]]:
     """Below the trigger: one big batch of every candidate, taken only when it
     breaks even (under the billed prices) within ``payback_horizon`` of the calls
@@ -64,14 +67,14 @@ def economic(work: Work) -> tuple[Work, list[Record]]:
     )
     calls = sum(n.item.message.role == "assistant" for n in work.nodes)
     horizon = settings.payback_horizon * calls
-    # a cheap bound first (every call below the trigger comes here): the batch
-    # saves at most its outputs' tokens and re-sends at least what follows them
-    bound = sum(c.node.tokens for c in candidates)
-    if bound < settings.min_rewrite_tokens:
+    # decided on an estimate first (every call below the trigger comes here, and
+    # building the stubs means counting each): a stub costs about STUB_TOKENS
+    estimate = sum(c.node.tokens - STUB_TOKENS for c in candidates)
+    if estimate < settings.min_rewrite_tokens:
         return work, []
     first = work.tokens_before({c.node.item.id for c in candidates})
-    least = max(0, work.used - bound - first - work.fresh_tokens())
-    if break_even_calls(bound, least, work.pricing) > horizon:
+    resent_estimate = max(0, work.used - estimate - first - work.fresh_tokens())
+    if break_even_calls(estimate, resent_estimate, work.pricing) > horizon:
         return work, []
     chosen, saved = choose_stubs(work, candidates, 0, "gc")
     if not chosen or saved < settings.min_rewrite_tokens:
