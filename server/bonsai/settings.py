@@ -171,6 +171,10 @@ class DaemonSettings(Section):
 
     max_workspace_services: int = Field(8, ge=1)  # per kind (memory, repo map); LRU released first
     service_idle_s: float = Field(900.0, gt=0)  # an unused workspace service is released after this
+    backup_interval_s: float = Field(
+        600.0, gt=0
+    )  # back the database up this often while it changes
+    backups_kept: int = Field(5, ge=1)  # rolling backups kept in $BONSAI_HOME/backups
 
 
 class TreeSettings(Section):

@@ -36,6 +36,7 @@ from bonsai.services.redaction import redact, redact_request
 from bonsai.services.store.sessions import SessionStore
 from bonsai.services.store.turns import (
     ToolOutputStore,
+    ToolRuns,
     TurnStore,
     open_calls,
     synthetic_result,
@@ -274,6 +275,11 @@ class Turn:
             preview = _tool_step(tool, "preview", lambda: _preview(tool, deps.tool_ctx, args))
             if not await deps.approve(tool.name, args, preview):
                 return ToolResult("the user did not approve this call", is_error=True)
+        runs = ToolRuns(deps.turns.conn)  # recorded first: after a crash, "not run" is true
+        runs.starting(deps.session_id, call.id, _detail(tool.name, args))
+        deps.tool_ctx.services.process_started = lambda pid, start: runs.process(
+            deps.session_id, call.id, pid, start
+        )
         try:
             return await tool.run(deps.tool_ctx, args)
         except ToolFailure:
@@ -307,6 +313,9 @@ class Turn:
     def _append(self, messages: list[Message]) -> None:
         deps = self.deps
         stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
+        ToolRuns(deps.turns.conn).answered(
+            deps.session_id, [m.tool_call_id for m in messages if m.tool_call_id]
+        )
         self.history.extend(stored)
         deps.turns.clear_partial(deps.session_id, deps.turn_id)
         if deps.on_appended is not None:
@@ -317,6 +326,13 @@ class Turn:
         missing = open_calls(self.history)
         if missing:
             self._append([synthetic_result(call, why) for call in missing])
+
+
+def _detail(name: str, args: dict[str, Any]) -> str:
+    """What a started call was doing, for the record a crash leaves."""
+    if name == "bash":
+        return f"$ {args.get('command', '')}"
+    return f"{name} {json.dumps(args, sort_keys=True)[:300]}"
 
 
 def _preview(tool: Tool, ctx: ToolContext, args: dict[str, Any]) -> str | None:
