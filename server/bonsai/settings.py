@@ -45,6 +45,13 @@ class ProviderSettings(Section):
     retry_base_delay_s: float = Field(0.5, ge=0)  # first backoff; doubles each retry
     retry_max_delay_s: float = Field(20.0, ge=0)  # backoff ceiling
     retry_after_cap_s: float = Field(60.0, ge=0)  # longer retry-after: fail instead of waiting
+    discover: bool = True  # openai-compatible: ask the server for the model's window and tools
+    step_budget_s: float = Field(
+        600.0, gt=0
+    )  # a model step that has not finished after this long is cancelled (the turn ends clearly)
+    tool_protocol: Literal["native", "text"] = (
+        "native"  # text: tools described in the prompt, calls parsed from the reply
+    )
     models: dict[str, ModelInfo] = Field(
         default_factory=dict
     )  # extra model registry rows (window, prices, tokenizer)
@@ -79,6 +86,9 @@ class ContextSettings(Section):
     operator_suffix: str = ""  # appended to the system message, before the volatile tail
     smol: bool = False  # small-model profile: lower thresholds, fewer tools, no repo map
     output_reserve: int = 16_000  # tokens kept free for the reply; usable = window - this
+    output_reserve_fraction: float = Field(
+        0.25, gt=0, le=0.9
+    )  # the reserve (and max_tokens) never exceeds this share of the window
     gc_trigger: float = 0.75  # continuous GC may stub old outputs above this share
     compact_trigger: float = 0.95  # compaction runs above this share
     compact_target: float = 0.50  # compaction reclaims down to this share
@@ -161,6 +171,10 @@ class DaemonSettings(Section):
 
     max_workspace_services: int = Field(8, ge=1)  # per kind (memory, repo map); LRU released first
     service_idle_s: float = Field(900.0, gt=0)  # an unused workspace service is released after this
+    backup_interval_s: float = Field(
+        600.0, gt=0
+    )  # back the database up this often while it changes
+    backups_kept: int = Field(5, ge=1)  # rolling backups kept in $BONSAI_HOME/backups
 
 
 class TreeSettings(Section):

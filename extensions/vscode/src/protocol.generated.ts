@@ -195,6 +195,9 @@ export interface CtxTotals {
   estimatedInput?: number;
   confidence?: "exact" | "high" | "low";
   calibrationFactor?: number;
+  windowSource?: string;
+  windowNotes?: string[];
+  billedReported?: boolean;
 }
 
 export interface CtxTurn {

@@ -40,6 +40,7 @@ from bonsai.domain import Evidence, StoredMessage
 from bonsai.services.project_context import GitBaseline, gather_parts, take_baseline
 from bonsai.services.project_context.volatile import with_guidance
 from bonsai.services.providers.types import ChatRequest, SystemBlock, ToolSpec
+from bonsai.services.providers.window import WindowFacts, fit_reserve
 from bonsai.services.rules import RuleStore
 from bonsai.services.store.sessions import SessionStore
 from bonsai.services.store.tree import active_history
@@ -114,6 +115,7 @@ class ContextBridge:
     memo: AssemblyMemo | None = None  # per-session caches, kept by the daemon across turns
     summarize: Callable[[str], Awaitable[str | None]] | None = None  # the fast model
     last: Assembly | None = None
+    window: WindowFacts | None = None  # where the window came from (ledger header)
 
     def baseline(self) -> GitBaseline | None:
         raw = self.store.get_state(self.session_id, BASELINE_KEY)
@@ -191,13 +193,25 @@ class ContextBridge:
         """The window in estimator units. When the provider bills more than we
         estimate (calibration factor > 1), the budget shrinks by that factor so
         decisions made on estimates hold against billed usage."""
-        context = effective_context(self.settings.context)
-        window, reserve = self.model_info.context_window, context.output_reserve
+        window, reserve = self.model_info.context_window, self.reserve()
         snapshot = self.counter.calibration()
         factor = snapshot.factor if snapshot is not None and snapshot.samples else 1.0
         if factor > 1.0:
             window, reserve = int(window / factor), int(reserve / factor)
         return Budget(window=window, reserve=reserve)
+
+    def reserve(self) -> int:
+        """The output reserve that fits the window (and every request's max_tokens)."""
+        context = effective_context(self.settings.context)
+        fraction = self.settings.context.output_reserve_fraction
+        return fit_reserve(self.model_info.context_window, context.output_reserve, fraction)
+
+    def max_tokens(self, assembly: Assembly) -> int:
+        """The reserve capped by the model's output limit, or what is left of the
+        window when the request is over budget."""
+        limit = min(self.reserve(), self.model_info.max_output)
+        left = self.model_info.context_window - assembly.totals.used
+        return max(1, min(limit, left))
 
     def input(self, history: list[StoredMessage], turn: int) -> AssembleInput:
         """The input over the whole active path and the whole state (ledger, actions)."""
@@ -299,5 +313,4 @@ class ContextBridge:
         if assembly.summary_due and self.summarize is not None:
             assembly = await self.compact_with_model(history, turn, assembly)
         assembly = await self.reflect(history, turn, assembly)
-        max_tokens = min(self.model_info.max_output, self.settings.context.output_reserve)
-        return to_chat_request(assembly, self.model, max_tokens)
+        return to_chat_request(assembly, self.model, self.max_tokens(assembly))

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bonsai.services.env_errors import runtime_problem
 from bonsai.services.providers.types import ProviderError
 
 log = logging.getLogger("bonsai.agent")
@@ -59,7 +60,8 @@ class SessionRuntime:
                 return "error"
             except Exception as error:  # a bug must end the turn, not the daemon
                 log.exception("turn %s failed", turn_id)
-                self.emit(turn_id, {"kind": "error", "message": f"internal error: {error}"})
+                told = runtime_problem(error)  # a full disk, a read-only file: path, cause, fix
+                self.emit(turn_id, {"kind": "error", "message": told or f"internal error: {error}"})
                 return "error"
             finally:
                 self.running = None

@@ -36,6 +36,7 @@ from bonsai.services.redaction import redact, redact_request
 from bonsai.services.store.sessions import SessionStore
 from bonsai.services.store.turns import (
     ToolOutputStore,
+    ToolRuns,
     TurnStore,
     open_calls,
     synthetic_result,
@@ -57,6 +58,10 @@ class TurnStopped(Exception):
     """A loop guard ended the turn; the message is shown to the user."""
 
 
+class StepTimedOut(TurnStopped):
+    """A model step ran past ``step_budget_s``; the stream was closed."""
+
+
 @dataclass
 class TurnDeps:
     store: SessionStore
@@ -73,7 +78,8 @@ class TurnDeps:
     policy: dict[str, str] = field(default_factory=dict)
     guard: Guard | None = None
     after_tool: AfterTool | None = None
-    on_usage: Callable[[UsageReport, ChatRequest, dict[str, int]], None] | None = None
+    # called after every model step; ``None`` when the server reported no usage
+    on_usage: Callable[[UsageReport | None, ChatRequest, dict[str, int]], None] | None = None
     on_appended: Callable[[list[StoredMessage]], None] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     # background data for this user turn (recalled memory), added after the user's words
@@ -81,6 +87,8 @@ class TurnDeps:
     # the history a turn starts from (read once; the turn appends to it in memory):
     # the log after the durable summary boundary when one holds; default: the whole log
     load_history: Callable[[], list[StoredMessage]] | None = None
+    # a model step still streaming after this long is cancelled (None: no limit)
+    step_budget_s: float | None = None
 
 
 @dataclass
@@ -118,6 +126,8 @@ class Turn:
             raise
         except TurnStopped as stop:
             status = "stopped"
+            if isinstance(stop, StepTimedOut):
+                self._close_open_calls("not run: the model step ran out of time")
             deps.emit({"kind": "error", "message": str(stop)})
         except ProviderError as error:
             status = "error"
@@ -144,8 +154,12 @@ class Turn:
         out = StepOutput()
         last_save = time.monotonic()
         deps = self.deps
+        budget = deps.step_budget_s
         try:
-            async with contextlib.aclosing(deps.stream(request)) as events:
+            async with (
+                asyncio.timeout(budget),
+                contextlib.aclosing(deps.stream(request)) as events,
+            ):
                 async for event in events:
                     if isinstance(event, TextDelta):
                         out.text += event.text
@@ -157,11 +171,19 @@ class Turn:
                         out.calls.append(event.call)
                     elif isinstance(event, UsageReport):
                         out.usage = event
+        except TimeoutError:
+            self._interrupt(out.text)
+            raise StepTimedOut(
+                f"turn stopped: the model step made no progress within {budget:g} s "
+                f"(providers.step_budget_s); the reply so far is kept as interrupted"
+            ) from None
         except (asyncio.CancelledError, ProviderError):
             self._interrupt(out.text)
             raise
         if out.usage is not None:
             self._account(out.usage, request)
+        elif self.deps.on_usage is not None:  # no usage reported: our estimate stands
+            self.deps.on_usage(None, request, self.usage_total)
         return out
 
     def _interrupt(self, text: str) -> None:
@@ -253,6 +275,11 @@ class Turn:
             preview = _tool_step(tool, "preview", lambda: _preview(tool, deps.tool_ctx, args))
             if not await deps.approve(tool.name, args, preview):
                 return ToolResult("the user did not approve this call", is_error=True)
+        runs = ToolRuns(deps.turns.conn)  # recorded first: after a crash, "not run" is true
+        runs.starting(deps.session_id, call.id, _detail(tool.name, args))
+        deps.tool_ctx.services["process_started"] = lambda pid, start: runs.process(
+            deps.session_id, call.id, pid, start
+        )
         try:
             return await tool.run(deps.tool_ctx, args)
         except ToolFailure:
@@ -286,6 +313,9 @@ class Turn:
     def _append(self, messages: list[Message]) -> None:
         deps = self.deps
         stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
+        ToolRuns(deps.turns.conn).answered(
+            deps.session_id, [m.tool_call_id for m in messages if m.tool_call_id]
+        )
         self.history.extend(stored)
         deps.turns.clear_partial(deps.session_id, deps.turn_id)
         if deps.on_appended is not None:
@@ -296,6 +326,13 @@ class Turn:
         missing = open_calls(self.history)
         if missing:
             self._append([synthetic_result(call, why) for call in missing])
+
+
+def _detail(name: str, args: dict[str, Any]) -> str:
+    """What a started call was doing, for the record a crash leaves."""
+    if name == "bash":
+        return f"$ {args.get('command', '')}"
+    return f"{name} {json.dumps(args, sort_keys=True)[:300]}"
 
 
 def _preview(tool: Tool, ctx: ToolContext, args: dict[str, Any]) -> str | None:

@@ -19,6 +19,12 @@ def fill_bar(percent: float, width: int = 30) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
+def _billed(totals: dict[str, Any]) -> str:
+    if not totals.get("billedReported", True):
+        return "billed input not reported by the server"
+    return f"billed input {totals['billedInput']:,}, cached {totals['cachedInput']:,}"
+
+
 def _totals(totals: dict[str, Any]) -> list[str]:
     factor = float(totals.get("calibrationFactor", 1) or 1)
     lines = [
@@ -26,15 +32,17 @@ def _totals(totals: dict[str, Any]) -> list[str]:
         f"{totals['used']:,} / {totals['usable']:,} usable tokens "
         f"(window {totals['window']:,}, reserve {totals['reserve']:,}; "
         f"estimate {totals.get('confidence', 'low')})",
-        f"last request: estimated {totals.get('estimatedInput', 0):,}, "
-        f"billed input {totals['billedInput']:,}, cached {totals['cachedInput']:,}",
     ]
+    if totals.get("windowSource"):
+        lines.append(f"window from {totals['windowSource']}")
+    lines.append(f"last request: estimated {totals.get('estimatedInput', 0):,}, {_billed(totals)}")
     if factor > 1.005:
         lines.append(
             f"usable = (window − reserve) ÷ {factor:.2f}: the provider bills "
             f"{(factor - 1) * 100:.0f}% more input than bonsai estimates, so decisions are made "
             "on a budget that holds against the bill"
         )
+    lines.extend(f"note: {note}" for note in totals.get("windowNotes") or [])
     return lines
 
 

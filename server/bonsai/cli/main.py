@@ -31,10 +31,27 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         tcp = parse_tcp(args.tcp) if args.tcp else None
         options = ServeOptions(home=home, stdio=args.stdio, socket_path=socket_path, tcp=tcp)
-        return asyncio.run(run(options))
+        code = asyncio.run(run(options))
     except (ServeError, StoreError) as error:
         print(f"bonsai serve: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
+    _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """The daemon closed its database and released its lock: leave without the interpreter's
+    teardown, which takes seconds with the tokenizer, model and parser modules loaded (a client
+    waiting on ``serve --stdio`` sees the process end within a second of its end of stream)."""
+    import logging
+    import os
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _connect(args: argparse.Namespace) -> int:
@@ -157,6 +174,7 @@ _GROUPS: tuple[_Group, ...] = (
     _Group(("memory", "remember"), "bonsai.cli.memory", "add_memory_commands"),
     _Group(("import", "replay", "recall"), "bonsai.cli.replay", "add_replay_commands"),
     _Group(("repomap",), "bonsai.cli.repomap", "add_repomap_command"),
+    _Group(("doctor",), "bonsai.cli.doctor", "add_doctor_command"),
     _Group(("sim",), __name__, "_add_sim"),
     _Group(("dev",), __name__, "_add_dev"),
 )
@@ -175,6 +193,7 @@ _HELP: dict[str, str] = {
     "replay": "replay a recording through the context pipeline, offline",
     "recall": "search a stored session's messages",
     "repomap": "print the repository map of a directory",
+    "doctor": "check the home, the database and its backups (--restore a backup)",
     "sim": "run the provider simulator (see `bonsai sim --help`)",
     "dev": "developer tasks",
 }

@@ -76,6 +76,8 @@ class TurnPrinter:
         elif kind == "done":
             self._line("")
             self.finished[params["turnId"]] = "done"
+        elif kind == "notice":
+            self._line(f"  i {params.get('message')}")
         elif kind == "error":
             self._line(f"  ! {params.get('message')}")
             self.finished[params["turnId"]] = "error"

@@ -32,7 +32,7 @@ from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 
 REDACTED = "[REDACTED]"
-MIN_SECRET_CHARS = 4  # configured key values shorter than this are not matched by value
+MIN_SECRET_CHARS = 8  # shorter configured "keys" (EMPTY, dummy, none) are placeholders, not secrets
 
 # detect-secrets plugins not used: IP addresses are not secrets; Artifactory's
 # and the JWT plugin's bare regexes match ordinary words (the library confirms
@@ -203,6 +203,7 @@ _WORDS = sorted(
 )
 # a name holding one of the words (any case), or an upper-case name holding KEY
 _SECRET_NAME = re.compile(rf"(?i:{'|'.join(_WORDS)})|(?-i:^[A-Z0-9_.\-]*KEY[A-Z0-9_.\-]*$)")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _HINTS = ("key", "pass", "pwd", "secret", "token", "credential", "contrase")
 _NOT_REDACTED = r"(?!\[REDACTED\])"
@@ -346,19 +347,17 @@ def _assignment_spans(text: str, hints: list[int]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     names_done: set[int] = set()
     for position in sorted(hints):
-        start = position
-        while start > 0 and text[start - 1] in _NAME_CHARS:
-            start -= 1
-        end = position
-        while end < len(text) and text[end] in _NAME_CHARS:
-            end += 1
+        end = _NAME_RUN.match(text, position).end()  # type: ignore[union-attr]
         if end in names_done:
             continue
         names_done.add(end)
-        if _SECRET_NAME.search(text, start, end) is None:
-            continue
-        match = _ASSIGNMENT.match(text, end)
+        match = _ASSIGNMENT.match(text, end)  # most words are not followed by a value
         if match is None:
+            continue
+        start = position
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        if _SECRET_NAME.search(text, start, end) is None:
             continue
         for group in _VALUE_GROUPS:
             if match.group(group) is not None:

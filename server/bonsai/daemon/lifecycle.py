@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,7 @@ def default_socket_path(home: Path) -> Path:
     if len(str(path)) <= MAX_SOCKET_PATH:
         return path
     digest = hashlib.sha1(str(home.resolve()).encode()).hexdigest()[:12]
-    return Path(f"/tmp/bonsai-{os.getuid()}") / f"{digest}.sock"
-
-
-def private_dir(path: Path) -> None:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
+    return Path(tempfile.gettempdir()) / f"bonsai-{os.getuid()}" / f"{digest}.sock"
 
 
 def write_private_json(path: Path, data: dict[str, Any]) -> None:
@@ -82,15 +78,17 @@ def running_socket(home: Path) -> socket.socket | None:
 
 def spawn_daemon(home: Path, timeout: float = 30.0) -> socket.socket:
     """Start a detached daemon (one per home, even when raced) and connect to it."""
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / "spawn.lock", "a+", encoding="utf-8") as lock:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock_fd = os.open(home / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    with open(lock_fd, "a+", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         sock = running_socket(home)
         if sock is not None:
             return sock
         log_dir = home / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        with open(log_dir / "daemon.stderr", "ab") as err:
+        log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        err_fd = os.open(log_dir / "daemon.stderr", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with open(err_fd, "ab") as err:
             env = {**os.environ, "BONSAI_HOME": str(home)}
             process = subprocess.Popen(
                 [sys.executable, "-m", "bonsai", "serve", "--socket", "auto"],

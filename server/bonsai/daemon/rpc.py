@@ -36,6 +36,7 @@ from bonsai.daemon.state import Connection, Daemon
 from bonsai.errors import BonsaiError, ConfigError, NotFound
 from bonsai.protocol.methods import BY_NAME, Method
 from bonsai.protocol.models import Wire
+from bonsai.services.env_errors import runtime_problem
 from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.sessions import UnknownSession
 
@@ -131,6 +132,9 @@ def to_rpc_error(method: str, error: BaseException) -> JsonRpcException:
         return JsonRpcException(code=NotFound.code, message=str(error))
     if isinstance(error, BonsaiError):
         return JsonRpcException(code=error.code, message=error.message)
+    if (problem := runtime_problem(error)) is not None:  # a full disk, a read-only file
+        log.error("%s: %s", method, problem, exc_info=error)
+        return JsonRpcException(code=BonsaiError.code, message=f"{method}: {problem}"[:500])
     if isinstance(error, ProviderError) and error.kind == "auth":
         return JsonRpcException(code=ConfigError.code, message=error.message)
     if isinstance(error, OSError):

@@ -14,21 +14,33 @@ import os
 import secrets
 import signal
 import socket
+import stat
 import struct
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import apsw
+
 import bonsai.daemon.handlers  # noqa: F401  (registers handlers)
 from bonsai import __version__
+from bonsai.agent.tools import procs
 from bonsai.daemon import lifecycle
+from bonsai.daemon.backups import BackupKeeper
 from bonsai.daemon.rpc import Writer, serve_stream
+from bonsai.daemon.socket_dir import UnsafeSocketDir, prepare_socket_dir
 from bonsai.daemon.state import Daemon
 from bonsai.protocol.models import ConfigChangedParams
+from bonsai.services import env_errors
 from bonsai.services.config import ConfigWatcher, user_config_path
+from bonsai.services.privacy import open_private, secure_home, use_private_umask
 from bonsai.services.redaction import RedactingFilter, register_environment
-from bonsai.services.store.db import acquire_lock, open_database
-from bonsai.services.store.turns import recover_after_crash
+from bonsai.services.store import commit_record
+from bonsai.services.store.backup import list_backups
+from bonsai.services.store.db import DatabaseLock, StoreError, acquire_lock, open_database
+from bonsai.services.store.health import verify_committed
+from bonsai.services.store.turns import ToolRuns, recover_after_crash
 
 log = logging.getLogger("bonsai.daemon")
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
@@ -59,7 +71,8 @@ def parse_tcp(value: str) -> tuple[str, int]:
 
 def setup_logging(home: Path) -> None:
     log_dir = home / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    open_private(log_dir / "daemon.log")
     handler = logging.FileHandler(log_dir / "daemon.log", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter())  # secrets never reach the log
@@ -78,10 +91,33 @@ def peer_uid(sock: socket.socket) -> int | None:
     return int(struct.unpack("3i", raw)[1])
 
 
-async def _serve_stdio(daemon: Daemon) -> None:
+async def _stdin_reader() -> asyncio.StreamReader:
+    """stdin as a stream; a file or /dev/null (which epoll refuses) is read by a thread."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2**20)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    kind = os.fstat(sys.stdin.fileno()).st_mode
+    if stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        return reader
+
+    def pump() -> None:
+        fd = sys.stdin.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                loop.call_soon_threadsafe(reader.feed_eof)
+                return
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+
+    threading.Thread(target=pump, name="bonsai-stdin", daemon=True).start()
+    return reader
+
+
+async def _serve_stdio(daemon: Daemon) -> None:
+    reader = await _stdin_reader()
     out = sys.stdout.buffer
 
     def write(data: bytes) -> None:
@@ -115,8 +151,14 @@ def _stream_handler(daemon: Daemon, kind: str, token: str | None = None):  # typ
 
 
 async def _start_unix(daemon: Daemon, path: Path) -> asyncio.Server:
-    lifecycle.private_dir(path.parent)
-    if path.exists():
+    automatic = path == lifecycle.default_socket_path(daemon.home)
+    try:
+        prepare_socket_dir(path.parent, automatic=automatic)
+    except UnsafeSocketDir as error:
+        raise ServeError(f"refusing the socket {path}: {error}") from None
+    if os.path.lexists(path):
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise ServeError(f"{path} exists and is not a socket; choose another --socket path")
         if lifecycle.try_connect(path) is not None:
             raise ServeError(f"a daemon already listens on {path}")
         path.unlink()
@@ -132,15 +174,61 @@ async def _start_unix(daemon: Daemon, path: Path) -> asyncio.Server:
 
 
 async def run(options: ServeOptions) -> int:
-    home = options.home
-    home.mkdir(parents=True, exist_ok=True)
+    """Serve until told to stop. Raises ServeError/StoreError with one line for the user."""
+    db_path = options.home / "bonsai.db"
+    try:
+        return await _run(options, db_path)
+    except (ServeError, StoreError):
+        raise
+    except (OSError, apsw.Error) as error:
+        problem = env_errors.environment_problem(error, db_path)
+        if problem is None:
+            raise
+        if logging.getLogger().handlers:  # the log, never the user's screen, gets the trace
+            log.error("bonsai serve failed: %s", problem, exc_info=error)
+        raise ServeError(str(problem)) from None
+
+
+def _open_home(home: Path) -> None:
+    """A private home (created 0700, tightened if too open; said once), then the log."""
+    use_private_umask()
+    try:
+        tightened = secure_home(home)
+    except OSError as error:
+        raise ServeError(env_errors.describe_os_error(error, home)) from None
     setup_logging(home)
-    db_path = home / "bonsai.db"
+    if tightened:
+        note = tightened.describe(home)
+        log.warning("%s", note)
+        print(f"bonsai serve: {note}", file=sys.stderr)
+
+
+def _open_store(db_path: Path) -> tuple[DatabaseLock, apsw.Connection]:
+    """Lock, verify against the commit record, open, start recording, repair a crash."""
     lock = acquire_lock(db_path)
-    conn = open_database(db_path)
+    try:
+        newest = next(iter(list_backups(db_path)), None)
+        hint = f" (newest: {newest.when()}, {newest.messages} messages)" if newest else ""
+        verify_committed(db_path, hint)
+        conn = open_database(db_path, quick_check=False)
+    except BaseException:
+        lock.release()
+        raise
+    env_errors.remember_database(db_path)
+    commit_record.attach(conn, db_path)
+    for pid, started in ToolRuns(conn).processes():
+        if procs.kill_orphan(pid, started):  # the parent-death signal should have done it
+            log.warning("killed tool process group %s left by the previous daemon", pid)
     repaired = recover_after_crash(conn)
     if any(repaired.values()):
         log.warning("recovered after an unclean stop: %s", repaired)
+    return lock, conn
+
+
+async def _run(options: ServeOptions, db_path: Path) -> int:
+    home = options.home
+    _open_home(home)
+    lock, conn = _open_store(db_path)
     daemon = Daemon(home, conn, db_path)
     servers: list[asyncio.Server] = []
     info: dict[str, object] = {"pid": daemon.pid, "version": __version__, "db": str(db_path)}
@@ -148,6 +236,12 @@ async def run(options: ServeOptions) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, daemon.stop_requested.set)
     watcher = ConfigWatcher([user_config_path(home)], lambda: _reload(daemon, loop))
+    limits = daemon.settings().settings.daemon
+    record = commit_record.record_of(conn)
+    assert record is not None
+    keeper = BackupKeeper(
+        db_path, record, conn.total_changes, limits.backup_interval_s, limits.backups_kept
+    )
     try:
         if options.socket_path is not None:
             servers.append(await _start_unix(daemon, options.socket_path))
@@ -163,6 +257,7 @@ async def run(options: ServeOptions) -> int:
             info["token"] = token
         if servers:
             lifecycle.write_private_json(lifecycle.daemon_json_path(home), info)
+        keeper.start()
         log.info("bonsai %s serving (pid %s)", __version__, daemon.pid)
         if options.stdio:
             stdio = asyncio.ensure_future(_serve_stdio(daemon))
@@ -170,7 +265,10 @@ async def run(options: ServeOptions) -> int:
         if options.stdio:
             stdio.cancel()
     finally:
+        procs.kill_all()
         await _shutdown(daemon, servers, options, watcher)
+        await keeper.stop()
+        commit_record.detach(conn)
         conn.close()
         lock.release()
     return 0
@@ -184,10 +282,15 @@ def _reload(daemon: Daemon, loop: asyncio.AbstractEventLoop) -> None:
     loop.call_soon_threadsafe(apply)
 
 
+def _bound_unix(servers: list[asyncio.Server]) -> bool:
+    return any(sock.family == socket.AF_UNIX for server in servers for sock in server.sockets)
+
+
 async def _shutdown(
     daemon: Daemon, servers: list[asyncio.Server], options: ServeOptions, watcher: ConfigWatcher
 ) -> None:
     log.info("stopping")
+    ours = _bound_unix(servers)  # before close() forgets the sockets
     watcher.stop()
     for server in servers:
         server.close()
@@ -200,6 +303,6 @@ async def _shutdown(
     if info and info.get("pid") == daemon.pid:
         with contextlib.suppress(OSError):
             lifecycle.daemon_json_path(options.home).unlink()
-    if options.socket_path is not None:
+    if options.socket_path is not None and ours:
         with contextlib.suppress(OSError):
-            options.socket_path.unlink()
+            options.socket_path.unlink()  # only a socket this daemon bound: never another's file

@@ -349,6 +349,9 @@ class CtxTotals(Wire):
     estimated_input: int = 0  # our estimate of the last request, beside what was billed
     confidence: Confidence = "low"
     calibration_factor: float = 1.0
+    window_source: str = ""  # where the window figure came from (server, config, registry, default)
+    window_notes: list[str] = Field(default_factory=list)  # e.g. "unknown window: set …"
+    billed_reported: bool = True  # False: the server sent no usage for the last request
 
 
 class CtxNode(Wire):

@@ -22,7 +22,6 @@ from bonsai.core.context.presets import effective_context
 from bonsai.domain import StoredMessage, ToolCall
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key
-from bonsai.services.providers.registry import lookup_model
 from bonsai.services.providers.types import ChatRequest, ProviderError, UsageReport
 from bonsai.services.store.turns import ToolOutputStore, TurnStore
 from bonsai.services.tokens import Count, TokenCounter, estimator_for
@@ -39,6 +38,7 @@ from bonsai.session.reinjection import related_context
 from bonsai.session.repomap import map_for
 from bonsai.session.retry_events import retry_notice
 from bonsai.session.rules import detect_in_user_message
+from bonsai.session.server_facts import ensure_facts, turn_stream, window_for
 from bonsai.session.turn_watch import TurnWatch
 from bonsai.settings import ProviderSettings, Settings
 
@@ -115,7 +115,7 @@ def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
     row = daemon.store.get(session_id)
     settings = session_settings(daemon, session_id, row.workspace)
     providers = settings.providers
-    model_row = lookup_model(providers.model, providers.models)
+    window = window_for(daemon, providers)  # registry row + what the server said
     tools = tools_for(settings, include_hidden=True)
     peers = [f"client {c.id} ({c.kind})" for c in daemon.subscribers(session_id)]
     memos: dict[str, AssemblyMemo] = daemon.services.setdefault("memos", {})
@@ -127,8 +127,9 @@ def bridge_for(daemon: Daemon, session_id: str) -> ContextBridge:
         workspace=Path(row.workspace),
         settings=settings,
         model=providers.model,
-        model_info=model_row.info,
-        counter=counter_for(daemon, providers, model_row.info),
+        model_info=window.info,
+        window=window,
+        counter=counter_for(daemon, providers, window.info),
         tools=[t.spec() for t in tools],
         repomap_text=None,
         peers=peers,
@@ -187,9 +188,13 @@ def _observer(daemon: Daemon, session_id: str, bridge: ContextBridge, events: li
         maybe_suggest_handoff(daemon, session_id, settings, bridge.last, history)
         return request
 
-    def usage(report: UsageReport, request: ChatRequest, totals: dict[str, int]) -> None:
+    def usage(report: UsageReport | None, request: ChatRequest, totals: dict[str, int]) -> None:
         estimated = bridge.last.totals.used if bridge.last else 0
         totals["estimated"] = totals.get("estimated", 0) + estimated
+        if report is None:  # the server sent no usage: show our estimate, calibrate nothing
+            unreported = {"input": 0, "cached": 0, "output": 0, "estimated": estimated}
+            daemon.store.set_state(session_id, "last_usage", {**unreported, "reported": False})
+            return
         daemon.store.set_state(
             session_id,
             "last_usage",
@@ -280,6 +285,7 @@ async def run_turn(
     daemon: Daemon, session_id: str, turn_id: str, text: str, *, reflection: str | None = None
 ) -> str:
     rt = runtime(daemon, session_id)
+    await ensure_facts(daemon, session_id)
     bridge = bridge_for(daemon, session_id)
     settings = bridge.settings
     provider = make_provider(
@@ -331,7 +337,9 @@ async def run_turn(
             daemon, session_id, turn_id, tool, args, diff, bridge.workspace
         ),
         build_request=build,
-        stream=provider.stream,
+        stream=turn_stream(
+            daemon, session_id, settings.providers, lambda e: rt.emit(turn_id, e), provider.stream
+        ),
         policy=dict(settings.tools.policy),
         on_appended=appended,
         on_usage=usage,
@@ -340,6 +348,7 @@ async def run_turn(
         after_tool=after,
         background=watch.background(_background(daemon, session_id, bridge), reflection),
         load_history=bridge.history,
+        step_budget_s=settings.providers.step_budget_s,
     )
     try:
         status = await Turn(deps).run(text)

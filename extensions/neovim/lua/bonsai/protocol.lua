@@ -163,6 +163,9 @@
 ---@field estimatedInput? integer
 ---@field confidence? "exact"|"high"|"low"
 ---@field calibrationFactor? number
+---@field windowSource? string
+---@field windowNotes? string[]
+---@field billedReported? boolean
 
 ---@class bonsai.CtxTurn
 ---@field turn integer

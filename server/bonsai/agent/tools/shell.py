@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 
+from bonsai.agent.tools import procs
 from bonsai.agent.tools.base import Args, Tool, ToolContext, ToolResult, arg_int, arg_str, schema
 from bonsai.domain import Evidence
 from bonsai.services.redaction import scrubbed_environment
@@ -46,8 +45,7 @@ async def _pump(stream: asyncio.StreamReader, buffer: BoundedBuffer) -> None:
 
 
 def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+    procs.kill_group(pid)
 
 
 async def bash(ctx: ToolContext, args: Args) -> ToolResult:
@@ -60,8 +58,13 @@ async def bash(ctx: ToolContext, args: Args) -> ToolResult:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=procs.preexec(),  # dies with the daemon; the user's umask
         env=scrubbed_environment(os.environ),  # the daemon's provider keys stay with it
     )
+    procs.started(proc.pid)
+    on_start = ctx.services.get("process_started")
+    if on_start is not None:  # recorded, so a crash now reads "outcome unknown"
+        on_start(proc.pid, procs.start_time(proc.pid))
     buffer = BoundedBuffer()
     assert proc.stdout is not None
     try:
@@ -72,9 +75,8 @@ async def bash(ctx: ToolContext, args: Args) -> ToolResult:
         _kill_group(proc.pid)
         await proc.wait()
         code, status = -1, f"[timed out after {timeout:.0f}s; the command was killed]"
-    except asyncio.CancelledError:
+    finally:  # every way out: nothing of the command outlives it (background jobs too)
         _kill_group(proc.pid)
-        raise
     output = buffer.text()
     evidence = Evidence(kind="command", ok=code == 0)
     return ToolResult(f"{output}\n{status}" if output else status, evidence, is_error=code != 0)

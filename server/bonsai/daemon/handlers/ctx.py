@@ -7,7 +7,6 @@ from typing import Any, Literal, get_args
 
 from bonsai.agent.context_bridge import ContextBridge, to_chat_request
 from bonsai.core.context import Assembly, apply_action, assemble, node_text
-from bonsai.core.context.presets import effective_context
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
@@ -16,12 +15,13 @@ from bonsai.services.providers.openai_body import build_openai_body
 from bonsai.services.store.turns import TurnStore
 from bonsai.session.chat import bridge_for, notify_ctx
 from bonsai.session.compaction import compact_session
+from bonsai.session.server_facts import ensure_facts, ledger_notes, session_notes
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
 
 
 def _current(ctx: Ctx, session_id: str) -> tuple[ContextBridge, Assembly, int]:
-    bridge = bridge_for(ctx.daemon, session_id)
+    bridge = bridge_for(ctx.daemon, session_id)  # model facts: learnt by ensure_facts
     turn = TurnStore(ctx.daemon.db).count(session_id) + 1
     history = ctx.daemon.store.messages(session_id)
     assembly = assemble(bridge.input(history, turn))
@@ -39,12 +39,15 @@ def totals(ctx: Ctx, session_id: str, bridge: ContextBridge, assembly: Assembly)
         usable=t.usable,
         used=t.used,
         percent=round(t.percent, 2),
-        reserve=effective_context(bridge.settings.context).output_reserve,
+        reserve=bridge.reserve(),
         billed_input=int(last.get("input", 0)),
         cached_input=int(last.get("cached", 0)),
         estimated_input=int(last.get("estimated", 0)),
         confidence=t.confidence,
         calibration_factor=snapshot.factor if snapshot else 1.0,
+        window_source=bridge.window.window_source if bridge.window else "",
+        window_notes=ledger_notes(bridge.window, session_notes(ctx.daemon, session_id)),
+        billed_reported=bool(last.get("reported", True)),
     )
 
 
@@ -88,6 +91,7 @@ def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
 
 @handles("bonsai/ctx/get")
 async def get(ctx: Ctx, params: m.CtxGetParams) -> m.CtxGetResult:
+    await ensure_facts(ctx.daemon, params.session_id)
     bridge, assembly, _ = _current(ctx, params.session_id)
     result = m.CtxGetResult(
         view=params.view, totals=totals(ctx, params.session_id, bridge, assembly)

@@ -17,6 +17,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from bonsai.services.privacy import workspace_file_mode
+
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _TRIES = 16
 _NAME_ROOM = 200  # keep the temporary name under NAME_MAX for long target names
@@ -29,6 +31,7 @@ def write_at(dir_fd: int, name: str, data: bytes, *, mode: int | None = None) ->
     keeps an existing regular file's bits, or for a new file gives the usual
     ``0o666`` less the umask."""
     if mode is None:
+        mode = workspace_file_mode()  # a new file: 0o666 less the user's umask
         with contextlib.suppress(FileNotFoundError):
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if stat.S_ISREG(st.st_mode):

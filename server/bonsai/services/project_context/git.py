@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bonsai.services.privacy import user_umask
+
 GIT_TIMEOUT_S = 5.0
 MAX_BASELINE_FILES = 2_000
 DELETED = "deleted"
@@ -54,6 +56,7 @@ def run_git(cwd: Path, *args: str) -> str:
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
             check=False,
+            umask=user_umask(),  # git may rewrite .git/index: as the user would, not 0600
         )
     except FileNotFoundError:
         raise GitError("git is not installed") from None

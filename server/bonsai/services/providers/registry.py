@@ -94,7 +94,9 @@ BUILTIN_MODELS: dict[str, ModelInfo] = {
     "qwen2.5-coder": _local("qwen", 32_768, 8_192),
 }
 
-DEFAULT_ROW = ModelInfo()  # 128k window, 16k output, no tokenizer, no prices
+# An unknown model gets a small window: one too small only compacts early, one too
+# large plans for context the model does not have (the server refuses or truncates).
+DEFAULT_ROW = ModelInfo(context_window=32_768, max_output=8_192)  # no tokenizer, no prices
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 
 
@@ -140,7 +142,8 @@ def lookup_model(name: str, user_models: Mapping[str, ModelInfo] | None = None) 
     info = DEFAULT_ROW.model_copy(update={"family": guess_family(name)})
     note = (
         f"unknown model {name!r}: using defaults ({info.context_window:,} context, "
-        f"{info.max_output:,} output, no prices); add it under providers.models"
+        f"{info.max_output:,} output, no prices); unknown window: set "
+        f"providers.models.{name}.context_window"
     )
     return ModelRow(name=name, info=info, source="default", note=note)
 

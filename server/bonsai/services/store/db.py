@@ -17,6 +17,7 @@ from typing import IO
 
 import apsw
 
+from bonsai.services.env_errors import describe_sqlite_error
 from bonsai.services.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -67,19 +68,22 @@ def acquire_lock(db_path: Path) -> DatabaseLock:
 def _corrupt(db_path: Path, why: str) -> DatabaseCorrupt:
     return DatabaseCorrupt(
         f"{db_path} is not a usable bonsai database ({why}). Nothing was changed. "
-        f"To recover: stop bonsai, move the file aside (mv {db_path} {db_path}.broken) "
-        "and start again; `sqlite3 FILE .recover` may salvage its content."
+        "Run `bonsai doctor` to see what is wrong and `bonsai doctor --restore` to restore "
+        f"a backup; or stop bonsai and move the file aside (mv {db_path} {db_path}.broken); "
+        "`sqlite3 FILE .recover` may salvage its content."
     )
 
 
-def open_database(db_path: Path) -> apsw.Connection:
+def open_database(db_path: Path, quick_check: bool = True) -> apsw.Connection:
     """Open (creating if needed) and migrate the database. Raises StoreError."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = apsw.Connection(str(db_path))
         conn.set_busy_timeout(5_000)
+        if conn.readonly("main"):
+            raise apsw.ReadOnlyError("opened read-only: the file or its directory is not writable")
         # read-only checks first: nothing is written to a file that is not ours
-        check = conn.execute("PRAGMA quick_check").fetchall()
+        check = conn.execute("PRAGMA quick_check").fetchall() if quick_check else []
         if check and check[0][0] != "ok":
             raise _corrupt(db_path, f"integrity check: {check[0][0]}")
         _ensure_ours(conn, db_path)
@@ -87,6 +91,9 @@ def open_database(db_path: Path) -> apsw.Connection:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
     except apsw.Error as error:
+        told = describe_sqlite_error(error, db_path)
+        if told is not None:
+            raise StoreError(told) from error
         raise _corrupt(db_path, str(error)) from error
     if mode and str(mode[0][0]).lower() != "wal":
         raise _corrupt(db_path, f"journal mode {mode[0][0]!r}")

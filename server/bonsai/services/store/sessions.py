@@ -12,6 +12,7 @@ from typing import Any
 import apsw
 
 from bonsai.domain import Message, StoredMessage
+from bonsai.services.store import commit_record
 
 
 class UnknownSession(LookupError):
@@ -94,7 +95,8 @@ class SessionStore:
 
     def delete(self, session_id: str) -> None:
         """Delete the session and, by cascade, everything stored for it."""
-        self.get(session_id)
+        doomed = self.get(session_id).message_count
+        commit_record.note_removing(self.conn, doomed)  # the record never exceeds the truth
         with self.conn:
             self.conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             self.conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
@@ -126,6 +128,7 @@ class SessionStore:
                 out.append(stored)
                 seq += 1
             self.conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+        commit_record.note_added(self.conn, len(out))
         return out
 
     def _next_seq(self, session_id: str) -> int:

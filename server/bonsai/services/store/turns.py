@@ -144,19 +144,102 @@ def synthetic_result(call: ToolCall, why: str) -> Message:
     return Message(role="tool", content=why, tool_call_id=call.id, name=call.name, is_error=True)
 
 
+TOOL_RUNS = "tool_runs"  # session_state key: tool calls started and not yet answered
+NOT_RUN = "not run: the daemon stopped before this tool call started"
+
+
+def outcome_unknown(detail: str) -> str:
+    return (
+        f"outcome unknown: the daemon stopped while it ran ({detail}); "
+        "check what it did before running it again"
+    )
+
+
+class ToolRuns:
+    """Which tool calls started, recorded before they run: after a crash, "not run" is true."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+
+    def _get(self, session_id: str) -> dict[str, dict[str, Any]]:
+        row = self.conn.execute(
+            "SELECT value FROM session_state WHERE session_id = ? AND key = ?",
+            (session_id, TOOL_RUNS),
+        ).fetchone()
+        return dict(json.loads(row[0])) if row else {}
+
+    def _put(self, session_id: str, runs: dict[str, dict[str, Any]]) -> None:
+        with self.conn:
+            if runs:
+                self.conn.execute(
+                    "INSERT INTO session_state(session_id, key, value) VALUES (?, ?, ?)"
+                    " ON CONFLICT(session_id, key) DO UPDATE SET value = excluded.value",
+                    (session_id, TOOL_RUNS, json.dumps(runs, sort_keys=True)),
+                )
+            else:
+                self.conn.execute(
+                    "DELETE FROM session_state WHERE session_id = ? AND key = ?",
+                    (session_id, TOOL_RUNS),
+                )
+
+    def starting(self, session_id: str, call_id: str, detail: str) -> None:
+        runs = self._get(session_id)
+        runs[call_id] = {"detail": detail[:500]}
+        self._put(session_id, runs)
+
+    def process(self, session_id: str, call_id: str, pid: int, started: int | None) -> None:
+        runs = self._get(session_id)
+        runs.setdefault(call_id, {"detail": "?"}).update(pid=pid, start=started)
+        self._put(session_id, runs)
+
+    def answered(self, session_id: str, call_ids: list[str]) -> None:
+        runs = self._get(session_id)
+        if any(call_id in runs for call_id in call_ids):
+            self._put(session_id, {k: v for k, v in runs.items() if k not in call_ids})
+
+    def all(self) -> dict[str, dict[str, dict[str, Any]]]:
+        rows = self.conn.execute(
+            "SELECT session_id, value FROM session_state WHERE key = ?", (TOOL_RUNS,)
+        )
+        return {session_id: dict(json.loads(value)) for session_id, value in rows}
+
+    def processes(self) -> list[tuple[int, int | None]]:
+        """(pid, start time) of every recorded tool process (to kill after a crash)."""
+        return [
+            (int(run["pid"]), run.get("start"))
+            for runs in self.all().values()
+            for run in runs.values()
+            if run.get("pid")
+        ]
+
+
 def recover_after_crash(conn: apsw.Connection) -> dict[str, int]:
-    """Repair what a killed daemon left: partial replies and unanswered tool calls."""
+    """Repair what a killed daemon left: partial replies and unanswered tool calls.
+
+    A call recorded as started gets "outcome unknown" with its command; only a
+    call that never started reads "not run".
+    """
     partials = recover_partials(conn)
     store = SessionStore(conn)
+    runs = ToolRuns(conn)
+    started = runs.all()
     closed = 0
     for (session_id,) in list(
         conn.execute("SELECT DISTINCT session_id FROM turns WHERE status = 'interrupted'")
     ):
         missing = open_calls(store.messages(session_id))
+        mine = started.get(session_id, {})
         if missing:
-            why = "not run: the daemon stopped before this tool call finished"
-            store.append_many(session_id, [synthetic_result(c, why) for c in missing])
+            results = [
+                synthetic_result(
+                    call, outcome_unknown(mine[call.id]["detail"]) if call.id in mine else NOT_RUN
+                )
+                for call in missing
+            ]
+            store.append_many(session_id, results)
             closed += len(missing)
+    for session_id in started:
+        runs.answered(session_id, list(started[session_id]))
     return {"partials": partials, "open_calls": closed}
 
 
