@@ -8,6 +8,14 @@ daemon holding 100 idle sessions of ~50k tokens each.
 
     python bench/load.py [--clients 20] [--sessions 10] [--turns 3] [--tokens 200]
 
+Polling mode (``--polling``): the same streaming run twice, bounded to
+``--seconds`` (60), on sessions that already hold ``--history`` messages of
+~2,000 tokens: once alone, once while ``--pollers`` (10) more clients ask for
+``bonsai/ctx/get`` every ``--poll-ms`` (200 ms), as an open ledger does. Reports
+the streamed-event latency of both runs side by side and the ctx/get latency.
+
+    python bench/load.py --polling [--pollers 10] [--poll-ms 200] [--seconds 60]
+
 Bounded: a fixed number of turns, a deadline, loopback addresses only.
 """
 
@@ -125,7 +133,13 @@ def start_daemon(home: Path, port: int) -> tuple[subprocess.Popen[bytes], dict[s
 
 # ----------------------------------------------------------------- the streaming run
 def client_loop(
-    home: Path, sid: str, send: bool, turns: int, lat: list[float], done: list[int]
+    home: Path,
+    sid: str,
+    send: bool,
+    turns: int,
+    lat: list[float],
+    done: list[int],
+    until: float | None = None,
 ) -> None:
     client = DaemonClient.connect(home, start=False)
     finished: list[str] = []
@@ -144,13 +158,17 @@ def client_loop(
     client.on_notification = on_event
     client.request("bonsai/session/attach", {"sessionId": sid})
     deadline = time.monotonic() + DEADLINE_S
+    if until is not None:  # a turn begun before ``until`` ends well within this
+        deadline = min(deadline, until + (30 if send else 10))
     for _ in range(turns):
+        if until is not None and time.monotonic() > until:
+            break
         if send:
             turn = client.request("bonsai/chat/send", {"sessionId": sid, "text": "go"})["turnId"]
         target = len(finished) + 1
         while len(finished) < target and time.monotonic() < deadline:
             client.pump()
-        if send:
+        if send and until is None:
             assert turn in finished
     done.append(1)
     client.close()
@@ -202,6 +220,115 @@ def streaming(args: argparse.Namespace) -> None:
     proc.wait(30)
 
 
+def poller_loop(
+    home: Path,
+    sid: str,
+    every_s: float,
+    lat: list[float],
+    cold: list[float],
+    stop: threading.Event,
+) -> None:
+    """One open ledger: ``bonsai/ctx/get`` every ``every_s``, timing each answer."""
+    client = DaemonClient.connect(home, start=False)
+    first = True
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        client.request("bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})
+        took = (time.perf_counter() - t0) * 1000
+        (cold if first else lat).append(took)  # the first loads the tokenizer, reads git
+        first = False
+        stop.wait(max(0.0, every_s - (time.perf_counter() - t0)))
+    client.close()
+
+
+def polling_run(args: argparse.Namespace, pollers: int) -> dict[str, float]:
+    """Streaming on pre-filled sessions for ``args.seconds``, with ``pollers`` ledgers open."""
+    port = start_stream_server(args.tokens)
+    home = Path(tempfile.mkdtemp(prefix="bonsai-poll-"))
+    proc, _ = start_daemon(home, port)
+    setup = DaemonClient.connect(home, start=False)
+    chunk = "lorem ipsum dolor sit amet " * 370  # ~2,000 tokens
+    sids = []
+    for _ in range(args.sessions):
+        sid = setup.request("bonsai/session/create", {"workspace": str(home)})["sessionId"]
+        for n in range(args.history):
+            role = "user" if n % 2 == 0 else "assistant"
+            setup.request(
+                "bonsai/session/append", {"sessionId": sid, "role": role, "content": chunk}
+            )
+        sids.append(sid)
+    latencies: list[float] = []
+    polls: list[float] = []
+    cold: list[float] = []
+    done: list[int] = []
+    stop = threading.Event()
+    until = time.monotonic() + args.seconds
+    streamers = [
+        threading.Thread(
+            target=client_loop,
+            args=(home, sids[i % args.sessions], i < args.sessions, 10_000, latencies, done, until),
+        )
+        for i in range(args.clients)
+    ]
+    watchers = [
+        threading.Thread(
+            target=poller_loop,
+            args=(home, sids[i % args.sessions], args.poll_ms / 1000, polls, cold, stop),
+        )
+        for i in range(pollers)
+    ]
+    cpu0, t0 = cpu_s(proc.pid), time.monotonic()
+    for thread in [*watchers, *streamers]:
+        thread.start()
+    peak = 0.0
+    while any(t.is_alive() for t in streamers):
+        peak = max(peak, rss_mb(proc.pid))
+        time.sleep(0.1)
+    stop.set()
+    for thread in watchers:
+        thread.join(30)
+    elapsed = time.monotonic() - t0
+    cpu = cpu_s(proc.pid) - cpu0
+    setup.request("bonsai/daemon/stop")
+    proc.wait(30)
+    return {
+        "events": len(latencies),
+        "events_s": len(latencies) / elapsed,
+        "p50": pct(latencies, 0.5),
+        "p95": pct(latencies, 0.95),
+        "p99": pct(latencies, 0.99),
+        "polls": len(polls),
+        "poll_p50": pct(polls, 0.5),
+        "poll_p95": pct(polls, 0.95),
+        "cold_max": max(cold, default=0.0),
+        "cpu_pct": 100 * cpu / elapsed,
+        "rss": peak,
+        "seconds": elapsed,
+    }
+
+
+def polling(args: argparse.Namespace) -> None:
+    print(
+        f"polling: {args.clients} clients streaming on {args.sessions} sessions of "
+        f"{args.history} messages (~{args.history * 2}k tokens), {args.tokens} deltas per turn, "
+        f"{args.seconds:.0f} s; then the same with {args.pollers} clients polling bonsai/ctx/get "
+        f"every {args.poll_ms} ms"
+    )
+    runs = {"alone": polling_run(args, 0), "with pollers": polling_run(args, args.pollers)}
+    print(
+        f"  {'':14}{'events':>9}{'ev/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
+        f"{'ctx/get':>9}{'get p50':>9}{'get p95':>9}{'CPU %':>7}{'RSS MB':>8}"
+    )
+    for name, r in runs.items():
+        print(
+            f"  {name:14}{r['events']:>9,.0f}{r['events_s']:>8,.0f}{r['p50']:>9.2f}"
+            f"{r['p95']:>9.2f}{r['p99']:>9.2f}{r['polls']:>9,.0f}{r['poll_p50']:>9.1f}"
+            f"{r['poll_p95']:>9.1f}{r['cpu_pct']:>7.0f}{r['rss']:>8.0f}"
+        )
+    cold = runs["with pollers"]["cold_max"]
+    print(f"  (each poller's first ctx/get, not counted above: at most {cold:,.0f} ms)")
+
+
 def idle(args: argparse.Namespace) -> None:
     home = Path(tempfile.mkdtemp(prefix="bonsai-idle-"))
     proc, _ = start_daemon(home, 9)
@@ -231,7 +358,15 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--idle-sessions", type=int, default=100)
+    parser.add_argument("--polling", action="store_true", help="the polling comparison only")
+    parser.add_argument("--pollers", type=int, default=10)
+    parser.add_argument("--poll-ms", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--history", type=int, default=20, help="messages per session (polling)")
     args = parser.parse_args()
+    if args.polling:
+        polling(args)
+        return
     streaming(args)
     idle(args)
 

@@ -95,7 +95,7 @@ export interface ConfigGetResult {
   path: string;
   problems?: string[];
   availableTools?: string[];
-  lastAssembly?: Record<string, unknown> | null;
+  lastAssembly?: LastAssembly | null;
 }
 
 export interface ConfigPresetParams {
@@ -262,6 +262,18 @@ export interface HandoffSuggestedParams {
   sessionId: string;
   percent: number;
   handoff: string;
+}
+
+/** The newest request built for a workspace: whose, how full, what it held. */
+export interface LastAssembly {
+  sessionId: string;
+  used: number;
+  usable: number;
+  percent: number;
+  systemParts: string[];
+  messages: number;
+  tools: string[];
+  prefixHash: string;
 }
 
 export interface MemoryAddParams {

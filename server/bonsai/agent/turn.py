@@ -277,7 +277,7 @@ class Turn:
                 return ToolResult("the user did not approve this call", is_error=True)
         runs = ToolRuns(deps.turns.conn)  # recorded first: after a crash, "not run" is true
         runs.starting(deps.session_id, call.id, _detail(tool.name, args))
-        deps.tool_ctx.services["process_started"] = lambda pid, start: runs.process(
+        deps.tool_ctx.services.process_started = lambda pid, start: runs.process(
             deps.session_id, call.id, pid, start
         )
         try:

@@ -14,7 +14,7 @@ from bonsai.cli.client_settings import from_environment, start_only_notes
 from bonsai.cli.ctx_table import print_ledger
 from bonsai.cli.interact import ClientRequests, notifications
 from bonsai.cli.render import TurnPrinter
-from bonsai.errors import ConfigError
+from bonsai.errors import ConfigError, NotFound
 from bonsai.home import bonsai_home
 
 CONFIG_ERROR = ConfigError.code
@@ -34,7 +34,7 @@ def pick_session(
     if sessions:
         return str(sessions[0]["sessionId"]), False
     if not create:
-        raise RpcError(-32004, f"no session for {workspace}; start one with `bonsai chat`")
+        raise RpcError(NotFound.code, f"no session for {workspace}; start one with `bonsai chat`")
     params: dict[str, Any] = {"workspace": str(workspace)}
     if settings is not None:
         params["client"] = settings

@@ -33,7 +33,7 @@ from pygls.protocol.language_server import lsp_method
 from bonsai import __version__
 from bonsai.daemon import framing
 from bonsai.daemon.state import Connection, Daemon
-from bonsai.errors import BonsaiError, ConfigError, NotFound
+from bonsai.errors import BonsaiError, ConfigError, NotFound, Unauthorized
 from bonsai.protocol.methods import BY_NAME, Method
 from bonsai.protocol.models import Wire
 from bonsai.services.env_errors import runtime_problem
@@ -63,19 +63,25 @@ class Ctx:
 
     daemon: Daemon
     connection: Connection
+    protocol: BonsaiProtocol
 
 
 Handler = Callable[[Ctx, Any], Awaitable[Wire]]
 HANDLERS: dict[str, Handler] = {}
+# Requests that only read (as ruff's server marks its handlers): they change no
+# state, notify nobody and, where they are costly, run off the event loop.
+READ_ONLY: set[str] = set()
 
 
-def handles(name: str) -> Callable[[Handler], Handler]:
-    """Register the handler of one request of the method table."""
+def handles(name: str, *, read_only: bool = False) -> Callable[[Handler], Handler]:
+    """Register the handler of one request of the method table, read-only or mutating."""
     method = BY_NAME[name]
     assert method.direction == "request", name
 
     def register(fn: Handler) -> Handler:
         HANDLERS[name] = fn
+        if read_only:
+            READ_ONLY.add(name)
         return fn
 
     return register
@@ -167,7 +173,7 @@ def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awai
             if problem is not None:
                 raise JsonRpcInvalidParams(message=f"Invalid params: {problem}")
             if not ctx.connection.authenticated:
-                raise JsonRpcException(code=-32001, message="authentication required")
+                raise Unauthorized("authentication required")
             result = await handler(ctx, method.params.model_validate(raw))
             return result.dump()
         except asyncio.CancelledError:
@@ -213,7 +219,9 @@ class BonsaiProtocol(LanguageServerProtocol):
             if isinstance(options, dict):
                 given = options.get("token")
             if given != self.token:
-                raise JsonRpcException(code=-32001, message="authentication required: bad token")
+                raise to_rpc_error(
+                    lsp.INITIALIZE, Unauthorized("authentication required: bad token")
+                )
             self.connection.authenticated = True
         if self.connection is not None:
             self.connection.name = client_name(params)
@@ -293,7 +301,7 @@ def build_server(daemon: Daemon, kind: str, writer: Writer, close: Callable[[], 
     connection = daemon.add_connection(kind, protocol, close)
     protocol.connection = connection
     protocol.on_exit = close
-    ctx = Ctx(daemon, connection)
+    ctx = Ctx(daemon, connection, protocol)
     for name, handler in HANDLERS.items():
         server.feature(name)(_feature(BY_NAME[name], handler, ctx))
     return ctx
@@ -301,11 +309,11 @@ def build_server(daemon: Daemon, kind: str, writer: Writer, close: Callable[[], 
 
 def _send_error(ctx: Ctx, msg_id: Any, code: int, message: str) -> None:
     payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-    ctx.connection.protocol.writer.write(framing.encode(payload))  # type: ignore[union-attr]
+    ctx.protocol.writer.write(framing.encode(payload))  # type: ignore[union-attr]
 
 
 def handle_body(ctx: Ctx, body: bytes) -> None:
-    protocol = ctx.connection.protocol
+    protocol = ctx.protocol
     data = framing.decode_body(body)
     if isinstance(data, framing.BadMessage):
         _send_error(ctx, None, data.code, data.message)
@@ -342,7 +350,7 @@ async def serve_stream(
 ) -> None:
     """Serve one client until it disconnects, sends ``exit`` or breaks framing."""
     ctx = build_server(daemon, kind, writer, close)
-    protocol = ctx.connection.protocol
+    protocol = ctx.protocol
     if token is not None:
         protocol.token = token
         ctx.connection.authenticated = False

@@ -299,6 +299,8 @@ async def _shutdown(
     for pool in daemon.pools.values():
         with contextlib.suppress(Exception):
             await pool.close_all()
+    daemon.hub.close()
+    daemon.views.close()
     info = lifecycle.read_daemon_json(options.home)
     if info and info.get("pid") == daemon.pid:
         with contextlib.suppress(OSError):

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import apsw
 
@@ -21,12 +21,21 @@ from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings, load_settings
 from bonsai.services.redaction import redact_value
 from bonsai.services.store.sessions import SessionStore
+from bonsai.session import versions
+from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import PoolLimits, ServicePool
-
-if TYPE_CHECKING:
-    from bonsai.daemon.rpc import BonsaiProtocol
+from bonsai.session.views import ViewWorker
 
 log = logging.getLogger("bonsai.daemon")
+
+
+class Peer(Protocol):
+    """The JSON-RPC peer a connection talks through (pygls' protocol, in ``rpc``)."""
+
+    def notify(self, method: str, params: Any = None) -> None: ...
+    def send_request_async(
+        self, method: str, params: Any = None, msg_id: Any = None
+    ) -> asyncio.Future[Any]: ...
 
 
 @dataclass(eq=False)
@@ -35,7 +44,7 @@ class Connection:
 
     id: int
     kind: str
-    protocol: BonsaiProtocol
+    protocol: Peer
     close: Callable[[], None]
     attached: set[str] = field(default_factory=set)
     authenticated: bool = True
@@ -77,14 +86,14 @@ class Daemon:
         self.stop_requested = asyncio.Event()
         self._next_id = 0
         self._settings_cache: dict[str | None, LoadedSettings] = {}
-        self.services: dict[str, Any] = {}
+        self.hub = SessionHub()  # what sessions keep between requests
+        self.views = ViewWorker(db_path)  # read-only views, off the event loop
+        versions.install(conn)  # what the views know is still true by
         # per-workspace services by kind ("memory", "repomap"), bounded and released when idle
         self.pools: dict[str, ServicePool[Any]] = {}
 
     # -------------------------------------------------------------- clients
-    def add_connection(
-        self, kind: str, protocol: BonsaiProtocol, close: Callable[[], None]
-    ) -> Connection:
+    def add_connection(self, kind: str, protocol: Peer, close: Callable[[], None]) -> Connection:
         self._next_id += 1
         connection = Connection(self._next_id, kind, protocol, close)
         self.connections[connection.id] = connection
@@ -98,6 +107,9 @@ class Daemon:
 
     def subscribers(self, session_id: str) -> list[Connection]:
         return [c for c in self.connections.values() if session_id in c.attached]
+
+    def clients(self) -> list[Connection]:
+        return list(self.connections.values())
 
     def broadcast(self, session_id: str, method: str, params: Wire) -> None:
         payload = redact_value(params.dump())  # the one way events reach clients

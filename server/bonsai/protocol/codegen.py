@@ -1,7 +1,7 @@
 """Generate every derived protocol artefact from the method table.
 
 Outputs (paths relative to the repository root):
-  docs/protocol/<area>.<verb>.json             JSON Schema of params and result
+  docs/protocol/schema.json                    one JSON Schema: definitions + method table
   docs/protocol.md                             the protocol reference
   extensions/vscode/src/protocol.generated.ts  TypeScript types
   extensions/neovim/lua/bonsai/protocol.lua    Lua constants + LuaCATS annotations
@@ -195,23 +195,30 @@ def lua() -> str:
 
 
 # ------------------------------------------------------------------ JSON Schema + docs
-def json_schemas() -> dict[str, str]:
-    defs = _defs()
-    files = {}
+SCHEMA_PATH = "docs/protocol/schema.json"
+
+
+def json_schema() -> str:
+    """One JSON Schema: every definition once, and a method table that refers to them."""
+    methods: dict[str, Schema] = {}
     for method in METHODS:
-        doc: Schema = {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": method.name,
+        entry: Schema = {
+            "direction": method.direction,
             "description": method.doc,
-            "x-direction": method.direction,
             "params": {"$ref": f"#/$defs/{method.params.__name__}"},
-            "$defs": defs,
         }
         if method.result is not None:
-            doc["result"] = {"$ref": f"#/$defs/{method.result.__name__}"}
-        name = f"docs/protocol/{method.area}.{method.verb}.json"
-        files[name] = json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    return files
+            entry["result"] = {"$ref": f"#/$defs/{method.result.__name__}"}
+        methods[method.name] = entry
+    doc: Schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "bonsai protocol",
+        "description": HEADER,
+        "x-version": __version__,
+        "x-methods": methods,
+        "$defs": _defs(),
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
 def _md_fields(name: str, defs: dict[str, Schema]) -> list[str]:
@@ -269,7 +276,7 @@ def markdown() -> str:
 
 
 def generate() -> dict[str, str]:
-    files = json_schemas()
+    files = {SCHEMA_PATH: json_schema()}
     files["docs/protocol.md"] = markdown()
     files["extensions/vscode/src/protocol.generated.ts"] = typescript()
     files["extensions/neovim/lua/bonsai/protocol.lua"] = lua()

@@ -227,13 +227,26 @@ class ConfigGetParams(Wire):
     workspace: str | None = None
 
 
+class LastAssembly(Wire):
+    """The newest request built for a workspace: whose, how full, what it held."""
+
+    session_id: str
+    used: int
+    usable: int
+    percent: float
+    system_parts: list[str]
+    messages: int
+    tools: list[str]
+    prefix_hash: str
+
+
 class ConfigGetResult(Wire):
     effective: dict[str, Any]
     overrides: dict[str, Any]
     path: str
     problems: list[str] = Field(default_factory=list)
     available_tools: list[str] = Field(default_factory=list)  # names valid in tools.hidden
-    last_assembly: dict[str, Any] | None = None  # the newest request built for this workspace
+    last_assembly: LastAssembly | None = None
 
 
 class ConfigChangedParams(Wire):

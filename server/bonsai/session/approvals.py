@@ -14,20 +14,18 @@ import logging
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bonsai.agent.tools.files import proposed_text
 from bonsai.protocol import models as m
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Connection, Daemon
+from bonsai.session.host import Host, Subscriber
 
 log = logging.getLogger("bonsai.approvals")
 APPROVAL_TIMEOUT_S = 600.0
 MAX_PROPOSED_CHARS = 1_000_000  # a diff editor for larger files is not worth the bytes
 
 
-def who(connection: Connection) -> str:
+def who(connection: Subscriber) -> str:
     """A client in words: "VS Code window 3", "Neovim 4", "client 5"."""
     name = connection.name or "client"
     return f"{name} window {connection.id}" if name == "VS Code" else f"{name} {connection.id}"
@@ -59,10 +57,10 @@ def _answer(future: asyncio.Future[Any]) -> bool | None:
 
 
 def resolve(
-    daemon: Daemon,
+    daemon: Host,
     params: m.ApprovalRequestParams,
     outcome: m.ApprovalOutcome,
-    winner: Connection | None,
+    winner: Subscriber | None,
 ) -> None:
     """Tell every client of the session how the approval ended."""
     at = time.time()
@@ -81,7 +79,7 @@ def resolve(
 
 
 async def ask_approval(
-    daemon: Daemon,
+    daemon: Host,
     session_id: str,
     turn_id: str,
     tool: str,
@@ -109,7 +107,7 @@ async def ask_approval(
     }
     pending = set(asked)
     outcome: m.ApprovalOutcome = "unanswered"
-    winner: Connection | None = None
+    winner: Subscriber | None = None
     try:
         while pending:
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)

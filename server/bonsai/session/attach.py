@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,10 +21,8 @@ from bonsai.protocol import models as m
 from bonsai.services.retrieval.embedder import Embedder
 from bonsai.services.store.tree import TreeStore
 from bonsai.session.history_embedder import history_embedder
+from bonsai.session.host import Host
 from bonsai.settings import Settings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.attach")
 UNIT_CHARS = 2_000
@@ -68,10 +65,10 @@ def _walk(tree: Tree) -> Iterator[tuple[TreeNode, AttachNode]]:
 class Semantic:
     """Cosine similarity through the embedding model, with vectors cached per text."""
 
-    def __init__(self, daemon: Daemon, settings: Settings) -> None:
+    def __init__(self, daemon: Host, settings: Settings) -> None:
         self.tree_texts: dict[str, str] = {}
         self.embedder = _embedder(daemon, settings)
-        self.cache: dict[str, np.ndarray] = daemon.services.setdefault("attach_vectors", {})
+        self.cache: dict[str, np.ndarray] = daemon.hub.attach_vectors
 
     def scores(self, question: str, answers: list[str]) -> dict[str, float] | None:
         if self.embedder is None:
@@ -91,7 +88,7 @@ class Semantic:
         return [self.cache[t] for t in texts]
 
 
-def _embedder(daemon: Daemon, settings: Settings) -> Embedder | None:
+def _embedder(daemon: Host, settings: Settings) -> Embedder | None:
     try:
         return history_embedder(daemon, settings)
     except Exception:
@@ -99,7 +96,7 @@ def _embedder(daemon: Daemon, settings: Settings) -> Embedder | None:
         return None
 
 
-def decisions(daemon: Daemon, settings: Settings, tree: Tree) -> dict[str, Decision]:
+def decisions(daemon: Host, settings: Settings, tree: Tree) -> dict[str, Decision]:
     """Question id → its decision against the visible nodes before it."""
     if settings.tree.attach == "off":
         return {}
@@ -140,7 +137,7 @@ def info(tree: Tree, node_id: str, decision: Decision) -> m.TreeAttachInfo:
 
 
 def apply_on_arrival(
-    daemon: Daemon, session_id: str, settings: Settings, tree: Tree, question: StoredMessage
+    daemon: Host, session_id: str, settings: Settings, tree: Tree, question: StoredMessage
 ) -> TreeOp | None:
     """``topic`` mode: record an ``attach`` op for a question that just arrived,
     unless the user chose where it goes (a fork) or it already sits there."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 from bonsai.agent.context_bridge import ContextBridge
 from bonsai.core.context import Assembly, BackgroundSummary, plan_compaction
@@ -19,20 +18,17 @@ from bonsai.core.context.background import background_action
 from bonsai.core.context.presets import effective_context
 from bonsai.domain import StoredMessage
 from bonsai.services.providers.types import ProviderError
-from bonsai.session.compaction import fast_summary
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
+from bonsai.session.fast_model import fast_summary
+from bonsai.session.host import Host
 
 log = logging.getLogger("bonsai.background")
 
 
-def _tasks(daemon: Daemon) -> dict[str, asyncio.Task[None]]:
-    tasks: dict[str, asyncio.Task[None]] = daemon.services.setdefault("background", {})
-    return tasks
+def _tasks(daemon: Host) -> dict[str, asyncio.Task[None]]:
+    return daemon.hub.background
 
 
-async def wait_if_due(daemon: Daemon, session_id: str, bridge: ContextBridge) -> None:
+async def wait_if_due(daemon: Host, session_id: str, bridge: ContextBridge) -> None:
     """At the hard fraction, a running background summary is awaited first."""
     task = _tasks(daemon).get(session_id)
     last = bridge.last
@@ -47,7 +43,7 @@ async def wait_if_due(daemon: Daemon, session_id: str, bridge: ContextBridge) ->
 
 
 def maybe_start(
-    daemon: Daemon,
+    daemon: Host,
     session_id: str,
     bridge: ContextBridge,
     assembly: Assembly,

@@ -2,48 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-from typing import TYPE_CHECKING
 
 from bonsai.core.context import Record, apply_compaction, plan_compaction
-from bonsai.domain import Message
+from bonsai.errors import InvalidParams
 from bonsai.protocol import models as m
-from bonsai.services.providers import make_provider
-from bonsai.services.providers.types import ChatRequest, ProviderError, TextDelta
+from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.turns import TurnStore
-from bonsai.settings import Settings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
+from bonsai.session.base import bridge_for, notify_ctx
+from bonsai.session.fast_model import fast_summary
+from bonsai.session.host import Host
 
 log = logging.getLogger("bonsai.compaction")
-SUMMARY_MAX_TOKENS = 2_000
-
-
-async def fast_summary(settings: Settings, prompt: str) -> str:
-    """Ask the configured fast model (or the main one) for the structured summary."""
-    providers = settings.providers
-    provider = make_provider(
-        providers, env=os.environ, model=providers.fast_model or providers.model
-    )
-    request = ChatRequest(
-        model=providers.fast_model or providers.model,
-        messages=[Message(role="user", content=prompt)],
-        max_tokens=SUMMARY_MAX_TOKENS,
-    )
-    text = ""
-    try:
-        async for event in provider.stream(request):
-            if isinstance(event, TextDelta):
-                text += event.text
-    finally:
-        with contextlib.suppress(Exception):
-            await provider.aclose()
-    if not text.strip():
-        raise ProviderError("malformed", "the fast model returned an empty summary")
-    return text
 
 
 def ctx_events(records: list[Record], note: str | None = None) -> list[m.CtxEvent]:
@@ -63,9 +33,7 @@ def ctx_events(records: list[Record], note: str | None = None) -> list[m.CtxEven
     return events
 
 
-async def compact_session(daemon: Daemon, params: m.CtxCompactParams) -> m.CtxCompactResult:
-    from bonsai.session.chat import bridge_for, notify_ctx
-
+async def compact_session(daemon: Host, params: m.CtxCompactParams) -> m.CtxCompactResult:
     sid = params.session_id
     bridge = bridge_for(daemon, sid)
     turns = TurnStore(daemon.db)
@@ -74,8 +42,6 @@ async def compact_session(daemon: Daemon, params: m.CtxCompactParams) -> m.CtxCo
     try:
         plan = plan_compaction(inp, target=params.target, mode=mode)
     except ValueError as error:
-        from bonsai.errors import InvalidParams
-
         raise InvalidParams(str(error)) from None
     if params.preview:
         return m.CtxCompactResult(

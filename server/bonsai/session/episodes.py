@@ -7,7 +7,6 @@ items the pipeline assembles, so numbers agree with the cards the model sees.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from bonsai.agent.context_bridge import to_items
 from bonsai.core.context import Assembly, Item, assemble
@@ -25,6 +24,9 @@ from bonsai.protocol import models as m
 from bonsai.services.store.history_search import HistoryHit, search_history
 from bonsai.services.store.tree import active_history
 from bonsai.services.store.turns import TurnStore
+from bonsai.session.base import bridge_for, notify_ctx
+from bonsai.session.compaction import ctx_events
+from bonsai.session.host import Host
 from bonsai.session.retrieval_view import (
     file_regions,
     question_of,
@@ -33,37 +35,32 @@ from bonsai.session.retrieval_view import (
     worth_showing,
 )
 
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
-
 SEARCH_HITS = 5  # search hits shown to the model per recall
 OFF = "episodes are turned off (BONSAI_EPISODES=0 or episodes.enabled = false)"
 
 
-def require_on(daemon: Daemon, session_id: str) -> None:
+def require_on(daemon: Host, session_id: str) -> None:
     row = daemon.store.get(session_id)
     if not daemon.settings(row.workspace).settings.episodes.enabled:
         raise InvalidParams(OFF)
 
 
-def active_items(daemon: Daemon, session_id: str) -> list[Item]:
+def active_items(daemon: Host, session_id: str) -> list[Item]:
     history = daemon.store.messages(session_id)
     return to_items(active_history(daemon.db, session_id, history))
 
 
-def session_resets(daemon: Daemon, session_id: str) -> list[int]:
+def session_resets(daemon: Host, session_id: str) -> list[int]:
     """The hard resets recorded for the session (``bonsai/session/reset``)."""
-    from bonsai.session.chat import bridge_for
-
     return resets_of(bridge_for(daemon, session_id).state())
 
 
-def session_spans(daemon: Daemon, session_id: str) -> list[Episode]:
+def session_spans(daemon: Host, session_id: str) -> list[Episode]:
     """The session's episodes on its active path, hard resets included."""
     return spans(active_items(daemon, session_id), resets=session_resets(daemon, session_id))
 
 
-def find_episode(daemon: Daemon, session_id: str, number: int) -> Episode:
+def find_episode(daemon: Host, session_id: str, number: int) -> Episode:
     try:
         return episode_by_number(
             active_items(daemon, session_id), number, session_resets(daemon, session_id)
@@ -72,7 +69,7 @@ def find_episode(daemon: Daemon, session_id: str, number: int) -> Episode:
         raise NotFound(f"session {session_id} has no episode #{number}") from None
 
 
-def recall_hits(daemon: Daemon, session_id: str, query: str, limit: int) -> list[m.RecallHit]:
+def recall_hits(daemon: Host, session_id: str, query: str, limit: int) -> list[m.RecallHit]:
     """Search hits as wire records: the whole original text, and the question it
     answered when ``retrieval.mandatory_context`` is on."""
     owner = {mid: e.number for e in session_spans(daemon, session_id) for mid in e.ids}
@@ -96,7 +93,7 @@ def recall_hits(daemon: Daemon, session_id: str, query: str, limit: int) -> list
 
 
 def _found(
-    daemon: Daemon, session_id: str, query: str, limit: int
+    daemon: Host, session_id: str, query: str, limit: int
 ) -> list[tuple[StoredMessage, HistoryHit]]:
     """The best ``limit`` hits worth showing (earlier recall pages and memory notes
     are copies or background, not history)."""
@@ -111,7 +108,7 @@ def _found(
 RecallService = Callable[..., str]
 
 
-def recall_text(daemon: Daemon, session_id: str) -> RecallService:
+def recall_text(daemon: Host, session_id: str) -> RecallService:
     """The recall tool's service: one message's exact text, a page of an episode,
     or search hits served by size with their questions and related files."""
 
@@ -128,14 +125,14 @@ def recall_text(daemon: Daemon, session_id: str) -> RecallService:
     return run
 
 
-def message_text(daemon: Daemon, session_id: str, message_id: str, cursor: int) -> str:
+def message_text(daemon: Host, session_id: str, message_id: str, cursor: int) -> str:
     stored = daemon.store.message(session_id, message_id)
     if stored is None:
         return frame(f"this session has no message {message_id!r}")
     return message_page(stored, cursor)[0]
 
 
-def search_text(daemon: Daemon, session_id: str, query: str) -> str:
+def search_text(daemon: Host, session_id: str, query: str) -> str:
     found = _found(daemon, session_id, query, SEARCH_HITS)
     if not found:
         return frame(f"no earlier messages match {query!r}")
@@ -149,16 +146,14 @@ def search_text(daemon: Daemon, session_id: str, query: str) -> str:
     return frame("\n".join(blocks))
 
 
-def current_assembly(daemon: Daemon, session_id: str) -> Assembly:
+def current_assembly(daemon: Host, session_id: str) -> Assembly:
     """What the next request of the session would be (nothing is saved)."""
-    from bonsai.session.chat import bridge_for
-
     bridge = bridge_for(daemon, session_id)
     turn = TurnStore(daemon.db).count(session_id) + 1
     return assemble(bridge.input(daemon.store.messages(session_id), turn))
 
 
-def episode_infos(daemon: Daemon, session_id: str) -> list[m.EpisodeInfo]:
+def episode_infos(daemon: Host, session_id: str) -> list[m.EpisodeInfo]:
     require_on(daemon, session_id)
     return [
         m.EpisodeInfo(
@@ -176,11 +171,8 @@ def episode_infos(daemon: Daemon, session_id: str) -> list[m.EpisodeInfo]:
     ]
 
 
-def restore(daemon: Daemon, session_id: str, number: int) -> None:
+def restore(daemon: Host, session_id: str, number: int) -> None:
     """Re-splice an archived episode; record the action; tell attached clients."""
-    from bonsai.session.chat import bridge_for, notify_ctx
-    from bonsai.session.compaction import ctx_events
-
     require_on(daemon, session_id)
     bridge = bridge_for(daemon, session_id)
     turns = TurnStore(daemon.db)

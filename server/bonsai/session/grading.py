@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict
 
@@ -25,12 +24,10 @@ from bonsai.protocol import models as m
 from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.tree import TreeStore, load_tree
 from bonsai.session.attach import is_question
-from bonsai.session.compaction import fast_summary
+from bonsai.session.fast_model import fast_summary
+from bonsai.session.host import Host
 from bonsai.session.tree_events import tree_changed
 from bonsai.settings import Settings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.reflect")
 STATE_KEY = "reflect_offers"
@@ -49,7 +46,7 @@ class Offer(m.Wire):
     grade: m.ReflectGrade
 
 
-def _failed(daemon: Daemon, session_id: str, appended: list[StoredMessage], text: str):  # type: ignore[no-untyped-def]
+def _failed(daemon: Host, session_id: str, appended: list[StoredMessage], text: str):  # type: ignore[no-untyped-def]
     """(grade, failed question) for the turn that just ended, or None."""
     asked = next((s for s in appended if s.message.role == "user" and not s.message.name), None)
     if asked is None:
@@ -64,7 +61,7 @@ def _failed(daemon: Daemon, session_id: str, appended: list[StoredMessage], text
     return (grade, previous) if previous is not None else None
 
 
-def _previous_question(daemon: Daemon, session_id: str, question_id: str) -> StoredMessage | None:
+def _previous_question(daemon: Host, session_id: str, question_id: str) -> StoredMessage | None:
     history = daemon.store.messages(session_id)
     tree = load_tree(daemon.db, session_id, history)
     path = tree.path(question_id)[:-1]
@@ -83,18 +80,18 @@ async def _write(settings: Settings, grade: grading.Grade, question: str) -> str
     return grading.reflection(grade)
 
 
-def offers(daemon: Daemon, session_id: str) -> dict[str, Offer]:
+def offers(daemon: Host, session_id: str) -> dict[str, Offer]:
     raw = daemon.store.get_state(session_id, STATE_KEY, {}) or {}
     return {k: Offer.model_validate(v) for k, v in raw.items()}
 
 
-def _save(daemon: Daemon, session_id: str, kept: dict[str, Offer]) -> None:
+def _save(daemon: Host, session_id: str, kept: dict[str, Offer]) -> None:
     recent = dict(list(kept.items())[-MAX_OFFERS:])
     daemon.store.set_state(session_id, STATE_KEY, {k: v.dump() for k, v in recent.items()})
 
 
 async def offer_after_turn(
-    daemon: Daemon,
+    daemon: Host,
     session_id: str,
     settings: Settings,
     appended: list[StoredMessage],
@@ -131,7 +128,7 @@ async def offer_after_turn(
     return offer
 
 
-def take(daemon: Daemon, session_id: str, offer_id: str) -> Offer:
+def take(daemon: Host, session_id: str, offer_id: str) -> Offer:
     """Remove an offer and return it; NotFound when it was taken or dismissed."""
     kept = offers(daemon, session_id)
     offer = kept.pop(offer_id, None)
@@ -148,7 +145,7 @@ def data_block(offer: Offer) -> str:
 
 
 def start_retry(
-    daemon: Daemon, session_id: str, offer: Offer, send: Callable[[str, str], str]
+    daemon: Host, session_id: str, offer: Offer, send: Callable[[str, str], str]
 ) -> str:
     """Fork at the failed question's parent and send the question again."""
     history = daemon.store.messages(session_id)

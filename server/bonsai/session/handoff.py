@@ -3,15 +3,11 @@ session and hand over a structured brief of where this one stands."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bonsai.core.context import Assembly
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
+from bonsai.session.host import Host
 from bonsai.settings import Settings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 SUGGESTED_KEY = "handoff_suggested"
 
@@ -52,7 +48,7 @@ def handoff_brief(title: str, history: list[StoredMessage], todos: list[dict]) -
 
 
 def maybe_suggest_handoff(
-    daemon: Daemon,
+    daemon: Host,
     session_id: str,
     settings: Settings,
     assembly: Assembly,

@@ -3,23 +3,17 @@ reinjection, the tree's attachment rule): loaded once, on first use."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bonsai.services.memory.embedding import load_embedder
 from bonsai.services.retrieval.embedder import Embedder
+from bonsai.session.host import Host
 from bonsai.settings import Settings
 
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
-KEY = "history_embedder"
-
-
-def history_embedder(daemon: Daemon, settings: Settings) -> Embedder | None:
+def history_embedder(daemon: Host, settings: Settings) -> Embedder | None:
     """The model, or None when none is available (callers fall back to lexical
     scores). Loading errors propagate: each caller says what it does without."""
-    load = daemon.services.get(KEY)
+    load = daemon.hub.embedder
     if load is None:
-        load = daemon.services[KEY] = load_embedder(daemon.home, settings.memory)
+        load = daemon.hub.embedder = load_embedder(daemon.home, settings.memory)
     embedder: Embedder | None = load.embedder
     return embedder

@@ -8,16 +8,13 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bonsai.services.memory.inject import InjectionState
 from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.watch import MemoryWatcher
 from bonsai.services.workspace import workspace_key
+from bonsai.session.host import Host
 from bonsai.session.service_pool import ServicePool
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 CountTokens = Callable[[str], int]
 
@@ -33,11 +30,11 @@ class LiveMemory:
     watcher: MemoryWatcher
 
 
-def _pool(daemon: Daemon) -> ServicePool[LiveMemory]:
+def _pool(daemon: Host) -> ServicePool[LiveMemory]:
     return daemon.pool("memory", _close)
 
 
-def memory_service(daemon: Daemon, workspace: str | None) -> MemoryService:
+def memory_service(daemon: Host, workspace: str | None) -> MemoryService:
     """The workspace's memory service, for use within one synchronous stretch on
     the loop; code that awaits while using it takes :func:`memory_lease`."""
     workspace = None if workspace is None else workspace_key(workspace)
@@ -45,14 +42,14 @@ def memory_service(daemon: Daemon, workspace: str | None) -> MemoryService:
 
 
 @contextlib.contextmanager
-def memory_lease(daemon: Daemon, workspace: str | None) -> Iterator[MemoryService]:
+def memory_lease(daemon: Host, workspace: str | None) -> Iterator[MemoryService]:
     """The workspace's memory service, kept alive (never released) until the block ends."""
     workspace = None if workspace is None else workspace_key(workspace)
     with _pool(daemon).hold(workspace, lambda: _open(daemon, workspace)) as live:
         yield live.service
 
 
-def _open(daemon: Daemon, workspace: str | None) -> LiveMemory:
+def _open(daemon: Host, workspace: str | None) -> LiveMemory:
     settings = daemon.settings(workspace).settings.memory
     ws = Path(workspace) if workspace else None
     service = MemoryService(daemon.home, ws, settings)
@@ -90,7 +87,7 @@ def _close(live: LiveMemory) -> None:
 
 
 def recall_note(
-    daemon: Daemon, session_id: str, workspace: str, user_text: str, count_tokens: CountTokens
+    daemon: Host, session_id: str, workspace: str, user_text: str, count_tokens: CountTokens
 ) -> str | None:
     """The background-data note for this user turn, each entry once per conversation."""
     service = memory_service(daemon, workspace)

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 from bonsai.core.context import ContextState
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
 from bonsai.services.memory.promotion import promote
-from bonsai.session.compaction import fast_summary
+from bonsai.session.fast_model import fast_summary
+from bonsai.session.host import Host
 from bonsai.session.memory import memory_lease
 from bonsai.settings import Settings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.promotion")
 
@@ -40,7 +37,7 @@ def span_text(history: list[StoredMessage], ids: list[str]) -> str:
 
 
 def maybe_promote(
-    daemon: Daemon,
+    daemon: Host,
     session_id: str,
     workspace: str,
     settings: Settings,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, get_args
 
 from pydantic import SecretStr
 
@@ -36,21 +36,17 @@ from bonsai.services.config import (
 )
 from bonsai.services.providers.factory import KEY_ENV, KEY_REQUIRED
 from bonsai.services.store.sessions import UnknownSession
+from bonsai.session.host import Host
 from bonsai.settings import ProviderName, Settings
 
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
-
 STATE_KEY = "client_settings"
-_SERVICE = "client_settings"
 _FIELDS = ("provider", "model", "base_url", "fast_model")
 _ENV_FOR = {dotted.split(".", 1)[1]: name for name, dotted in ENV_KEYS.items()}
 PROVIDERS: tuple[str, ...] = get_args(ProviderName)
 
 
-def _memory(daemon: Daemon) -> dict[str, m.ClientSettings]:
-    held: dict[str, m.ClientSettings] = daemon.services.setdefault(_SERVICE, {})
-    return held
+def _memory(daemon: Host) -> dict[str, m.ClientSettings]:
+    return daemon.hub.client_settings
 
 
 def check_client(client: m.ClientSettings) -> None:
@@ -63,14 +59,14 @@ def check_client(client: m.ClientSettings) -> None:
         )
 
 
-def remember(daemon: Daemon, session_id: str, client: m.ClientSettings) -> None:
+def remember(daemon: Host, session_id: str, client: m.ClientSettings) -> None:
     """Use ``client`` for this session from now on (replacing what came before)."""
     check_client(client)
     _memory(daemon)[session_id] = client
     daemon.store.set_state(session_id, STATE_KEY, client.model_dump(exclude={"api_keys"}))
 
 
-def client_of(daemon: Daemon, session_id: str) -> m.ClientSettings | None:
+def client_of(daemon: Host, session_id: str) -> m.ClientSettings | None:
     """The session's client settings: this process's copy (with keys), else the stored part."""
     held = _memory(daemon).get(session_id)
     if held is not None:
@@ -84,7 +80,7 @@ def client_of(daemon: Daemon, session_id: str) -> m.ClientSettings | None:
         return None
 
 
-def merged(daemon: Daemon, workspace: str | None, client: m.ClientSettings | None) -> Settings:
+def merged(daemon: Host, workspace: str | None, client: m.ClientSettings | None) -> Settings:
     """The settings of a session in ``workspace`` whose client sent ``client``."""
     loaded = daemon.settings(workspace)
     if client is None:
@@ -98,11 +94,11 @@ def merged(daemon: Daemon, workspace: str | None, client: m.ClientSettings | Non
     return settings
 
 
-def session_settings(daemon: Daemon, session_id: str, workspace: str) -> Settings:
+def session_settings(daemon: Host, session_id: str, workspace: str) -> Settings:
     return merged(daemon, workspace, client_of(daemon, session_id))
 
 
-def check_ready(daemon: Daemon, settings: Settings, env: Mapping[str, str]) -> None:
+def check_ready(daemon: Host, settings: Settings, env: Mapping[str, str]) -> None:
     """Raise a ``ConfigError`` naming the fix when a turn with ``settings`` cannot start."""
     providers = settings.providers
     if providers.provider not in KEY_REQUIRED:
@@ -120,7 +116,7 @@ def check_ready(daemon: Daemon, settings: Settings, env: Mapping[str, str]) -> N
 
 
 def choice(
-    daemon: Daemon,
+    daemon: Host,
     settings: Settings,
     client: m.ClientSettings | None,
     workspace: str | None,
@@ -179,7 +175,7 @@ def _key_source(
     return "missing" if name in KEY_REQUIRED else "none needed"
 
 
-def status_entries(daemon: Daemon, env: Mapping[str, str]) -> list[m.SessionProviderInfo]:
+def status_entries(daemon: Host, env: Mapping[str, str]) -> list[m.SessionProviderInfo]:
     """Every session whose client sent settings to this daemon."""
     out = []
     for session_id, client in sorted(_memory(daemon).items()):
@@ -199,5 +195,5 @@ def status_entries(daemon: Daemon, env: Mapping[str, str]) -> list[m.SessionProv
     return out
 
 
-def forget(daemon: Daemon, session_id: str) -> None:
+def forget(daemon: Host, session_id: str) -> None:
     _memory(daemon).pop(session_id, None)

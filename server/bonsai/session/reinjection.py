@@ -13,7 +13,6 @@ when no embedding model is available: a retrieval hiccup never fails a turn.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from bonsai.agent.context_bridge import auto_inject
 from bonsai.core.context.presets import effective_context
@@ -23,25 +22,23 @@ from bonsai.domain import StoredMessage
 from bonsai.services.retrieval.db import open_index
 from bonsai.services.retrieval.index import HybridIndex
 from bonsai.session.history_embedder import history_embedder
+from bonsai.session.host import Host
 from bonsai.session.retrieval_view import file_regions, render_hits, view_for, worth_showing
 from bonsai.settings import Settings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.reinjection")
 SEARCH_DEPTH = 20
 
 
-def _index(daemon: Daemon, session_id: str, settings: Settings) -> HybridIndex | None:
+def _index(daemon: Host, session_id: str, settings: Settings) -> HybridIndex | None:
     embedder = history_embedder(daemon, settings)
     if embedder is None:
         return None
-    conn = daemon.services.get("history_index")
+    conn = daemon.hub.history_index
     if conn is None:
         path = daemon.home / "index" / "history.db"
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = daemon.services["history_index"] = open_index(path)
+        conn = daemon.hub.history_index = open_index(path)
     return HybridIndex(conn, f"session:{session_id}", embedder)
 
 
@@ -54,7 +51,7 @@ def _docs(history: list[StoredMessage]) -> list[Doc]:
 
 
 def related_context(
-    daemon: Daemon, session_id: str, settings: Settings, history: list[StoredMessage], text: str
+    daemon: Host, session_id: str, settings: Settings, history: list[StoredMessage], text: str
 ) -> str | None:
     context = effective_context(settings.context)
     if not auto_inject(settings) or context.smol:

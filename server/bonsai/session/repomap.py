@@ -7,28 +7,24 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
 from bonsai.domain import StoredMessage
+from bonsai.services.providers.registry import lookup_model
 from bonsai.services.repomap.records import RepoMap
 from bonsai.services.repomap.service import RepoMapService
 from bonsai.services.workspace import workspace_key
+from bonsai.session.base import counter_for
+from bonsai.session.host import Host, Subscriber
 from bonsai.session.service_pool import ServicePool
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Connection, Daemon
 
 log = logging.getLogger("bonsai.repomap")
 
 
-def _counter(daemon: Daemon, workspace: str):  # type: ignore[no-untyped-def]
-    from bonsai.services.providers.registry import lookup_model
-    from bonsai.session.chat import counter_for
-
+def _counter(daemon: Host, workspace: str):  # type: ignore[no-untyped-def]
     providers = daemon.settings(workspace).settings.providers
     row = lookup_model(providers.model, providers.models)
     counter = counter_for(daemon, providers, row.info)
@@ -38,7 +34,7 @@ def _counter(daemon: Daemon, workspace: str):  # type: ignore[no-untyped-def]
 class BuildProgress:
     """Reports a repo-map build to clients as LSP work-done progress ($/progress)."""
 
-    def __init__(self, clients: list[Connection], title: str) -> None:
+    def __init__(self, clients: Sequence[Subscriber], title: str) -> None:
         self.clients = clients
         self.title = title
         self.token = f"bonsai-repomap-{uuid.uuid4().hex[:8]}"
@@ -74,7 +70,7 @@ class BuildProgress:
 
 @contextlib.asynccontextmanager
 async def repomap_lease(
-    daemon: Daemon, workspace: str, clients: list[Connection] | None = None
+    daemon: Host, workspace: str, clients: Sequence[Subscriber] | None = None
 ) -> AsyncIterator[RepoMapService]:
     """The workspace's repository map, built on first use (concurrent first requests
     share one build) and never released while the block runs."""
@@ -84,7 +80,7 @@ async def repomap_lease(
         yield service
 
 
-async def _build(daemon: Daemon, workspace: str, clients: list[Connection]) -> RepoMapService:
+async def _build(daemon: Host, workspace: str, clients: Sequence[Subscriber]) -> RepoMapService:
     settings = daemon.settings(workspace).settings.repomap
     cache = daemon.home / "cache" / "repomap.db"
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -120,7 +116,7 @@ def conversation_files(history: list[StoredMessage]) -> tuple[list[str], list[st
 
 
 async def map_for(
-    daemon: Daemon, workspace: str, history: list[StoredMessage], clients: list[Connection]
+    daemon: Host, workspace: str, history: list[StoredMessage], clients: Sequence[Subscriber]
 ) -> RepoMap:
     files, recent = conversation_files(history)
     users = [s.message.content for s in history if s.message.role == "user"]

@@ -15,25 +15,20 @@ another reset, changes nothing and says so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bonsai.core.context.episodes_stage import with_reset
 from bonsai.core.history.episodes import Episode
 from bonsai.errors import Conflict
 from bonsai.protocol import models as m
 from bonsai.services.store.turns import TurnStore
+from bonsai.session.base import bridge_for, notify_ctx, runtime
 from bonsai.session.episodes import current_assembly, require_on, session_spans
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
+from bonsai.session.host import Host
 
 RUNNING = "a turn is running in this session; wait for it or cancel it first, then reset"
 
 
-def reset(daemon: Daemon, session_id: str, kind: m.ResetKind) -> m.SessionResetResult:
+def reset(daemon: Host, session_id: str, kind: m.ResetKind) -> m.SessionResetResult:
     """Record a hard reset at the current end of the log; tell attached clients."""
-    from bonsai.session.chat import bridge_for, notify_ctx, runtime
-
     require_on(daemon, session_id)  # also: unknown session
     if runtime(daemon, session_id).running is not None:
         raise Conflict(RUNNING)

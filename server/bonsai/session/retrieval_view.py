@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bonsai.agent.tools.base import ToolFailure
 from bonsai.agent.tools.paths import read_confined
@@ -31,10 +30,9 @@ from bonsai.core.retrieval.long_content import Count, Limits, serve
 from bonsai.domain import StoredMessage, content_hash
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.store.tree import load_tree
+from bonsai.session.base import counter_for
+from bonsai.session.host import Host
 from bonsai.settings import RetrievalSettings, Settings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 MAX_FILE_BYTES = 2 * 1024 * 1024  # larger files are not read back
 MAX_CANDIDATES = 50  # the most recently read files considered for file regions
@@ -45,7 +43,7 @@ SKIPPED_NAMES = ("recall", "memory")  # copies of history and background notes
 class RetrievalView:
     """One session's log, tree, counter and retrieval settings, for one retrieval."""
 
-    daemon: Daemon
+    daemon: Host
     session_id: str
     settings: RetrievalSettings
     workspace: Path
@@ -65,7 +63,7 @@ class RetrievalView:
 
 
 def view_for(
-    daemon: Daemon,
+    daemon: Host,
     session_id: str,
     settings: Settings | None = None,
     history: list[StoredMessage] | None = None,
@@ -82,10 +80,8 @@ def view_for(
     )
 
 
-def session_count(daemon: Daemon, settings: Settings) -> Count:
+def session_count(daemon: Host, settings: Settings) -> Count:
     """Token counts by the session's counter (the estimator the ledger uses)."""
-    from bonsai.session.chat import counter_for
-
     providers = settings.providers
     counter = counter_for(daemon, providers, lookup_model(providers.model, providers.models).info)
     return lambda text: counter.count_text(text).tokens

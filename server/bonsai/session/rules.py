@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from bonsai.core.turn.rules import detect_rules
 from bonsai.domain import StoredMessage
@@ -18,19 +18,17 @@ from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.rules import Rule, RuleError, RuleStore, UnknownRule
 from bonsai.services.workspace import workspace_key
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Connection, Daemon
+from bonsai.session.host import Host, Subscriber
 
 log = logging.getLogger("bonsai.rules")
 Change = Literal["added", "edited", "deleted", "detected"]
 
 
-def rule_store(daemon: Daemon) -> RuleStore:
+def rule_store(daemon: Host) -> RuleStore:
     return RuleStore(daemon.db)
 
 
-def scope_workspace(daemon: Daemon, scope: m.RulesScope) -> str:
+def scope_workspace(daemon: Host, scope: m.RulesScope) -> str:
     """The workspace a request names, directly or through its session."""
     if scope.session_id is not None and scope.workspace is not None:
         raise InvalidParams("Invalid params: give sessionId or workspace, not both")
@@ -63,13 +61,13 @@ def rule_info(rule: Rule) -> m.RuleInfo:
     )
 
 
-def rule_infos(daemon: Daemon, workspace: str) -> list[m.RuleInfo]:
+def rule_infos(daemon: Host, workspace: str) -> list[m.RuleInfo]:
     return [rule_info(rule) for rule in rule_store(daemon).rules(workspace)]
 
 
-def _listeners(daemon: Daemon, workspace: str) -> list[Connection]:
+def _listeners(daemon: Host, workspace: str) -> list[Subscriber]:
     listening = []
-    for connection in list(daemon.connections.values()):
+    for connection in daemon.clients():
         for sid in list(connection.attached):
             if daemon.store.exists(sid) and workspace_key(daemon.store.get(sid).workspace) == (
                 workspace
@@ -80,7 +78,7 @@ def _listeners(daemon: Daemon, workspace: str) -> list[Connection]:
 
 
 def announce(
-    daemon: Daemon, workspace: str, change: Change, requester: Connection | None = None
+    daemon: Host, workspace: str, change: Change, requester: Subscriber | None = None
 ) -> None:
     params = m.RulesChangedParams(
         workspace=workspace, rules=rule_infos(daemon, workspace), change=change
@@ -93,7 +91,7 @@ def announce(
         connection.notify("bonsai/rules/changed", payload)
 
 
-def detect_in_user_message(daemon: Daemon, workspace: str, history: list[StoredMessage]) -> None:
+def detect_in_user_message(daemon: Host, workspace: str, history: list[StoredMessage]) -> None:
     """Rules in the newest message the user typed (not the memory note, never a
     tool result or a reply). Never fails the turn."""
     newest = history[-1] if history else None

@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bonsai.services.providers.discovery import FactsCache, ServerFacts, discover
 from bonsai.services.providers.factory import base_url_for, resolve_api_key
@@ -25,22 +25,17 @@ from bonsai.services.providers.types import (
     ToolCallDone,
 )
 from bonsai.services.providers.window import WindowFacts, resolve_window
+from bonsai.session.host import Host
 from bonsai.session.provider_choice import session_settings
 from bonsai.settings import ProviderSettings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.chat")
 NOTES_KEY = "server_notes"
 Stream = Callable[[ChatRequest], AsyncGenerator[ProviderEvent, None]]
 
 
-def facts_cache(daemon: Daemon) -> FactsCache:
-    cache = daemon.services.get("server_facts")
-    if not isinstance(cache, FactsCache):
-        cache = daemon.services["server_facts"] = FactsCache()
-    return cache
+def facts_cache(daemon: Host) -> FactsCache:
+    return daemon.hub.server_facts
 
 
 def discovers(providers: ProviderSettings) -> bool:
@@ -48,7 +43,7 @@ def discovers(providers: ProviderSettings) -> bool:
     return providers.provider == "openai-compatible" and providers.discover
 
 
-async def facts_for(daemon: Daemon, providers: ProviderSettings) -> ServerFacts | None:
+async def facts_for(daemon: Host, providers: ProviderSettings) -> ServerFacts | None:
     if not discovers(providers):
         return None
     base_url = base_url_for(providers)
@@ -68,20 +63,20 @@ async def facts_for(daemon: Daemon, providers: ProviderSettings) -> ServerFacts 
     return await facts_cache(daemon).get(base_url, providers.model, fetch)
 
 
-async def ensure_facts(daemon: Daemon, session_id: str) -> None:
+async def ensure_facts(daemon: Host, session_id: str) -> None:
     """Learn the session's server facts (cached) before a bridge is built."""
     row = daemon.store.get(session_id)
     await facts_for(daemon, session_settings(daemon, session_id, row.workspace).providers)
 
 
-def window_for(daemon: Daemon, providers: ProviderSettings) -> WindowFacts:
+def window_for(daemon: Host, providers: ProviderSettings) -> WindowFacts:
     facts = None
     if discovers(providers):
         facts = facts_cache(daemon).peek(base_url_for(providers), providers.model)
     return resolve_window(providers, facts)
 
 
-def session_notes(daemon: Daemon, session_id: str) -> list[str]:
+def session_notes(daemon: Host, session_id: str) -> list[str]:
     raw = daemon.store.get_state(session_id, NOTES_KEY, []) or []
     return [str(note) for note in raw if isinstance(note, str)]
 
@@ -102,7 +97,7 @@ def tools_note(providers: ProviderSettings, facts: ServerFacts) -> str:
 
 
 def watch_tools(
-    daemon: Daemon,
+    daemon: Host,
     session_id: str,
     providers: ProviderSettings,
     emit: Callable[[dict[str, Any]], None],
@@ -134,7 +129,7 @@ def watch_tools(
 
 
 def turn_stream(
-    daemon: Daemon,
+    daemon: Host,
     session_id: str,
     providers: ProviderSettings,
     emit: Callable[[dict[str, Any]], None],

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from bonsai.agent.tools.base import Tool
 from bonsai.domain import StoredMessage
 from bonsai.services.store.tree import load_tree
 from bonsai.session.attach import apply_on_arrival
 from bonsai.session.grading import offer_after_turn, start_retry, take
+from bonsai.session.host import Host
 from bonsai.session.tree_events import tree_changed
 from bonsai.settings import Settings
-
-if TYPE_CHECKING:
-    from bonsai.daemon.state import Daemon
 
 log = logging.getLogger("bonsai.tree")
 Note = Callable[[str], str | None]
@@ -32,7 +29,7 @@ def asks_approval(settings: Settings, tools: list[Tool]) -> bool:
 
 class TurnWatch:
     def __init__(
-        self, daemon: Daemon, session_id: str, settings: Settings, tools: list[Tool]
+        self, daemon: Host, session_id: str, settings: Settings, tools: list[Tool]
     ) -> None:
         self.daemon, self.session_id, self.settings = daemon, session_id, settings
         self.tools = tools

@@ -76,7 +76,7 @@
 ---@field path string
 ---@field problems? string[]
 ---@field availableTools? string[]
----@field lastAssembly? table<string, any>|nil
+---@field lastAssembly? bonsai.LastAssembly|nil
 
 ---@class bonsai.ConfigPresetParams
 ---@field preset? "keep"|"balanced"|"save"|nil
@@ -220,6 +220,16 @@
 ---@field sessionId string
 ---@field percent number
 ---@field handoff string
+
+---@class bonsai.LastAssembly
+---@field sessionId string
+---@field used integer
+---@field usable integer
+---@field percent number
+---@field systemParts string[]
+---@field messages integer
+---@field tools string[]
+---@field prefixHash string
 
 ---@class bonsai.MemoryAddParams
 ---@field workspace? string|nil

@@ -6,12 +6,15 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from bonsai.domain import Evidence, StoredMessage
+from bonsai.services.memory.service import MemoryService
+from bonsai.services.store.turns import ToolOutputStore
 from bonsai.settings import Settings
 
 Args = dict[str, Any]
+_S = TypeVar("_S")
 
 
 class ToolFailure(Exception):
@@ -26,6 +29,35 @@ class ToolResult:
     redacted: int = 0  # secrets the tool already replaced in ``content``
 
 
+class Recall(Protocol):
+    """The recall tool's service: a message, an episode's page, or search hits."""
+
+    def __call__(
+        self, episode: int | None, query: str | None, cursor: int, *, message: str | None = None
+    ) -> str: ...
+
+
+@dataclass
+class ToolServices:
+    """What tools call back into; the session provides them for one turn. A tool
+    whose service is missing (a bare context, as in tests) fails with a clear message."""
+
+    rename: Callable[[str], None] | None = None
+    save_todos: Callable[[list[dict[str, Any]]], None] | None = None
+    tool_outputs: ToolOutputStore | None = None
+    recall: Recall | None = None
+    memory: MemoryService | None = None
+    # a command started (pid, start time): recorded, so a crash then reads as unknown
+    process_started: Callable[[int, int | None], None] | None = None
+
+
+def need(service: _S | None, what: str) -> _S:
+    """``service``, or a ToolFailure saying this session cannot ``what``."""
+    if service is None:
+        raise ToolFailure(f"this session cannot {what}")
+    return service
+
+
 @dataclass
 class ToolContext:
     workspace: Path
@@ -33,7 +65,7 @@ class ToolContext:
     turn_id: str
     settings: Settings
     history: list[StoredMessage] = field(default_factory=list)
-    services: dict[str, Any] = field(default_factory=dict)
+    services: ToolServices = field(default_factory=ToolServices)
 
 
 Run = Callable[[ToolContext, Args], Awaitable[ToolResult]]

@@ -7,16 +7,19 @@ a ``remembered: …`` note.
 
 from __future__ import annotations
 
+import copy
+import functools
+
 from pydantic import ValidationError
 
-from bonsai.agent.tools.base import Args, Tool, ToolContext, ToolFailure, ToolResult
+from bonsai.agent.tools.base import Args, Tool, ToolContext, ToolFailure, ToolResult, need
 from bonsai.domain import Evidence
 from bonsai.services.memory.store import MemoryStoreError
 from bonsai.services.memory.write_tool import MemoryWriteArgs, tool_schema
 
 
 async def memory_write(ctx: ToolContext, args: Args) -> ToolResult:
-    service = ctx.services["memory"]
+    service = need(ctx.services.memory, "write memory")
     try:
         plan = service.write(MemoryWriteArgs.model_validate(args))
     except ValidationError as error:
@@ -28,8 +31,13 @@ async def memory_write(ctx: ToolContext, args: Args) -> ToolResult:
     return ToolResult(f"{plan.note}\n{plan.diff}", Evidence(kind="write", path=str(plan.path)))
 
 
+@functools.cache
+def _spec() -> dict[str, object]:
+    return tool_schema()  # pydantic builds the JSON Schema: once, not per request
+
+
 def memory_write_tool() -> Tool:
-    spec = tool_schema()
+    spec = copy.deepcopy(_spec())
     return Tool(
         name=str(spec["name"]),
         description=str(spec["description"]),

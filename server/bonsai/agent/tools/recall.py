@@ -9,6 +9,7 @@ from bonsai.agent.tools.base import (
     ToolFailure,
     ToolResult,
     arg_int,
+    need,
     schema,
 )
 from bonsai.core.history.pages import repeat_pointer
@@ -25,7 +26,7 @@ async def recall(ctx: ToolContext, args: Args) -> ToolResult:
     if message is None and episode is None and not (isinstance(query, str) and query.strip()):
         raise ToolFailure(ASK)
     cursor = arg_int(args, "cursor", 0) or 0
-    page = ctx.services["recall"](episode, query, cursor, message=message)
+    page = need(ctx.services.recall, "recall history")(episode, query, cursor, message=message)
     earlier = [
         s.message.content
         for s in ctx.history

@@ -10,6 +10,7 @@ from bonsai.agent.tools.base import (
     ToolResult,
     arg_int,
     arg_str,
+    need,
     schema,
 )
 from bonsai.core.turn.tool_output import page
@@ -23,7 +24,7 @@ EPISODE_ACTION = {
 
 async def set_session_title(ctx: ToolContext, args: Args) -> ToolResult:
     title = arg_str(args, "title")[:120]
-    rename = ctx.services["rename"]
+    rename = need(ctx.services.rename, "rename itself")
     rename(title)
     action = args.get("episode_action", "same_topic")
     if action not in ("new_topic", "same_topic"):
@@ -42,13 +43,13 @@ async def todo_write(ctx: ToolContext, args: Args) -> ToolResult:
         if status not in marks:
             raise ToolFailure(f"unknown status {status!r}; use pending, in_progress or completed")
         lines.append(f"{marks[status]} {todo.get('content', '')}")
-    ctx.services["save_todos"](todos)
+    need(ctx.services.save_todos, "keep a plan")(todos)
     return ToolResult("plan updated:\n" + "\n".join(lines))
 
 
 async def read_tool_output(ctx: ToolContext, args: Args) -> ToolResult:
     call_id = arg_str(args, "id")
-    full = ctx.services["tool_outputs"].get(ctx.session_id, call_id)
+    full = need(ctx.services.tool_outputs, "read stored outputs").get(ctx.session_id, call_id)
     if full is None:
         raise ToolFailure(f"no stored output for tool call {call_id!r} in this session")
     offset = max(0, arg_int(args, "offset", 0) or 0)

@@ -62,7 +62,7 @@ async def bash(ctx: ToolContext, args: Args) -> ToolResult:
         env=scrubbed_environment(os.environ),  # the daemon's provider keys stay with it
     )
     procs.started(proc.pid)
-    on_start = ctx.services.get("process_started")
+    on_start = ctx.services.process_started
     if on_start is not None:  # recorded, so a crash now reads "outcome unknown"
         on_start(proc.pid, procs.start_time(proc.pid))
     buffer = BoundedBuffer()

@@ -7,7 +7,8 @@ import os
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
 from bonsai.session import provider_choice
-from bonsai.session.chat import run_turn, runtime
+from bonsai.session.base import runtime
+from bonsai.session.chat import run_turn
 
 
 @handles("bonsai/chat/send")

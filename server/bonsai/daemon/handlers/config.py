@@ -10,7 +10,7 @@ from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams
 from bonsai.protocol import models as m
 from bonsai.services.config import project_config_path, user_config_path, write_override
-from bonsai.session.chat import tools_for
+from bonsai.session.base import tools_for
 from bonsai.settings import Settings
 
 
@@ -23,7 +23,7 @@ def _result(ctx: Ctx, workspace: str | None) -> m.ConfigGetResult:
         overrides["providers"] = {k: v for k, v in overrides["providers"].items() if k != "api_key"}
     path = project_config_path(Path(workspace)) if workspace else user_config_path(ctx.daemon.home)
     tools = [tool.name for tool in tools_for(loaded.settings, include_hidden=True)]
-    last = ctx.daemon.services.get("last_assembly", {}).get(workspace) if workspace else None
+    last = ctx.daemon.hub.last_assembly.get(workspace) if workspace else None
     return m.ConfigGetResult(
         effective=effective,
         overrides=overrides,
@@ -34,7 +34,7 @@ def _result(ctx: Ctx, workspace: str | None) -> m.ConfigGetResult:
     )
 
 
-@handles("bonsai/config/get")
+@handles("bonsai/config/get", read_only=True)
 async def get(ctx: Ctx, params: m.ConfigGetParams) -> m.ConfigGetResult:
     return _result(ctx, params.workspace)
 

@@ -10,26 +10,26 @@ from bonsai.core.context import Assembly, apply_action, assemble, node_text
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
-from bonsai.services.providers.anthropic_body import build_anthropic_body
-from bonsai.services.providers.openai_body import build_openai_body
+from bonsai.services.providers.factory import request_body
 from bonsai.services.store.turns import TurnStore
-from bonsai.session.chat import bridge_for, notify_ctx
+from bonsai.session.base import bridge_for, notify_ctx
 from bonsai.session.compaction import compact_session
+from bonsai.session.host import Host
 from bonsai.session.server_facts import ensure_facts, ledger_notes, session_notes
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
 
 
-def _current(ctx: Ctx, session_id: str) -> tuple[ContextBridge, Assembly, int]:
-    bridge = bridge_for(ctx.daemon, session_id)  # model facts: learnt by ensure_facts
-    turn = TurnStore(ctx.daemon.db).count(session_id) + 1
-    history = ctx.daemon.store.messages(session_id)
+def _current(host: Host, session_id: str) -> tuple[ContextBridge, Assembly, int]:
+    bridge = bridge_for(host, session_id)  # model facts: learnt by ensure_facts
+    turn = TurnStore(host.db).count(session_id) + 1
+    history = host.store.messages(session_id)
     assembly = assemble(bridge.input(history, turn))
     return bridge, assembly, turn
 
 
-def totals(ctx: Ctx, session_id: str, bridge: ContextBridge, assembly: Assembly) -> m.CtxTotals:
-    last = ctx.daemon.store.get_state(session_id, "last_usage", {}) or {}
+def totals(host: Host, session_id: str, bridge: ContextBridge, assembly: Assembly) -> m.CtxTotals:
+    last = host.store.get_state(session_id, "last_usage", {}) or {}
     snapshot = bridge.counter.calibration()
     t = assembly.totals
     # window and reserve as the model states them; usable and used in estimate units
@@ -46,27 +46,24 @@ def totals(ctx: Ctx, session_id: str, bridge: ContextBridge, assembly: Assembly)
         confidence=t.confidence,
         calibration_factor=snapshot.factor if snapshot else 1.0,
         window_source=bridge.window.window_source if bridge.window else "",
-        window_notes=ledger_notes(bridge.window, session_notes(ctx.daemon, session_id)),
+        window_notes=ledger_notes(bridge.window, session_notes(host, session_id)),
         billed_reported=bool(last.get("reported", True)),
     )
 
 
 def _wire(bridge: ContextBridge, assembly: Assembly) -> dict[str, Any]:
     request = to_chat_request(assembly, bridge.model, bridge.model_info.max_output)
-    if bridge.model_info.family == "anthropic":
-        body = build_anthropic_body(request)
-        return {
-            "system": body.get("system", []),
-            "messages": body["messages"],
-            "tools": body.get("tools", []),
-        }
-    body = build_openai_body(request, "openai")
-    return {"system": [], "messages": body["messages"], "tools": body.get("tools", [])}
+    body = request_body(bridge.settings.providers, request)  # as the provider builds it
+    return {
+        "system": body.get("system", []),  # Anthropic's; OpenAI's is the first message
+        "messages": body["messages"],
+        "tools": body.get("tools", []),
+    }
 
 
-def _turns(ctx: Ctx, session_id: str) -> list[m.CtxTurn]:
+def _turns(host: Host, session_id: str) -> list[m.CtxTurn]:
     out = []
-    for row in TurnStore(ctx.daemon.db).list(session_id):
+    for row in TurnStore(host.db).list(session_id):
         usage = row.usage or {}
         events = [m.CtxEvent.model_validate(e) for e in row.events if isinstance(e, dict)]
         out.append(
@@ -89,12 +86,17 @@ def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
     raise NotFound(f"no ledger node {node_id!r}")
 
 
-@handles("bonsai/ctx/get")
+@handles("bonsai/ctx/get", read_only=True)
 async def get(ctx: Ctx, params: m.CtxGetParams) -> m.CtxGetResult:
-    await ensure_facts(ctx.daemon, params.session_id)
-    bridge, assembly, _ = _current(ctx, params.session_id)
+    await ensure_facts(ctx.daemon, params.session_id)  # on the loop: it may ask the server
+    key = f"ctx/get:{params.view}"
+    return await ctx.daemon.views.run(ctx.daemon, params.session_id, lambda h: _get(h, params), key)
+
+
+def _get(host: Host, params: m.CtxGetParams) -> m.CtxGetResult:
+    bridge, assembly, _ = _current(host, params.session_id)
     result = m.CtxGetResult(
-        view=params.view, totals=totals(ctx, params.session_id, bridge, assembly)
+        view=params.view, totals=totals(host, params.session_id, bridge, assembly)
     )
     if params.view == "wire":
         wire = _wire(bridge, assembly)
@@ -106,15 +108,19 @@ async def get(ctx: Ctx, params: m.CtxGetParams) -> m.CtxGetResult:
         return result
     result.nodes = [m.CtxNode.model_validate(row.model_dump()) for row in assembly.ledger]
     if params.view == "turns":
-        result.turns = _turns(ctx, params.session_id)
+        result.turns = _turns(host, params.session_id)
     return result
 
 
-@handles("bonsai/ctx/text")
+@handles("bonsai/ctx/text", read_only=True)
 async def text(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxTextResult:
-    bridge = bridge_for(ctx.daemon, params.session_id)
-    history = ctx.daemon.store.messages(params.session_id)
-    inp = bridge.input(history, TurnStore(ctx.daemon.db).count(params.session_id) + 1)
+    return await ctx.daemon.views.run(ctx.daemon, params.session_id, lambda h: _text(h, params))
+
+
+def _text(host: Host, params: m.CtxNodeParams) -> m.CtxTextResult:
+    bridge = bridge_for(host, params.session_id)
+    history = host.store.messages(params.session_id)
+    inp = bridge.input(history, TurnStore(host.db).count(params.session_id) + 1)
     try:
         return m.CtxTextResult(text=node_text(inp, params.node_id))
     except KeyError:
@@ -123,7 +129,7 @@ async def text(ctx: Ctx, params: m.CtxNodeParams) -> m.CtxTextResult:
 
 async def _act(ctx: Ctx, params: m.CtxNodeParams, action: Action) -> m.CtxNodeResult:
     daemon, sid = ctx.daemon, params.session_id
-    bridge, _, turn = _current(ctx, sid)
+    bridge, _, turn = _current(daemon, sid)
     inp = bridge.input(daemon.store.messages(sid), turn)
     try:
         state, record = apply_action(inp.state, inp.items, params.node_id, action, turn)

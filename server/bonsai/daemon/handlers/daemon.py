@@ -11,7 +11,7 @@ from bonsai.protocol import models as m
 from bonsai.session import provider_choice
 
 
-@handles("bonsai/daemon/status")
+@handles("bonsai/daemon/status", read_only=True)
 async def status(ctx: Ctx, _: m.Empty) -> m.DaemonStatusResult:
     daemon = ctx.daemon
     return m.DaemonStatusResult(

@@ -15,9 +15,11 @@ from bonsai.session.episodes import (
 from bonsai.session.resets import reset
 
 
-@handles("bonsai/episodes/list")
+@handles("bonsai/episodes/list", read_only=True)
 async def list_(ctx: Ctx, params: m.SessionRef) -> m.EpisodesListResult:
-    return m.EpisodesListResult(episodes=episode_infos(ctx.daemon, params.session_id))
+    sid = params.session_id
+    infos = await ctx.daemon.views.run(ctx.daemon, sid, lambda host: episode_infos(host, sid))
+    return m.EpisodesListResult(episodes=infos)
 
 
 @handles("bonsai/episodes/restore")
@@ -26,7 +28,7 @@ async def restore_(ctx: Ctx, params: m.EpisodeRef) -> m.Empty:
     return m.Empty()
 
 
-@handles("bonsai/episodes/recall")
+@handles("bonsai/episodes/recall", read_only=True)
 async def recall(ctx: Ctx, params: m.EpisodesRecallParams) -> m.EpisodesRecallResult:
     check_recall_params(params)
     daemon, sid = ctx.daemon, params.session_id

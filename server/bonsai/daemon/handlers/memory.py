@@ -34,7 +34,7 @@ async def _guard(call: Callable[[], Awaitable[T]]) -> T:
         raise (NotFound(text) if "no memory entry" in text else InvalidParams(text)) from None
 
 
-@handles("bonsai/memory/list")
+@handles("bonsai/memory/list", read_only=True)
 async def list_(ctx: Ctx, params: m.MemoryScope) -> m.MemoryListResult:
     service = memory_service(ctx.daemon, params.workspace)
     status = service.status()
@@ -46,7 +46,7 @@ async def list_(ctx: Ctx, params: m.MemoryScope) -> m.MemoryListResult:
     )
 
 
-@handles("bonsai/memory/get")
+@handles("bonsai/memory/get", read_only=True)
 async def get(ctx: Ctx, params: m.MemoryNameParams) -> m.MemoryGetResult:
     async def run() -> m.MemoryGetResult:
         entry = memory_service(ctx.daemon, params.workspace).get(params.name)
@@ -93,7 +93,7 @@ async def set_enabled(ctx: Ctx, params: m.MemorySetEnabledParams) -> m.Empty:
     return await _guard(run)
 
 
-@handles("bonsai/memory/search")
+@handles("bonsai/memory/search", read_only=True)
 async def search(ctx: Ctx, params: m.MemorySearchParams) -> m.MemorySearchResult:
     result = memory_service(ctx.daemon, params.workspace).search(params.query, params.limit)
     hits: list[Any] = [

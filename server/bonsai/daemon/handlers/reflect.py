@@ -5,7 +5,8 @@ from __future__ import annotations
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import Conflict
 from bonsai.protocol import models as m
-from bonsai.session.chat import runtime, send_turn
+from bonsai.session.base import runtime
+from bonsai.session.chat import send_turn
 from bonsai.session.grading import start_retry, take
 
 

@@ -14,7 +14,7 @@ from bonsai.session.rules import (
 )
 
 
-@handles("bonsai/rules/list")
+@handles("bonsai/rules/list", read_only=True)
 async def list_(ctx: Ctx, params: m.RulesScope) -> m.RulesListResult:
     workspace = scope_workspace(ctx.daemon, params)
     return m.RulesListResult(workspace=workspace, rules=rule_infos(ctx.daemon, workspace))

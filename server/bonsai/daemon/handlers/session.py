@@ -15,7 +15,7 @@ from bonsai.services.replay.store_import import store_imported
 from bonsai.services.store.fork import fork_session
 from bonsai.services.store.tree import load_tree
 from bonsai.session import provider_choice
-from bonsai.session.chat import bridge_for
+from bonsai.session.base import bridge_for
 from bonsai.session.convert import session_info, wire_message
 
 
@@ -50,7 +50,7 @@ async def fork(ctx: Ctx, params: m.SessionForkParams) -> m.SessionForkResult:
     return m.SessionForkResult(session=session_info(forked.session))
 
 
-@handles("bonsai/session/list")
+@handles("bonsai/session/list", read_only=True)
 async def list_(ctx: Ctx, params: m.SessionListParams) -> m.SessionListResult:
     rows = ctx.daemon.store.list_sessions(params.workspace)
     return m.SessionListResult(sessions=[session_info(r) for r in rows])
@@ -63,7 +63,7 @@ async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     messages = [wire_message(s) for s in store.messages(params.session_id)]
     ctx.connection.attached.add(params.session_id)
     # catch up with the running turn; same loop step, so nothing is missed or doubled
-    running = ctx.daemon.services.get("runtimes", {}).get(params.session_id)
+    running = ctx.daemon.hub.runtimes.get(params.session_id)
     for event in running.catch_up() if running is not None else []:
         ctx.connection.notify("bonsai/chat/event", event)
     return m.SessionAttachResult(session=session_info(row), messages=messages)
@@ -88,8 +88,8 @@ async def rename(ctx: Ctx, params: m.SessionRenameParams) -> m.Empty:
 async def delete(ctx: Ctx, params: m.SessionRef) -> m.Empty:
     daemon = ctx.daemon
     daemon.store.delete(params.session_id)
-    for cache in ("memos", "runtimes", "client_settings"):
-        daemon.services.get(cache, {}).pop(params.session_id, None)
+    daemon.hub.forget(params.session_id)
+    daemon.views.forget(params.session_id)
     event = m.SessionEventParams(session_id=params.session_id, kind="deleted")
     daemon.broadcast(params.session_id, "bonsai/session/event", event)
     for connection in daemon.subscribers(params.session_id):

@@ -22,7 +22,7 @@ from bonsai.errors import Conflict, InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.store.tree import TreeStore, load_tree
 from bonsai.session.attach import decisions, info
-from bonsai.session.chat import bridge_for, runtime
+from bonsai.session.base import bridge_for, runtime
 from bonsai.session.tree_events import tree_changed
 
 
@@ -110,7 +110,7 @@ async def _operate(ctx: Ctx, params: m.TreeNodeParams, kind: OpKind) -> m.TreeGe
     return tree_result(daemon, sid, _tree(daemon, sid))
 
 
-@handles("bonsai/tree/get")
+@handles("bonsai/tree/get", read_only=True)
 async def get(ctx: Ctx, params: m.SessionRef) -> m.TreeGetResult:
     return tree_result(ctx.daemon, params.session_id, _tree(ctx.daemon, params.session_id))
 
@@ -145,7 +145,7 @@ def _side(tree: Tree, leaf: str, own: list[str], tokens: dict[str, int]) -> m.Tr
     )
 
 
-@handles("bonsai/tree/compare")
+@handles("bonsai/tree/compare", read_only=True)
 async def compare_(ctx: Ctx, params: m.TreeCompareParams) -> m.TreeCompareResult:
     daemon, sid = ctx.daemon, params.session_id
     tree = _tree(daemon, sid)

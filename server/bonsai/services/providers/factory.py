@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from bonsai.services.providers.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
 from bonsai.services.providers.anthropic import AnthropicProvider
-from bonsai.services.providers.openai_body import Flavour
+from bonsai.services.providers.anthropic_body import build_anthropic_body
+from bonsai.services.providers.openai_body import Flavour, build_openai_body
 from bonsai.services.providers.openai_chat import DEFAULT_BASE_URLS, OpenAIChatProvider
 from bonsai.services.providers.registry import lookup_model
 from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep
 from bonsai.services.providers.transport import TransportOptions, real_sleep
-from bonsai.services.providers.types import Provider, ProviderError
+from bonsai.services.providers.types import ChatRequest, Provider, ProviderError
 from bonsai.services.redaction import register
 from bonsai.settings import ProviderSettings
 
@@ -66,6 +68,14 @@ def base_url_for(settings: ProviderSettings) -> str:
     if settings.provider == "sim":
         return SIM_BASE_URL
     return DEFAULT_BASE_URLS[settings.provider]
+
+
+def request_body(settings: ProviderSettings, req: ChatRequest) -> dict[str, Any]:
+    """The JSON body the provider ``make_provider(settings)`` sends for ``req``
+    (the same builders, chosen the same way): what the ledger's wire view shows."""
+    if settings.provider == "anthropic":
+        return build_anthropic_body(req)
+    return build_openai_body(req, FLAVOURS[settings.provider])
 
 
 def make_provider(

@@ -1,0 +1,1 @@
+"""Developer checks run by ``./run lint`` (not imported by the daemon)."""

@@ -1,0 +1,148 @@
+"""The bottom of the session package: what every session module uses.
+
+A session's runtime (its turn queue and event stream), the token counter per
+model, the session's tools, the context bridge over its log, and the
+``bonsai/ctx/changed`` notification with the newest assembly kept for
+``bonsai/config/get``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from bonsai.agent.context_bridge import ContextBridge
+from bonsai.agent.runtime import SessionRuntime
+from bonsai.agent.tools import recall
+from bonsai.agent.tools.base import Tool
+from bonsai.agent.tools.memory_write import memory_write_tool
+from bonsai.agent.tools.registry import builtin_tools, session_tools, validate_hidden
+from bonsai.core.context import Assembly, AssemblyMemo
+from bonsai.core.context.presets import effective_context
+from bonsai.protocol import models as m
+from bonsai.services.providers import make_provider, resolve_api_key
+from bonsai.services.providers.types import ProviderError
+from bonsai.services.tokens import TokenCounter, estimator_for
+from bonsai.session.fast_model import fast_summary
+from bonsai.session.host import Host
+from bonsai.session.provider_choice import session_settings
+from bonsai.session.server_facts import window_for
+from bonsai.settings import ProviderSettings, Settings
+
+log = logging.getLogger("bonsai.chat")
+
+
+def runtime(daemon: Host, session_id: str) -> SessionRuntime:
+    runtimes = daemon.hub.runtimes
+    existing = runtimes.get(session_id)
+    if existing is None:
+
+        def publish(event: dict[str, Any]) -> None:
+            daemon.broadcast(
+                session_id, "bonsai/chat/event", m.ChatEventParams.model_validate(event)
+            )
+
+        existing = runtimes[session_id] = SessionRuntime(session_id, publish)
+    return existing
+
+
+def counter_for(daemon: Host, providers: ProviderSettings, info: Any) -> TokenCounter:
+    """One counter per model (its count cache and calibration live across sessions).
+    Anthropic models count through the count_tokens API when a key is configured."""
+    counters = daemon.hub.counters
+    model = providers.model
+    if model not in counters:
+        api = None
+        if info.family == "anthropic" and resolve_api_key(providers, os.environ):
+            provider = make_provider(providers, env=os.environ)
+            api = getattr(provider, "count_tokens_body", None)
+        counters[model] = estimator_for(
+            info,
+            cache_dir=daemon.home / "cache" / "tiktoken",
+            tokenizer_path=None,
+            model=model,
+            count_tokens_api=api,
+        )
+    return counters[model]
+
+
+def tools_for(settings: Settings, *, include_hidden: bool = False) -> list[Tool]:
+    """The session's tools: recall only with episodes on (off: byte-identical list).
+
+    The pipeline gets the list with hidden tools still in it (it hides them and
+    shows that in the ledger); execution gets the list without them."""
+    extra = [recall.TOOL] if settings.episodes.enabled else []
+    if settings.memory.enabled:
+        extra.append(memory_write_tool())
+    hidden = [] if include_hidden else settings.tools.hidden
+    validate_hidden(settings.tools.hidden, [*builtin_tools(), *extra])
+    return session_tools(hidden, effective_context(settings.context).smol, extra)
+
+
+def _summarizer(settings: Settings) -> Callable[[str], Awaitable[str | None]] | None:
+    """The fast model for tier-2 summaries; None when summaries are deterministic."""
+    context = effective_context(settings.context)
+    if context.summary_mode != "provider" or context.smol:
+        return None
+
+    async def summarize(prompt: str) -> str | None:
+        try:
+            return await fast_summary(settings, prompt)
+        except (ProviderError, OSError) as error:
+            log.warning("fast-model summary failed (%s); using the deterministic one", error)
+            return None
+
+    return summarize
+
+
+def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
+    row = daemon.store.get(session_id)
+    settings = session_settings(daemon, session_id, row.workspace)
+    providers = settings.providers
+    window = window_for(daemon, providers)  # registry row + what the server said
+    tools = tools_for(settings, include_hidden=True)
+    peers = [f"client {c.id} ({c.kind})" for c in daemon.subscribers(session_id)]
+    memos = daemon.hub.memos
+    return ContextBridge(
+        memo=memos.setdefault(session_id, AssemblyMemo()),
+        summarize=_summarizer(settings),
+        store=daemon.store,
+        session_id=session_id,
+        workspace=Path(row.workspace),
+        settings=settings,
+        model=providers.model,
+        model_info=window.info,
+        window=window,
+        counter=counter_for(daemon, providers, window.info),
+        tools=[t.spec() for t in tools],
+        repomap_text=daemon.hub.repomap_text.get(session_id) if settings.repomap.enabled else None,
+        peers=peers,
+    )
+
+
+def notify_ctx(
+    daemon: Host, session_id: str, assembly: Assembly, events: list[m.CtxEvent] | None = None
+) -> None:
+    totals = assembly.totals
+    workspace = daemon.store.get(session_id).workspace
+    daemon.hub.last_assembly[workspace] = m.LastAssembly(
+        session_id=session_id,
+        used=totals.used,
+        usable=totals.usable,
+        percent=round(totals.percent, 2),
+        system_parts=[part.id for part in assembly.system],
+        messages=len(assembly.messages),
+        tools=[tool["name"] for tool in assembly.tools],
+        prefix_hash=assembly.prefix_hash,
+    )
+    params = m.CtxChangedParams(
+        session_id=session_id,
+        percent=round(totals.percent, 2),
+        used=totals.used,
+        usable=totals.usable,
+        events=events or None,
+    )
+    daemon.broadcast(session_id, "bonsai/ctx/changed", params)

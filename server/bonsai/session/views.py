@@ -1,0 +1,175 @@
+"""Read-only views off the event loop.
+
+A view (the ledger, the wire and turns views, a node's text) is computed on
+one worker thread over its own database connection, inside one read
+transaction: an immutable snapshot of the log, never blocking the loop that
+streams turns. The view sees what was committed before the request arrived.
+
+A view asked for with a ``key`` is kept and served again while nothing it
+derives from has moved: the session's and the global write versions
+(:mod:`bonsai.session.versions`), the settings in force, the repository map
+and the attached clients; and for at most ``FRESH_S`` (files on disk, such as
+steering files, are read again after that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import apsw
+
+from bonsai.core.context import AssemblyMemo
+from bonsai.protocol.models import Wire
+from bonsai.services.config import LoadedSettings
+from bonsai.services.store.sessions import SessionStore
+from bonsai.session import versions
+from bonsai.session.host import Host, Subscriber
+from bonsai.session.hub import SessionHub
+from bonsai.session.service_pool import ServicePool
+
+T = TypeVar("T")
+BUSY_TIMEOUT_MS = 5_000
+FRESH_S = 1.0
+
+
+@dataclass
+class _Kept:
+    stamp: tuple[Any, ...]
+    settings: LoadedSettings
+    at: float
+    value: Any
+
+
+class ViewMutates(RuntimeError):
+    """A read-only view tried to notify clients or lease a service."""
+
+
+@dataclass
+class ReadHost:
+    """The daemon as a view sees it: the worker's connection, a copy of the hub's
+    per-session state taken on the loop, the subscribers as they were. Nothing
+    can be broadcast or leased from here."""
+
+    home: Path
+    db: apsw.Connection
+    store: SessionStore
+    hub: SessionHub
+    _settings: Callable[[str | None], LoadedSettings]
+    _subscribers: dict[str, list[Subscriber]]
+
+    def settings(self, workspace: str | None = None) -> LoadedSettings:
+        return self._settings(workspace)
+
+    def pool(self, kind: str, close: Callable[[Any], None]) -> ServicePool[Any]:
+        raise ViewMutates(f"a read-only view cannot lease the {kind} service")
+
+    def broadcast(self, session_id: str, method: str, params: Wire) -> None:
+        raise ViewMutates(f"a read-only view cannot send {method}")
+
+    def broadcast_all(self, method: str, params: Wire) -> None:
+        raise ViewMutates(f"a read-only view cannot send {method}")
+
+    def subscribers(self, session_id: str) -> Sequence[Subscriber]:
+        return self._subscribers.get(session_id, [])
+
+    def clients(self) -> Sequence[Subscriber]:
+        return [c for group in self._subscribers.values() for c in group]
+
+
+class ViewWorker:
+    """One thread, one connection (opened there on first use), one snapshot per view."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        self._pool: ThreadPoolExecutor | None = None
+        self._local = threading.local()
+        self._memos: dict[str, AssemblyMemo] = {}  # the worker's own: memos are not thread-safe
+        self._kept: dict[tuple[str, str], _Kept] = {}
+
+    async def run(
+        self, host: Host, session_id: str, view: Callable[[Host], T], key: str | None = None
+    ) -> T:
+        """``view(read_host)`` on the worker; the hub state it needs is copied here, on the loop.
+        With a ``key``, a view still true is served as kept, without recomputing it."""
+        if key is None:
+            return await self._compute(host, session_id, view)
+        settings = host.settings(host.store.get(session_id).workspace)
+        stamp = (
+            versions.version(host.db, session_id),
+            host.hub.repomap_text.get(session_id),
+            tuple(sorted(c.id for c in host.subscribers(session_id))),
+        )
+        kept = self._kept.get((session_id, key))
+        now = time.monotonic()
+        if (
+            kept is not None
+            and kept.stamp == stamp
+            and kept.settings is settings
+            and now - kept.at < FRESH_S
+        ):
+            return cast(T, kept.value)
+        value = await self._compute(host, session_id, view)
+        self._kept[(session_id, key)] = _Kept(stamp, settings, now, value)
+        return value
+
+    async def _compute(self, host: Host, session_id: str, view: Callable[[Host], T]) -> T:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="bonsai-views")
+        # the hub as it is now; the worker's own memos (they are not thread-safe); the
+        # counters and the server facts are shared (their caches take locks)
+        hub = dataclasses.replace(
+            host.hub,
+            memos=self._memos,
+            repomap_text=dict(host.hub.repomap_text),
+            client_settings=dict(host.hub.client_settings),
+        )
+        subscribers = {session_id: list(host.subscribers(session_id))}
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self._snapshot, host, hub, subscribers, view)
+
+    def _snapshot(
+        self,
+        host: Host,
+        hub: SessionHub,
+        subscribers: dict[str, list[Subscriber]],
+        view: Callable[[Host], T],
+    ) -> T:
+        conn = self._connection()
+        read = ReadHost(host.home, conn, SessionStore(conn), hub, host.settings, subscribers)
+        with conn:  # one transaction: every read of this view sees the same log
+            result = view(read)
+        return result
+
+    def _connection(self) -> apsw.Connection:
+        conn: apsw.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = apsw.Connection(str(self.db_path), flags=apsw.SQLITE_OPEN_READWRITE)
+            conn.setbusytimeout(BUSY_TIMEOUT_MS)
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._local.conn = conn
+        return conn
+
+    def forget(self, session_id: str) -> None:
+        self._memos.pop(session_id, None)
+        for kept in [k for k in self._kept if k[0] == session_id]:
+            del self._kept[kept]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.submit(self._close_connection).result(timeout=30)
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def _close_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
