@@ -5,7 +5,9 @@ callable; no I/O. The output depends only on the *set* of included entries, so
 identical inputs give byte-identical text and a re-ranking that keeps the same
 entries keeps the same bytes (the map sits in the cacheable prompt prefix).
 
-Format, one block per file in path order::
+Format, one block per file in path order (or the given order: the service
+puts the best-ranked file first, so the same entries keep the same bytes
+while the files' ranking keeps its order)::
 
     pkg/module.py:
     │class Parser:
@@ -19,7 +21,7 @@ file included without definitions is a bare path line.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 MAX_LINE_CHARS = 100
 GUTTER = "│"
@@ -50,15 +52,16 @@ def _clip(line: str) -> str:
     return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
 
 
-def render_entries(entries: Sequence[MapEntry]) -> str:
-    """Render entries grouped by file (paths sorted, tags by line, deduplicated)."""
+def render_entries(entries: Sequence[MapEntry], order: Callable[[str], Any] | None = None) -> str:
+    """Render entries grouped by file (tags by line, deduplicated); files in
+    path order, or sorted by ``order(path)`` (the service passes the ranking)."""
     by_path: dict[str, set[MapTag]] = {}
     for entry in entries:
         tags = by_path.setdefault(entry.path, set())
         if entry.tag is not None:
             tags.add(entry.tag)
     lines: list[str] = []
-    for path in sorted(by_path):
+    for path in sorted(by_path, key=order):
         tags = by_path[path]
         if not tags:
             lines.append(_clip(path))
@@ -73,6 +76,7 @@ def fit_entries(
     entries: Sequence[MapEntry],
     budget: int,
     count_tokens: Callable[[str], int],
+    order: Callable[[str], Any] | None = None,
 ) -> FittedMap:
     """Largest prefix of ``entries`` whose rendering costs at most ``budget`` tokens.
 
@@ -86,7 +90,7 @@ def fit_entries(
 
     def cost(k: int) -> int:
         if k not in cache:
-            text = render_entries(entries[:k])
+            text = render_entries(entries[:k], order)
             cache[k] = (text, count_tokens(text))
         return cache[k][1]
 

@@ -114,6 +114,17 @@ def patch_core(
 ) -> GraphCore:
     """The core after ``edited`` files (changed or new) got these tags and
     ``removed`` files left the map. ``file_index``: of ``core.files``."""
+    return patch_core_names(core, edited, removed, file_index)[0]
+
+
+def patch_core_names(
+    core: GraphCore,
+    edited: Mapping[str, FileTags],
+    removed: Collection[str] = (),
+    file_index: Mapping[str, int] | None = None,
+) -> tuple[GraphCore, list[str]]:
+    """``patch_core`` and the names it added to the name list (sorted), so the
+    caller's name indexes grow by those alone."""
     if file_index is None:
         file_index = {p: i for i, p in enumerate(core.files)}
     segments = {p: file_segments(ft) for p, ft in edited.items()}
@@ -142,7 +153,7 @@ def patch_core(
     def_offsets, (def_names, def_lines) = _splice(
         core.def_offsets, [core.def_names, core.def_lines], runs, defs
     )
-    return core._replace(
+    patched = core._replace(
         files=files,
         ref_offsets=ref_offsets,
         ref_names=ref_names,
@@ -151,3 +162,4 @@ def patch_core(
         def_names=def_names,
         def_lines=def_lines,
     )
+    return patched, sorted(fresh)

@@ -8,14 +8,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from bonsai.core.repomap.render import FittedMap, MapEntry
 from bonsai.services.repomap.cache import TagCache
 from bonsai.services.repomap.graph import RepoGraph, build_graph
-from bonsai.services.repomap.graph_patch import patch_core
+from bonsai.services.repomap.graph_patch import patch_core_names
 from bonsai.services.repomap.graph_store import (
     Snapshot,
     SnapshotError,
@@ -42,7 +42,11 @@ GraphOrigin = Literal["none", "built", "loaded", "patched"]
 
 class Fit(Protocol):
     def __call__(
-        self, entries: Sequence[MapEntry], budget: int, count_tokens: Callable[[str], int]
+        self,
+        entries: Sequence[MapEntry],
+        budget: int,
+        count_tokens: Callable[[str], int],
+        order: Callable[[str], Any] | None = None,
     ) -> FittedMap: ...
 
 
@@ -131,7 +135,9 @@ class MapState:
         if self.graph is not None and (self.pending or self.removed):
             edited = {p: self.tags[p] for p in sorted(self.pending)}
             index = self.graph.file_index
-            patched = patch_core(self.graph.core, edited, self.removed, index)
+            before = self.graph.core.names
+            patched, fresh = patch_core_names(self.graph.core, edited, self.removed, index)
+            self._grow_word_parts(before, patched.names, fresh)
             same_files = patched.files is self.graph.files
             self.graph = RepoGraph(patched, self.tags, index if same_files else None)
             self.pending, self.removed = set(), set()
@@ -157,16 +163,22 @@ class MapState:
         return self._path_index[1]
 
     def word_parts(self, graph: RepoGraph) -> WordParts:
-        """Every known name, searchable by part, made on the first mention; an
-        edit that brings new names (a new name list) adds just those."""
+        """Every known name, searchable by part, made on the first mention and
+        grown by the names each patch adds (``_grow_word_parts``); a graph built
+        or loaded afresh gets a fresh one."""
         names = graph.core.names
-        if self._word_parts is None:
+        if self._word_parts is None or self._word_parts[0] is not names:
             self._word_parts = (names, WordParts(names))
-        elif self._word_parts[0] is not names:
-            old, parts = self._word_parts
-            parts.add(sorted(set(names).difference(old)))
-            self._word_parts = (names, parts)
         return self._word_parts[1]
+
+    def _grow_word_parts(self, before: list[str], after: list[str], fresh: list[str]) -> None:
+        """A patch turned name list ``before`` into ``after`` by adding ``fresh``:
+        the word parts follow at the cost of what was added (names are never
+        dropped by a patch; ranking asks ``defined`` for the live ones)."""
+        if self._word_parts is not None and self._word_parts[0] is before:
+            if fresh:
+                self._word_parts[1].add(fresh)
+            self._word_parts = (after, self._word_parts[1])
 
     # -- the persisted graph ------------------------------------------------
 
@@ -246,7 +258,7 @@ class MapState:
                 reason=decision.reason,
             )
         entries = ranked.entries(4 * budget + ENTRY_SLACK)
-        fitted = fit(entries, budget, count_tokens)
+        fitted = fit(entries, budget, count_tokens, lambda p: (-rank_of[p], p))
         files = map_files(ranked, fitted.entries)
         shown = [f.path for f in files]
         self.previous = RenderState(
