@@ -1,19 +1,28 @@
-"""The context cascade over recorded sessions: each preset beside two baselines.
+"""The context cascade beside published policies, on recorded sessions, priced per provider.
 
-Replays every recording of a folder (default ../shared/trajectories) with:
+Replays the recordings of the given folders (default: ../shared/trajectories and
+../shared/corpus/mini-swe-agent-gemini) in one process with:
 
-- ``none``: no management (the raw history; the cost baseline);
-- ``naive``: summarise everything but the last step once the request passes
+- ``raw``: no management (the cost baseline);
+- ``naive 95%``: summarise everything but the last step once the request passes
   95% of the usable window (the common auto-compact policy);
-- bonsai's presets ``keep``, ``balanced`` (default) and ``save``.
+- ``masking``: observation masking, the last 10 tool outputs kept;
+- ``prune``: opencode-style: erase tool outputs older than the last 40k tokens of
+  tool output once 20k can be freed (and the naive summary on overflow);
+- bonsai's presets ``keep``, ``balanced`` (the default) and ``save``;
 
-and prints token-weighted totals: saved fraction, cache-hit fraction, cost
-ratio against the raw history (cache reads at --cache-read-price), share of
-calls that fit, rewrites, pipeline time, and each policy's cost relative to the
-naive baseline. The targets (issue 6, at --window 32000) are printed with a
-verdict per row.
+at each window (default 32k and 128k), and prints token-weighted totals:
+managed/raw input, cache-eligible share, cost against raw under OpenAI-style
+(cached 0.1×), Anthropic-style (writes 1.25×, reads 0.1×) and DeepSeek-style
+(hit 0.1×, 64-token units) billing, share of calls that fit, rewrites per 100
+calls (paid; free ones at cache expiry apart), the needed-later loss (share of
+removed tokens, share of needed spans recoverable in one recall) and p95
+pipeline time. The default preset's row is checked against the aims.
 
-    .venv/bin/python bench/cascade.py [FOLDER] [--window 32000]
+``--every N`` replays every N-th file of each folder (default 3: a deterministic,
+evenly spread third; ``--every 1`` for all of it).
+
+    .venv/bin/python bench/cascade.py [FOLDER ...] [--window 32000 --window 128000] [--every 3]
 """
 
 from __future__ import annotations
@@ -22,70 +31,97 @@ import argparse
 import time
 from pathlib import Path
 
-from bonsai.core.replay.report import REWRITE_KINDS
-from bonsai.services.replay.corpus import Tally, recordings, replay_recording
+from bonsai.services.replay.billing import PauseModel
+from bonsai.services.replay.corpus import Tally, load_sources, measure
+from bonsai.services.replay.loss import Loss
+from bonsai.services.replay.runner import ReplayConfig
 from bonsai.services.replay.setup import build_config
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_FOLDER = ROOT.parent / "shared" / "trajectories"
+SHARED = next(
+    (p for p in (ROOT.parent / "shared", ROOT.parents[1] / "shared") if p.is_dir()),
+    ROOT.parent / "shared",
+)
+DEFAULT_FOLDERS = [SHARED / "trajectories", SHARED / "corpus" / "mini-swe-agent-gemini"]
 POLICIES: tuple[tuple[str, str, str | None], ...] = (
-    ("none (raw)", "none", None),
+    ("raw", "none", None),
     ("naive 95%", "naive", None),
+    ("masking 10", "masking", None),
+    ("prune 40k", "prune", None),
     ("keep", "managed", "keep"),
     ("balanced", "managed", "balanced"),
     ("save", "managed", "save"),
 )
-TARGETS = "targets: fit 100%, managed ≤ 45% of raw (saved ≥ 55%), hit ≥ 83%, cost ≤ 0.70"
+DEFAULT = "balanced"
 
 
-def run(folder: Path, window: int, price: float) -> dict[str, tuple[Tally, float]]:
-    runs = list(recordings(folder))
-    out: dict[str, tuple[Tally, float]] = {}
-    for label, policy, preset in POLICIES:
-        config = build_config(window=window, policy=policy, preset=preset, cache_read_price=price)  # type: ignore[arg-type]
-        tally = Tally()
-        started = time.perf_counter()
-        for _, path, run_index in runs:
-            tally.add(replay_recording(path, run_index, config), REWRITE_KINDS)
-        out[label] = (tally, time.perf_counter() - started)
-    return out
-
-
-def verdict(tally: Tally, price: float) -> str:
-    checks = [
-        tally.fit() == 1.0,
-        tally.managed <= 0.45 * tally.raw,
-        tally.hit() >= 0.83,
-        tally.cost_ratio(price) <= 0.70,
+def aims(window: int, tally: Tally, loss: Loss) -> list[tuple[str, bool]]:
+    """The aims of issue 23 for the default preset at this window."""
+    if window >= 128_000:
+        return [
+            ("cost ≤ 0.85", tally.family_cost_ratio("openai") <= 0.85),
+            ("fit 100%", tally.fit() == 1.0),
+            ("rewrites < 3/100", tally.rewrites_per_100() < 3),
+        ]
+    return [
+        ("fit 100%", tally.fit() == 1.0),
+        ("managed ≤ 0.40", tally.managed <= 0.40 * tally.raw),
+        ("OpenAI ≤ 0.60", tally.family_cost_ratio("openai") <= 0.60),
+        ("Anthropic ≤ 0.65", tally.family_cost_ratio("anthropic") <= 0.65),
+        ("loss ≤ 2%", loss.needed_share() <= 0.02),
+        ("recoverable ≥ 90%", loss.recoverable_share() >= 0.90),
     ]
-    return "".join("✓" if ok else "✗" for ok in checks)
+
+
+def config_for(window: int, policy: str, preset: str | None, pauses: PauseModel) -> ReplayConfig:
+    config = build_config(window=window, policy=policy, preset=preset)  # type: ignore[arg-type]
+    return ReplayConfig(**{**config.__dict__, "pauses": pauses})
+
+
+HEADER = (
+    f"{'policy':<11} {'managed':>7} {'cached':>6} {'OpenAI':>6} {'Anthr.':>6} {'DeepS.':>6} "
+    f"{'fit':>6} {'rw/100':>6} {'expiry':>6} {'loss':>6} {'recov.':>6} {'p95 ms':>6} {'run s':>5}"
+)
+
+
+def row(label: str, tally: Tally, loss: Loss, seconds: float) -> str:
+    return (
+        f"{label:<11} {tally.managed / tally.raw:>7.3f} {tally.hit():>6.1%} "
+        f"{tally.family_cost_ratio('openai'):>6.3f} {tally.family_cost_ratio('anthropic'):>6.3f} "
+        f"{tally.family_cost_ratio('deepseek'):>6.3f} {tally.fit():>6.1%} "
+        f"{tally.rewrites_per_100():>6.2f} {tally.expiry_rewrites:>6} {loss.needed_share():>6.2%} "
+        f"{loss.recoverable_share():>6.1%} {tally.p95():>6.2f} {seconds:>5.0f}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_FOLDER)
-    parser.add_argument("--window", type=int, default=32_000)
-    parser.add_argument("--cache-read-price", type=float, default=0.1)
+    parser.add_argument("folders", nargs="*", type=Path)
+    parser.add_argument("--window", type=int, action="append")
+    parser.add_argument("--every", type=int, default=3)
+    parser.add_argument("--policy", action="append", help="only these policies (labels)")
+    parser.add_argument("--pause-step", type=float, default=30.0)
+    parser.add_argument("--pause-user", type=float, default=30.0)
     args = parser.parse_args()
-    price = args.cache_read_price
-    results = run(args.folder, args.window, price)
-    naive_cost = results["naive 95%"][0].cost_ratio(price)
-    print(
-        f"window {args.window:,}, cache reads at {price:g}, {results['none (raw)'][0].turns} model calls; {TARGETS}"
-    )
-    print(
-        f"{'policy':<12} {'managed/raw':>11} {'saved':>6} {'hit':>6} {'cost':>6} {'vs naive':>8} "
-        f"{'fit':>6} {'rewrites':>8} {'p50 ms':>7} {'p95 ms':>7} {'run s':>6} {'fit/≤45%/hit/cost':>18}"
-    )
-    for label, (tally, seconds) in results.items():
-        cost = tally.cost_ratio(price)
-        print(
-            f"{label:<12} {tally.managed / tally.raw:>11.3f} {tally.saved():>6.1%} {tally.hit():>6.1%} "
-            f"{cost:>6.3f} {cost / naive_cost:>8.2f} {tally.fit():>6.1%} {tally.rewrites:>8} "
-            f"{tally.p50():>7.2f} {tally.p95():>7.2f} {seconds:>6.2f} {verdict(tally, price):>18}"
-        )
+    folders = args.folders or [f for f in DEFAULT_FOLDERS if f.is_dir()]
+    sources = load_sources(folders, args.every)
+    pauses = PauseModel(step_seconds=args.pause_step, user_seconds=args.pause_user)
+    print(f"{len(sources)} recorded runs from {', '.join(str(f) for f in folders)}")
+    print(f"(every {args.every}. file; {pauses.describe()}); costs are managed/raw per family")
+    for window in args.window or [32_000, 128_000]:
+        print(f"\nwindow {window:,} (usable {window - 16_000:,})")
+        print(HEADER)
+        for label, policy, preset in POLICIES:
+            if args.policy and label not in args.policy:
+                continue
+            started = time.perf_counter()
+            tally, loss = measure(sources, config_for(window, policy, preset, pauses))
+            print(row(label, tally, loss, time.perf_counter() - started), flush=True)
+            if label == DEFAULT:
+                verdicts = aims(window, tally, loss)
+                print("  aims: " + ", ".join(f"{n} {'✓' if ok else '✗'}" for n, ok in verdicts))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ class ModelInfo(Section):
     price_cached_input: float = 0.0
     price_output: float = 0.0
     price_cache_write: float | None = None  # None: cache writes cost price_input
+    cache_ttl_s: float | None = Field(None, gt=0)  # idle prefix-cache lifetime; None: the family's
 
 
 class ProviderSettings(Section):
@@ -89,15 +90,18 @@ class ContextSettings(Section):
     output_reserve_fraction: float = Field(
         0.25, gt=0, le=0.9
     )  # the reserve (and max_tokens) never exceeds this share of the window
-    gc_trigger: float = 0.75  # continuous GC may stub old outputs above this share
-    compact_trigger: float = 0.95  # compaction runs above this share
-    compact_target: float = 0.50  # compaction reclaims down to this share
+    gc_trigger: float = 0.40  # continuous GC may stub old outputs above this share
+    compact_trigger: float = 0.60  # compaction runs above this share
+    compact_target: float = 0.25  # compaction reclaims down to this share
     min_rewrite_tokens: int = 8_000  # a stub batch must save this many tokens ...
     min_rewrite_fraction: float = (
         0.08  # ... or this share of the request, else nothing is rewritten
     )
     min_stub_tokens: int = Field(200, ge=0)  # smaller tool outputs are not worth a stub
-    min_rewrite_payback: float = Field(2.0, ge=0)  # tokens saved per token re-sent uncached
+    min_rewrite_payback: float = Field(2.0, ge=0)  # saved per re-sent token at 0.1x reads
+    payback_horizon: float = Field(
+        0.5, ge=0
+    )  # below gc_trigger: take a big batch that breaks even within this share of the calls so far
     keep_recent_groups: int = 3  # last message groups never stubbed or folded
     keep_user_messages: int = 2  # latest user messages never folded
     steering_cap_bytes: int = 16 * 1024  # AGENTS.md / CLAUDE.md and friends are cut past this
@@ -108,7 +112,7 @@ class ContextSettings(Section):
     soft_fraction: float = 0.80  # share at which a background summary starts
     recitation: bool = False  # re-pin open tasks as a <plan> block after a summary
     reflect_above_tokens: int = 4_000  # a longer rolling summary is condensed (reflect pass)
-    summary_fraction: float = Field(0.04, gt=0, le=1)  # summary size: this share of usable
+    summary_fraction: float = Field(0.02, gt=0, le=1)  # summary size: this share of usable
     handoff_nudge: bool = False  # suggest a fresh session with a handoff near the limit
     handoff_fraction: float = 0.90  # share at which the handoff is suggested
     retrieval_reinjection: bool = False  # older name of retrieval.auto_inject (either turns it on)

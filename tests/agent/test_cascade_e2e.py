@@ -129,7 +129,15 @@ async def test_handoff_nudge_and_telemetry_export(
 async def test_background_summary_is_made_early_and_used_by_the_fold(
     home: Path, workspace: Path
 ) -> None:
-    tiny_window_config(home, summary_mode="provider", background_summary=True, soft_fraction=0.5)
+    # the summary starts at half the window, well before compaction at 95%
+    tiny_window_config(
+        home,
+        summary_mode="provider",
+        background_summary=True,
+        soft_fraction=0.5,
+        gc_trigger=0.75,
+        compact_trigger=0.95,
+    )
     marker = "## Current goal\n- crunch `seq` output (BACKGROUND-SUMMARY-7f3)"
     rule = Rule(match="rolling summary of a coding-agent session", reply=Reply(text=marker))
     steps = bulky_steps(18, 700)

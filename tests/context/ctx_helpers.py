@@ -33,6 +33,13 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
+# GC mechanics tested at fixed thresholds (the defaults follow the tuned preset):
+# GC above 75%, compaction above 95% down to 50%, no rewrites below the trigger
+GC_SETTINGS = ContextSettings(
+    gc_trigger=0.75, compact_trigger=0.95, compact_target=0.50, payback_horizon=0.0
+)
+
+
 def char_counter() -> TokenCounter:
     return TokenCounter(CharRatioEstimator(1.0), family="openai")
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from ctx_helpers import (
+    GC_SETTINGS,
     big_session,
     char_counter,
     items_of,
@@ -52,7 +53,7 @@ def _economics_session(saving: int) -> list[Item]:
 @pytest.mark.parametrize(("saving", "rewrites"), [(7_999, False), (8_000, True)])
 def test_a_batch_must_save_8000_tokens_in_a_large_window(saving: int, rewrites: bool) -> None:
     items = _economics_session(saving)
-    inp = make_input(items, window=BIG_WINDOW, reserve=BIG_RESERVE)
+    inp = make_input(items, window=BIG_WINDOW, reserve=BIG_RESERVE, settings=GC_SETTINGS)
     assert inp.settings.min_rewrite_fraction * 750_000 > 8_000  # only the 8,000 rule can pass
     result = assemble(inp)
     assert result.totals.used > 0.75 * inp.budget.usable
@@ -74,9 +75,9 @@ def test_a_rewrite_that_resends_more_than_it_saves_waits() -> None:
     messages += [m for n in range(1, 14) for m in step(n, "b" * 180, path=f"src/b{n}.py")]
     messages += step(14, "c" * 3_000, path="src/c.py")
     items = items_of(messages)
-    waiting = assemble(make_input(items, window=20_000, reserve=10_000))
+    waiting = assemble(make_input(items, window=20_000, reserve=10_000, settings=GC_SETTINGS))
     assert waiting.totals.used > 7_500 and waiting.records == []
-    eager = ContextSettings(min_rewrite_payback=0)
+    eager = GC_SETTINGS.model_copy(update={"min_rewrite_payback": 0})
     rewritten = assemble(make_input(items, window=20_000, reserve=10_000, settings=eager))
     assert "m3" in rewritten.state.stubs
 
@@ -189,7 +190,7 @@ def test_gc_records_carry_the_cache_impact() -> None:
             items_of(big_session(12, 1_200)),
             window=30_000,
             reserve=10_000,
-            settings=ContextSettings(gc_trigger=0.5),
+            settings=GC_SETTINGS.model_copy(update={"gc_trigger": 0.5}),
         )
     )
     gc = next(r for r in result.records if r.kind == "gc")
@@ -220,7 +221,7 @@ def test_new_content_is_not_counted_as_resent_by_a_rewrite(
     # ~300 other tokens are the rewrite's cost (paid back 2x). One step later the big
     # output was already cached, and re-sending it would cost more than the stub saves.
     items = _fresh_session(latest_is_big=latest_is_big)
-    inp = make_input(items, window=16_000, reserve=9_000)  # usable 7,000: GC above 5,250
+    inp = make_input(items, window=16_000, reserve=9_000, settings=GC_SETTINGS)  # GC > 5,250
     assert inp.settings.min_rewrite_payback == 2.0
     result = assemble(inp)
     before = result.records[-1].tokens_before if rewrites else result.totals.used

@@ -23,10 +23,12 @@ def test_presets_order_from_keeping_to_saving() -> None:
     assert keep.compact_trigger > balanced.compact_trigger > save.compact_trigger
     assert keep.keep_recent_groups > balanced.keep_recent_groups > save.keep_recent_groups
     assert (balanced.gc_trigger, balanced.compact_trigger, balanced.compact_target) == (
-        0.75,
-        0.95,
-        0.50,
+        0.40,
+        0.60,
+        0.25,
     )
+    # below the trigger only balanced and save take a batch that pays back in time
+    assert keep.payback_horizon == 0 < balanced.payback_horizon
     assert save.summary_fraction < balanced.summary_fraction  # save keeps a shorter summary
     assert save.min_rewrite_payback > balanced.min_rewrite_payback  # and rewrites more rarely
     assert with_preset(ContextSettings(), "balanced") == ContextSettings()  # the defaults

@@ -102,5 +102,5 @@ async def test_errors_name_the_problem(
 
 async def test_config_get_reports_effective_settings(stdio_client: LanguageClient) -> None:
     config = await rpc(stdio_client, "bonsai/config/get")
-    assert config["effective"]["context"]["gc_trigger"] == 0.75
+    assert config["effective"]["context"]["gc_trigger"] == 0.40  # the default preset, balanced
     assert "api_key" not in config["effective"]["providers"]

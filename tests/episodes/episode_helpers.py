@@ -68,6 +68,17 @@ def topic(name: str, steps: int, size: int, *, done: bool = True) -> list[Messag
     return messages
 
 
+# the pressure points these tests are written at (the defaults follow the tuned preset)
+PRESSURE_KEYS = {
+    "gc_trigger": 0.75,
+    "compact_trigger": 0.95,
+    "compact_target": 0.50,
+    "summary_fraction": 0.04,
+    "payback_horizon": 0.0,
+}
+PRESSURE = ContextSettings(**PRESSURE_KEYS)
+
+
 def make_input(
     items: list[Item],
     *,
@@ -84,7 +95,7 @@ def make_input(
         items=items,
         state=state or ContextState(),
         budget=Budget(window=window, reserve=reserve),
-        settings=settings or ContextSettings(),
+        settings=settings or PRESSURE,
         family="openai",
         counter=char_counter(),
         turn=turn,

@@ -18,6 +18,7 @@ from bonsai.sim import Script
 from bonsai.sim.runner import run_simulator
 from bonsai.sim.script import ToolCallSpec
 from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
+from episodes.episode_helpers import PRESSURE_KEYS
 
 
 def call(tool: str, call_id: str | None = None, **arguments: Any) -> ToolCallSpec:
@@ -33,7 +34,7 @@ def small_window(window: int, reserve: int = 2_000) -> dict[str, Any]:
     row = {"family": "openai", "context_window": window, "max_output": reserve}
     return {
         "providers": {"models": {"gpt-4o-mini": row}},
-        "context": {"output_reserve": reserve},
+        "context": {"output_reserve": reserve, **PRESSURE_KEYS},
         "repomap": {"enabled": False},
     }
 

@@ -29,6 +29,7 @@ from bonsai.settings import Settings
 from bonsai.sim import Fault, Script
 from bonsai.sim.script import Reply, Rule
 from bonsai_testing import events_of
+from episodes.episode_helpers import PRESSURE_KEYS
 from episodes.rig import call, make_rig, small_window, write_config
 from episodes.test_segment import log_of, title, user, work
 from history.history_helpers import make_bridge, open_store
@@ -83,7 +84,7 @@ def test_resuming_at_any_user_message_gives_the_whole_log_episodes(split: int) -
 
 # ------------------------------------------------------------------ window vs whole log
 SETTINGS = Settings.model_validate(
-    {"context": {"output_reserve": 1_000, "summary_mode": "deterministic"}}
+    {"context": {"output_reserve": 1_000, "summary_mode": "deterministic", **PRESSURE_KEYS}}
 )
 
 

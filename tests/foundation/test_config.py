@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from bonsai.services.config import load_settings, write_override
+from bonsai.settings import ContextSettings
 from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
 
 
@@ -31,7 +32,7 @@ def test_invalid_key_is_named_and_falls_back(tmp_path: Path) -> None:
         json.dumps({"context": {"gc_trigger": "lots", "compact_trigger": 0.9}, "nonsense": 1})
     )
     loaded = load_settings(tmp_path, None, env={})
-    assert loaded.settings.context.gc_trigger == 0.75
+    assert loaded.settings.context.gc_trigger == ContextSettings().gc_trigger  # the default
     assert loaded.settings.context.compact_trigger == 0.9, "valid keys still apply"
     text = "\n".join(loaded.problems)
     assert "context.gc_trigger" in text
@@ -42,7 +43,7 @@ def test_unreadable_file_is_reported(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{broken")
     loaded = load_settings(tmp_path, None, env={})
     assert "cannot be read as JSON" in loaded.problems[0]
-    assert loaded.settings.context.gc_trigger == 0.75
+    assert loaded.settings.context.gc_trigger == ContextSettings().gc_trigger
 
 
 def test_write_override_sets_and_clears(tmp_path: Path) -> None:

@@ -144,7 +144,14 @@ LMSTUDIO: Routes = {
 LLAMA_CPP: Routes = {
     ("GET", "/v1/models"): {
         "object": "list",
-        "data": [{"id": "smollm2", "object": "model", "owned_by": "llamacpp", "meta": None}],
+        "data": [
+            {
+                "id": "smollm2",
+                "object": "model",
+                "owned_by": "llamacpp",
+                "meta": {"n_ctx": 6144, "n_ctx_train": 8192, "n_params": 134515008},
+            }
+        ],
     },
     ("GET", "/props"): {
         "default_generation_settings": {"n_ctx": 6144, "params": {"temperature": 0.8}},

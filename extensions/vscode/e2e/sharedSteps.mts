@@ -205,20 +205,37 @@ const sharedApproval: Step = {
   },
 };
 
+async function runCommand(page: Page, title: string): Promise<void> {
+  // F1 must reach the workbench, not a focused webview: focus the (empty) editor area first.
+  await page.locator(".part.editor").click({ position: { x: 40, y: 200 } });
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(`>bonsai: ${title}`);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first().click();
+}
+
 const placement: Step = {
   name: "chat-in-editor",
   async run({ page }) {
-    await page.keyboard.press("F1");
-    const input = page.locator(".quick-input-widget input");
-    await input.fill(">bonsai: Open Chat in an Editor Tab");
-    await page
-      .locator(".quick-input-widget .monaco-list-row", { hasText: "Open Chat in an Editor Tab" })
-      .first()
-      .click();
+    // The secondary side bar, and back: the chat moves with its conversation.
+    await runCommand(page, "Move Chat to the Secondary Side Bar");
+    const secondary = page.locator(".part.auxiliarybar");
+    await secondary.waitFor();
+    // Webviews are drawn over their part: the chat's must now lie inside the secondary side bar.
+    const moved = chatFrame(page);
+    await moved.locator(".entry.assistant", { hasText: SHARED_DONE }).first().waitFor();
+    const area = await secondary.boundingBox();
+    const frame = await page.locator("iframe.webview.ready").first().boundingBox();
+    assert(
+      area !== null && frame !== null && frame.x >= area.x - 1 && frame.x + frame.width <= area.x + area.width + 1,
+      `the chat webview at ${JSON.stringify(frame)} is not in the secondary side bar ${JSON.stringify(area)}`,
+    );
+    await runCommand(page, "Move Chat back to the bonsai Side Bar");
+    await page.locator(".part.sidebar").locator('.pane-header[aria-label^="Chat"]').waitFor();
+    await runCommand(page, "Open Chat in an Editor Tab");
     await page.locator(".tabs-container .tab", { hasText: "bonsai chat" }).waitFor();
     const tabChat = page.frameLocator("iframe.webview.ready").last().frameLocator("#active-frame");
     await tabChat.locator(".entry.assistant", { hasText: SHARED_DONE }).first().waitFor();
-    return "the chat opened in an editor tab with the whole conversation";
+    return "the chat moved to the secondary side bar and back, and opened in an editor tab, with the whole conversation";
   },
 };
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bonsai.agent.cache_clock import WALL_CLOCK, Clock, idle_seconds
 from bonsai.agent.history import HistoryKeeper, View
 from bonsai.core.context import (
     VOLATILE_ID,
@@ -36,6 +37,7 @@ from bonsai.core.context.condense import (
     with_summary_text,
 )
 from bonsai.core.context.presets import effective_context
+from bonsai.core.context.pricing import Pricing
 from bonsai.domain import Evidence, StoredMessage
 from bonsai.services.project_context import GitBaseline, gather_parts, take_baseline
 from bonsai.services.project_context.volatile import with_guidance
@@ -115,6 +117,8 @@ class ContextBridge:
     memo: AssemblyMemo | None = None  # per-session caches, kept by the daemon across turns
     summarize: Callable[[str], Awaitable[str | None]] | None = None  # the fast model
     last: Assembly | None = None
+    pricing: Pricing | None = None  # the active model's prices (None: its family's rule)
+    now: Clock = WALL_CLOCK  # when the cache was last refreshed is measured on this clock
     window: WindowFacts | None = None  # where the window came from (ledger header)
 
     def baseline(self) -> GitBaseline | None:
@@ -236,6 +240,7 @@ class ContextBridge:
             hidden_tools=self.hidden_tools(),
             memo=self.memo,
             episodes=self.settings.episodes if self.settings.episodes.enabled else None,
+            pricing=self.pricing,
         )
 
     def active(self, history: list[StoredMessage]) -> list[StoredMessage]:
@@ -262,7 +267,9 @@ class ContextBridge:
         return compacted
 
     def assemble(self, history: list[StoredMessage], turn: int) -> Assembly:
-        assembly = assemble(self.window_input(history, turn))
+        inp = self.window_input(history, turn)  # a model call: its cache may have expired
+        idle = idle_seconds(history, self.now())
+        assembly = assemble(inp.model_copy(update={"idle_seconds": idle}))
         for record in assembly.records:
             if record.kind == "episode-repair":
                 log.warning("session %s: %s", self.session_id, record.detail)

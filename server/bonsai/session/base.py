@@ -24,6 +24,7 @@ from bonsai.core.context import Assembly, AssemblyMemo
 from bonsai.core.context.presets import effective_context
 from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key
+from bonsai.services.providers.pricing import pricing_of
 from bonsai.services.providers.types import ProviderError
 from bonsai.services.tokens import TokenCounter, estimator_for
 from bonsai.session.fast_model import fast_summary
@@ -120,6 +121,7 @@ def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
         tools=[t.spec() for t in tools],
         repomap_text=daemon.hub.repomap_text.get(session_id) if settings.repomap.enabled else None,
         peers=peers,
+        pricing=pricing_of(window.info, name=providers.model),  # the prices that will be billed
     )
 
 

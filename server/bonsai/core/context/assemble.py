@@ -25,12 +25,13 @@ from bonsai.core.context.compaction import (
     plan_on,
 )
 from bonsai.core.context.episodes_stage import archive_pass, episode_rows, prepare
+from bonsai.core.context.expiry import expiry_record, expiry_stubs
 from bonsai.core.context.fold import goal_and_task, summary_budget_chars
 from bonsai.core.context.frame import visible_tools
 from bonsai.core.context.gc import collect
 from bonsai.core.context.ledger import ledger_rows, totals
 from bonsai.core.context.pipeline_types import AssembleInput, Assembly, Record
-from bonsai.core.context.stubbing import pays_for_itself
+from bonsai.core.context.stubbing import work_pays
 from bonsai.core.context.work import Work, analyse
 from bonsai.core.history.episodes import Episode
 
@@ -44,7 +45,8 @@ def _tools(inp: AssembleInput) -> list[dict[str, object]]:
 def assemble(inp: AssembleInput) -> Assembly:
     """Build the request for this model call; see the module docstring."""
     inp, episodes, notes = prepare(inp)
-    work = analyse(inp, inp.state, _tools(inp))
+    first = analyse(inp, inp.state, _tools(inp))
+    work, expired = expiry_stubs(first)
     work, archived = archive_pass(work, episodes)
     settings, usable = inp.settings, inp.budget.usable
     if work.used > settings.compact_trigger * usable:
@@ -52,7 +54,9 @@ def assemble(inp: AssembleInput) -> Assembly:
     else:
         work, records = collect(work)
         due = False
-    return finish(work, [*notes, *archived, *records], summary_due=due, episodes=episodes)
+    done = [*expired, *archived, *records]
+    done += expiry_record(first, work, done)
+    return finish(work, [*notes, *done], summary_due=due, episodes=episodes)
 
 
 def _auto_compact(work: Work) -> tuple[Work, list[Record], bool]:
@@ -85,7 +89,7 @@ def _pays(work: Work, plan: CompactionPlan) -> bool:
     changed = set(plan.stubs) | set(plan.fold)
     kept = work.tokens_before(changed, summary_changes=bool(plan.fold))
     resent = max(0, plan.estimated_after - kept - work.fresh_tokens())
-    return pays_for_itself(work.used - plan.estimated_after, work.used, resent, work.inp.settings)
+    return work_pays(work, work.used - plan.estimated_after, resent)
 
 
 def _emergency(

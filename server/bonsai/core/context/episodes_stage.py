@@ -33,7 +33,8 @@ from bonsai.core.context.boundary import resumed, window_items
 from bonsai.core.context.context_state import ArchiveEntry, ContextState, EpisodeState, with_ids
 from bonsai.core.context.groups import group_of
 from bonsai.core.context.pipeline_types import AssembleInput, EpisodeRow, Item, Record
-from bonsai.core.context.stubbing import cache_note, pays_for_itself
+from bonsai.core.context.pricing import payback_ratio
+from bonsai.core.context.stubbing import cache_note, work_pays
 from bonsai.core.context.view import card_message
 from bonsai.core.context.work import Work, analyse
 from bonsai.core.history.episodes import Episode, card, segment_entries
@@ -213,13 +214,16 @@ def _pays(work: Work, saved: int, kept: int) -> bool:
     used = work.used
     resent = max(0, used - saved - kept - work.fresh_tokens())
     resolves = used - saved <= settings.gc_trigger * work.usable
-    payback = saved >= settings.min_rewrite_payback * resent
-    return pays_for_itself(saved, used, resent, settings) or (resolves and payback)
+    payback = saved >= payback_ratio(settings.min_rewrite_payback, work.pricing) * resent
+    return work_pays(work, saved, resent) or (resolves and payback)
 
 
 def archive_pass(work: Work, episodes: list[Episode]) -> tuple[Work, list[Record]]:
-    """Under pressure, archive every eligible closed episode in one batch, if it pays."""
-    if work.inp.episodes is None or work.used <= work.inp.settings.gc_trigger * work.usable:
+    """Under pressure, archive every eligible closed episode in one batch, if it pays;
+    on a cold cache (expired: the rewrite is free) whatever the pressure."""
+    if work.inp.episodes is None:
+        return work, []
+    if not work.cold and work.used <= work.inp.settings.gc_trigger * work.usable:
         return work, []
     plans = [p for p in (_plan(work, e) for e in episodes) if p is not None]
     if not plans:

@@ -11,13 +11,15 @@ new since the previous call (those are uncached anyway).
 from __future__ import annotations
 
 from bonsai.core.context.candidates import stub_candidates, superseded_reads
+from bonsai.core.context.context_state import StubEntry
 from bonsai.core.context.pipeline_types import Record
+from bonsai.core.context.pricing import break_even_calls
 from bonsai.core.context.stubbing import (
     add_stubs,
     cache_note,
     choose_stubs,
-    pays_for_itself,
     stub_records,
+    work_pays,
 )
 from bonsai.core.context.work import Work, analyse
 
@@ -27,7 +29,7 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
     settings = work.inp.settings
     used = work.used
     if used <= settings.gc_trigger * work.usable:
-        return work, []
+        return economic(work)
     candidates = stub_candidates(
         work.nodes,
         work.protected,
@@ -41,8 +43,53 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
         return work, []
     kept = work.tokens_before(set(chosen))
     resent = max(0, used - saved - kept - work.fresh_tokens())
-    if not pays_for_itself(saved, used, resent, settings):
+    if not work_pays(work, saved, resent):
         return work, []
+    return _apply(work, chosen, saved, kept)
+
+
+STUB_TOKENS = 80  # about what a stub's text costs (what ran, why, how to get it back)
+
+
+def economic(work: Work) -> tuple[Work, list[Record]]:
+    """Below the trigger: one big batch of every candidate, taken only when it
+    breaks even (under the billed prices) within ``payback_horizon`` of the calls
+    made so far: a session that has run N calls is expected to run about N more."""
+    settings = work.inp.settings
+    if settings.payback_horizon <= 0:
+        return work, []
+    candidates = stub_candidates(
+        work.nodes,
+        work.protected,
+        superseded_reads(work.inp.items),
+        min_tokens=settings.min_stub_tokens,
+        include_failed=False,
+    )
+    calls = sum(n.item.message.role == "assistant" for n in work.nodes)
+    horizon = settings.payback_horizon * calls
+    # decided on an estimate first (every call below the trigger comes here, and
+    # building the stubs means counting each): a stub costs about STUB_TOKENS
+    estimate = sum(c.node.tokens - STUB_TOKENS for c in candidates)
+    if estimate < settings.min_rewrite_tokens:
+        return work, []
+    first = work.tokens_before({c.node.item.id for c in candidates})
+    resent_estimate = max(0, work.used - estimate - first - work.fresh_tokens())
+    if break_even_calls(estimate, resent_estimate, work.pricing) > horizon:
+        return work, []
+    chosen, saved = choose_stubs(work, candidates, 0, "gc")
+    if not chosen or saved < settings.min_rewrite_tokens:
+        return work, []
+    kept = work.tokens_before(set(chosen))
+    resent = max(0, work.used - saved - kept - work.fresh_tokens())
+    if break_even_calls(saved, resent, work.pricing) > horizon:
+        return work, []
+    return _apply(work, chosen, saved, kept)
+
+
+def _apply(
+    work: Work, chosen: dict[str, StubEntry], saved: int, kept: int
+) -> tuple[Work, list[Record]]:
+    used = work.used
     after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools)
     batch = Record(
         kind="gc",

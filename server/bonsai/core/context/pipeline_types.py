@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bonsai.core.context.context_state import ContextState
 from bonsai.core.context.memo import AssemblyMemo
+from bonsai.core.context.pricing import Pricing
 from bonsai.domain import Message
 from bonsai.settings import ContextSettings, EpisodeSettings
 
@@ -188,3 +189,7 @@ class AssembleInput(BaseModel):
     hidden_tools: list[str] = Field(default_factory=list)
     memo: AssemblyMemo | None = None  # per-session caches kept by the caller (optional)
     episodes: EpisodeSettings | None = None  # task episodes; None: off (no tracking at all)
+    pricing: Pricing | None = None  # the active model's prices; None: its family's rule
+    # seconds since this session's previous model request (None: unknown or none):
+    # past the pricing's TTL the provider's cache is gone and rewrites cost nothing
+    idle_seconds: float | None = Field(default=None, ge=0)

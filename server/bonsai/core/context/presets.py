@@ -23,14 +23,16 @@ PRESETS: dict[PresetName, dict[str, Any]] = {
         "keep_recent_groups": 4,
         "min_rewrite_payback": 2.0,
         "summary_fraction": 0.04,
+        "payback_horizon": 0.0,
     },
     "balanced": {
-        "gc_trigger": 0.75,
-        "compact_trigger": 0.95,
-        "compact_target": 0.50,
+        "gc_trigger": 0.40,
+        "compact_trigger": 0.60,
+        "compact_target": 0.25,
         "keep_recent_groups": 3,
         "min_rewrite_payback": 2.0,
-        "summary_fraction": 0.04,
+        "summary_fraction": 0.02,
+        "payback_horizon": 0.5,
     },
     "save": {
         "gc_trigger": 0.30,
@@ -39,6 +41,7 @@ PRESETS: dict[PresetName, dict[str, Any]] = {
         "keep_recent_groups": 2,
         "min_rewrite_payback": 5.0,
         "summary_fraction": 0.0125,
+        "payback_horizon": 0.5,
     },
 }
 

@@ -9,21 +9,41 @@ from __future__ import annotations
 from bonsai.core.context.candidates import Candidate, make_stub
 from bonsai.core.context.context_state import ContextState, StubEntry, StubOrigin
 from bonsai.core.context.pipeline_types import Record
+from bonsai.core.context.pricing import Pricing, payback_ratio
 from bonsai.core.context.work import Work
 from bonsai.settings import ContextSettings
 
 
-def pays_for_itself(saved: int, used: int, resent: int, settings: ContextSettings) -> bool:
+def pays_for_itself(
+    saved: int,
+    used: int,
+    resent: int,
+    settings: ContextSettings,
+    pricing: Pricing | None = None,
+    *,
+    cold: bool = False,
+) -> bool:
     """The rewrite economics. A rewrite makes the provider re-read ``resent``
     tokens uncached (everything after the first change, except the messages new
     since the previous call, which are uncached anyway: ``Work.fresh_tokens``),
     so a batch must save at least ``min_rewrite_tokens`` or
     ``min_rewrite_fraction`` of the request, and at least
-    ``min_rewrite_payback`` tokens per token it re-sends."""
+    ``min_rewrite_payback`` tokens per token it re-sends, scaled to ``pricing``
+    (``bonsai.core.context.pricing.payback_ratio``: the same break-even in calls). On a
+    ``cold`` cache (expired) nothing is cached to lose: any saving pays."""
+    if cold:
+        return saved > 0
     big_enough = (
         saved >= settings.min_rewrite_tokens or saved >= settings.min_rewrite_fraction * used
     )
-    return big_enough and saved >= settings.min_rewrite_payback * resent
+    return big_enough and saved >= payback_ratio(settings.min_rewrite_payback, pricing) * resent
+
+
+def work_pays(work: Work, saved: int, resent: int) -> bool:
+    """``pays_for_itself`` under the work's prices and cache state."""
+    return pays_for_itself(
+        saved, work.used, resent, work.inp.settings, work.pricing, cold=work.cold
+    )
 
 
 def choose_stubs(
@@ -38,17 +58,17 @@ def choose_stubs(
     saved = 0
     rest = list(candidates)
     while rest and work.used - saved > goal:
-        saved += _take(work, rest.pop(0), origin, chosen)
+        saved += take_stub(work, rest.pop(0), origin, chosen)
     if chosen:
         order = {n.item.id: i for i, n in enumerate(work.nodes)}
         first = min(order[i] for i in chosen)
         for cand in rest:
             if order[cand.node.item.id] > first:
-                saved += _take(work, cand, origin, chosen)
+                saved += take_stub(work, cand, origin, chosen)
     return chosen, saved
 
 
-def _take(work: Work, cand: Candidate, origin: StubOrigin, chosen: dict[str, StubEntry]) -> int:
+def take_stub(work: Work, cand: Candidate, origin: StubOrigin, chosen: dict[str, StubEntry]) -> int:
     """Add a stub for ``cand`` when it saves tokens; returns the saving."""
     node = cand.node
     entry = make_stub(node.item, node.full_tokens, cand.reason, origin, work.inp.turn, work.calls)

@@ -15,6 +15,7 @@ from bonsai.core.context.groups import Group, call_names, group_items
 from bonsai.core.context.memo import AssemblyMemo, message_digest
 from bonsai.core.context.pipeline_types import AssembleInput
 from bonsai.core.context.prefix import prefix_hash
+from bonsai.core.context.pricing import Pricing, family_rule
 from bonsai.core.context.protect import protected_ids
 from bonsai.core.context.view import (
     Node,
@@ -45,6 +46,16 @@ class Work:
     @property
     def usable(self) -> int:
         return self.inp.budget.usable
+
+    @property
+    def pricing(self) -> Pricing:
+        """The prices that will be billed: the active model's, else its family's rule."""
+        return self.inp.pricing or family_rule(self.inp.family)
+
+    @property
+    def cold(self) -> bool:
+        """The provider's prefix cache has expired (idle past its TTL): a rewrite is free."""
+        return self.pricing.expired(self.inp.idle_seconds)
 
     def messages(self) -> list[Message]:
         """The conversation without the tail message."""

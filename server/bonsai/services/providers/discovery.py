@@ -261,8 +261,8 @@ async def probe(base_url: str, model: str, get: Get, post: Post) -> ServerFacts:
     facts = parse_models(await get(f"{base_url.rstrip('/')}/models"), model)
     if facts.server in ("vllm", "llama-cpp-python"):
         return facts
-    if facts.server in ("llama.cpp", "unknown"):
-        facts = merge(facts, parse_props(await get(f"{root}/props")))
+    if facts.server in ("llama.cpp", "unknown"):  # /props first: the slot's own n_ctx
+        facts = merge(parse_props(await get(f"{root}/props")), facts)
     if facts.server in ("lmstudio", "unknown"):
         lm = await get(f"{root}/api/v0/models/{quote(model, safe='')}")
         facts = merge(facts, parse_lmstudio(lm))

@@ -12,22 +12,38 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bonsai.core.replay.report import ReplayReport, percentile
+from bonsai.core.context.expiry import EXPIRY_KIND
+from bonsai.core.context.pricing import FamilyName
+from bonsai.core.replay.report import REWRITE_KINDS, ReplayReport, percentile
 from bonsai.services.importers import ImportFormatError, import_file, import_runs
+from bonsai.services.replay.billing import Bill, cost
+from bonsai.services.replay.loss import Loss, measure_loss
 from bonsai.services.replay.policies import PolicyName
 from bonsai.services.replay.runner import ReplayConfig, StepRow, replay_steps, summarize_rows
 from bonsai.services.replay.setup import build_config
-from bonsai.services.replay.source import source_from_messages
+from bonsai.services.replay.source import ReplaySource, source_from_messages
 from bonsai.settings import ContextSettings, ModelInfo, PresetName, ToolOutputSettings
 
 SUFFIXES = (".traj", ".jsonl", ".json", ".md")
+NOT_RECORDINGS = ("manifest.json",)  # a corpus's own description of itself
+SMALL = 20  # a folder of at most this many recordings is never subsetted
+
+
+def recordings_under(folder: Path) -> list[Path]:
+    """The recordings under ``folder``, sorted (READMEs and manifests left out)."""
+    return [
+        p
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and p.suffix in SUFFIXES
+        and not p.name.lower().startswith("readme")
+        and p.name not in NOT_RECORDINGS
+    ]
 
 
 def recordings(folder: Path) -> Iterator[tuple[str, Path, int]]:
     """(name, path, run) of every run of every recording under ``folder``, sorted."""
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in SUFFIXES):
-        if path.name.lower().startswith("readme"):
-            continue
+    for path in recordings_under(folder):
         runs = import_file(path).runs
         for run in range(runs):
             name = path.name if runs == 1 else f"{path.name}#{run}"
@@ -44,8 +60,11 @@ class Tally:
     managed: int = 0
     cached: int = 0
     raw_cached: int = 0
-    rewrites: int = 0
+    rewrites: int = 0  # calls that rewrote content a warm cache held (paid rewrites)
+    expiry_rewrites: int = 0  # calls that rewrote at cache expiry (free)
     ms: list[float] = field(default_factory=list)
+    raw_bills: list[Bill] = field(default_factory=list)
+    bills: list[Bill] = field(default_factory=list)
     raw_usd: float = 0.0
     managed_usd: float = 0.0
 
@@ -60,7 +79,13 @@ class Tally:
             self.raw_cached += row.raw_cached
             self.ms.append(turn.pipeline_ms)
             kinds = {e.split(":", 1)[0].strip() for e in turn.events}
-            self.rewrites += bool(kinds & rewrite_kinds)
+            if EXPIRY_KIND in kinds:
+                self.expiry_rewrites += 1
+            else:
+                self.rewrites += bool(kinds & rewrite_kinds)
+            if row.raw_bill is not None and row.bill is not None:
+                self.raw_bills.append(row.raw_bill)
+                self.bills.append(row.bill)
 
     def saved(self) -> float:
         return 1 - self.managed / self.raw if self.raw else 0.0
@@ -72,6 +97,14 @@ class Tally:
         raw = self.raw - (1 - cache_read_price) * self.raw_cached
         managed = self.managed - (1 - cache_read_price) * self.cached
         return managed / raw if raw else 1.0
+
+    def family_cost_ratio(self, family: FamilyName) -> float:
+        """Managed cost over raw cost under ``family``'s billing rule."""
+        raw = cost(self.raw_bills, family)
+        return cost(self.bills, family) / raw if raw else 1.0
+
+    def rewrites_per_100(self) -> float:
+        return 100 * self.rewrites / self.turns if self.turns else 0.0
 
     def fit(self) -> float:
         return self.fits / self.turns if self.turns else 1.0
@@ -245,3 +278,28 @@ def total_of(results: list[RunResult]) -> Tally:
             tally.raw_usd += report.priced.raw_cost_usd
             tally.managed_usd += report.priced.managed_cost_usd
     return tally
+
+
+def load_sources(folders: list[Path], every: int = 1) -> list[ReplaySource]:
+    """Every run of the recordings under ``folders``; ``every`` > 1 keeps every
+    ``every``-th file of each folder of more than ``SMALL`` recordings (a
+    deterministic, evenly spread subset; small folders are taken whole)."""
+    out: list[ReplaySource] = []
+    for folder in folders:
+        files = recordings_under(folder)
+        for path in files[::every] if len(files) > SMALL else files:
+            first = import_file(path)
+            for run in range(first.runs):
+                session = first if run == 0 else import_file(path, run=run)
+                out.append(source_from_messages(session.messages, title=session.title))
+    return out
+
+
+def measure(sources: list[ReplaySource], config: ReplayConfig) -> tuple[Tally, Loss]:
+    """The tally and the needed-later loss of ``config`` over ``sources``."""
+    tally, loss = Tally(), Loss()
+    for source in sources:
+        rows = replay_steps(source, config)
+        tally.add(rows, REWRITE_KINDS)
+        loss.add(measure_loss(source, rows, config))
+    return tally, loss

@@ -30,15 +30,18 @@ from bonsai.core.context import (
     plan_compaction,
     read_reuse,
 )
+from bonsai.core.context.pricing import Pricing
 from bonsai.settings import ContextSettings
 
-PolicyName = Literal["managed", "none", "naive"]
+PolicyName = Literal["managed", "none", "naive", "masking", "prune"]
 NEVER = 1e9  # a trigger fraction no request reaches
 NAIVE_TRIGGER = 0.95
 
 
 def disabled(settings: ContextSettings) -> ContextSettings:
-    return settings.model_copy(update={"gc_trigger": NEVER, "compact_trigger": NEVER})
+    return settings.model_copy(
+        update={"gc_trigger": NEVER, "compact_trigger": NEVER, "payback_horizon": 0.0}
+    )
 
 
 def naive_settings(settings: ContextSettings) -> ContextSettings:
@@ -55,7 +58,7 @@ def naive_settings(settings: ContextSettings) -> ContextSettings:
 class Policy(Protocol):
     name: PolicyName
 
-    def step(self, items: list[Item], turn: int) -> Assembly: ...
+    def step(self, items: list[Item], turn: int, idle: float | None = None) -> Assembly: ...
 
 
 @dataclass
@@ -71,17 +74,20 @@ class PipelinePolicy:
     counter: TokenCounter
     offline: bool = True
     reuse: bool = True
+    pricing: Pricing | None = None  # what rewrites pay back under; its TTL decides expiry
     state: ContextState = field(default_factory=ContextState)
     log: list[Item] = field(default_factory=list)
     memo: AssemblyMemo = field(default_factory=AssemblyMemo)
 
     def __post_init__(self) -> None:
-        if self.name == "none":
+        if self.name in ("none", "masking"):
             self.settings = disabled(self.settings)
-        elif self.name == "naive":
+        elif self.name in ("naive", "prune"):
             self.settings = naive_settings(self.settings)
 
-    def _input(self, items: list[Item], turn: int, state: ContextState) -> AssembleInput:
+    def _input(
+        self, items: list[Item], turn: int, state: ContextState, idle: float | None = None
+    ) -> AssembleInput:
         return AssembleInput(
             parts=self.parts,
             tools=self.tools,
@@ -93,13 +99,19 @@ class PipelinePolicy:
             counter=self.counter,
             turn=turn,
             memo=self.memo,
+            pricing=self.pricing,
+            idle_seconds=idle,
         )
 
-    def step(self, items: list[Item], turn: int) -> Assembly:
+    def step(self, items: list[Item], turn: int, idle: float | None = None) -> Assembly:
+        """The request before the next recorded reply; ``idle``: seconds since the
+        previous call (past the pricing's TTL the cache has expired)."""
         reused = self._append(items)
         items = self.log
-        assembly = assemble(self._input(items, turn, self.state))
-        if self.name == "naive":
+        if self.name != "managed":
+            idle = None  # the baselines know nothing of cache lifetimes
+        assembly = assemble(self._input(items, turn, self.state, idle))
+        if self.name in ("naive", "prune"):
             assembly = self._naive(assembly, items, turn)
         elif assembly.summary_due:
             assembly = self._summarise(assembly, items, turn)

@@ -73,6 +73,7 @@ class PrefixTracker:
         self.granularity = granularity
         self.encode = encode
         self.previous: list[Unit] = []
+        self.common = 0  # the last measure's exact shared prefix, before granularity
 
     def measure(self, units: list[Unit]) -> int:
         """The cache-eligible prefix of ``units`` (then remembered as the previous request)."""
@@ -85,6 +86,7 @@ class PrefixTracker:
             break
         self.previous = units
         total = sum(u[1] for u in units)
+        self.common = min(common, total)
         return min(self.granularity.apply(common), total)
 
     def _partial(self, key: Any, old_key: Any) -> int:

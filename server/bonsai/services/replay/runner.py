@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bonsai.core.context import Assembly, Budget, Item, SystemPart, TokenCounter, system_text
+from bonsai.core.context.pricing import Pricing, family_rule
 from bonsai.core.replay.report import (
     REWRITE_KINDS,
     ModelPrice,
@@ -26,6 +27,8 @@ from bonsai.core.replay.report import (
 from bonsai.core.turn.tool_finish import finish_output
 from bonsai.domain import Message
 from bonsai.services.redaction import known as known_keys
+from bonsai.services.replay.baselines import MaskingPolicy, PrunePolicy
+from bonsai.services.replay.billing import Bill, PauseModel, call_idles
 from bonsai.services.replay.policies import PipelinePolicy, PolicyName
 from bonsai.services.replay.prefix import (
     Encode,
@@ -54,6 +57,17 @@ class ReplayConfig:
     price: ModelPrice | None = None
     tools: tuple[dict[str, Any], ...] = ()
     tool_output: ToolOutputSettings = field(default_factory=ToolOutputSettings)
+    pricing: Pricing | None = None  # what the pipeline decides on (None: family rule, read price)
+    pauses: PauseModel = field(
+        default_factory=PauseModel
+    )  # call spacing when the recording has no timestamps
+
+    def decision_pricing(self) -> Pricing:
+        """The prices the replayed pipeline pays back under (the active provider's)."""
+        if self.pricing is not None:
+            return self.pricing
+        rule = family_rule(self.family)
+        return rule.model_copy(update={"cached_read": self.cache_read_price * rule.input})
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,9 @@ class StepRow:
     turn: ReplayTurn
     raw_cached: int
     assembly: Assembly
+    raw_bill: Bill | None = None  # size, exact shared prefix, idle (per-family billing)
+    bill: Bill | None = None
+    timing: str = ""  # where the idle times come from (timestamps or the pause model)
 
 
 def _system_message(parts: Sequence[SystemPart]) -> Message | None:
@@ -68,7 +85,8 @@ def _system_message(parts: Sequence[SystemPart]) -> Message | None:
 
 
 def _policy(source: ReplaySource, config: ReplayConfig) -> PipelinePolicy:
-    return PipelinePolicy(
+    kind = {"masking": MaskingPolicy, "prune": PrunePolicy}.get(config.policy, PipelinePolicy)
+    return kind(
         name=config.policy,
         parts=[source.persona] if source.persona else [],
         tools=list(config.tools),
@@ -77,6 +95,7 @@ def _policy(source: ReplaySource, config: ReplayConfig) -> PipelinePolicy:
         family=config.family,
         counter=config.counter,
         offline=config.offline,
+        pricing=config.decision_pricing(),
     )
 
 
@@ -111,6 +130,9 @@ def replay_steps(source: ReplaySource, config: ReplayConfig) -> list[StepRow]:
     raw_prefix = PrefixTracker(config.granularity, config.encode)
     managed_prefix = PrefixTracker(config.granularity, config.encode)
     raw_system = _system_message(policy.parts)
+    idles, timing = call_idles(source.items, source.steps, source.times, config.pauses)
+    pricing = config.decision_pricing()
+    cold = [pricing.expired(idle) for idle in idles]
     rows: list[StepRow] = []
     for step, pos in enumerate(source.steps):
         items = source.items[:pos]
@@ -118,12 +140,19 @@ def replay_steps(source: ReplaySource, config: ReplayConfig) -> list[StepRow]:
             config.counter, raw_system, policy.tools, [i.message for i in recorded[:pos]]
         )
         started = time.perf_counter()
-        assembly = policy.step(items, items[-1].turn if items else 0)
+        assembly = policy.step(items, items[-1].turn if items else 0, idles[step])
         elapsed = (time.perf_counter() - started) * 1000
         system = _system_message(assembly.system)
         units = request_units(config.counter, system, assembly.tools, assembly.messages)
         turn = _turn(step, raw_units, units, managed_prefix, config, elapsed, assembly)
-        rows.append(StepRow(turn=turn, raw_cached=raw_prefix.measure(raw_units), assembly=assembly))
+        raw_cached = raw_prefix.measure(raw_units)
+        raw_bill = Bill(turn.raw_input_tokens, raw_prefix.common, idles[step])
+        bill = Bill(turn.managed_input_tokens, managed_prefix.common, idles[step])
+        if cold[step]:  # the cache expired during the pause: nothing is read from it
+            turn, raw_cached = turn.model_copy(update={"cached_input_tokens": 0}), 0
+        rows.append(
+            StepRow(turn, raw_cached, assembly, raw_bill=raw_bill, bill=bill, timing=timing)
+        )
     return rows
 
 

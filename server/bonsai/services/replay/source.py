@@ -27,6 +27,7 @@ class ReplaySource:
     items: list[Item]
     title: str = ""
     session_id: str = ""
+    times: list[float | None] | None = None  # per item, epoch seconds, when the recording has them
     recorded: bool = True
 
     @property
@@ -41,10 +42,14 @@ def source_from_messages(
     *,
     title: str = "",
     session_id: str = "",
+    times: list[float | None] | None = None,
     recorded: bool = True,
 ) -> ReplaySource:
     """Split ``messages`` into persona and items; ``ids`` name the items
-    (stored message ids), default ``m1``, ``m2``…"""
+    (stored message ids), default ``m1``, ``m2``…; ``times`` are the messages'
+    timestamps (epoch seconds) when the recording has them."""
+    if times is not None and len(times) != len(messages):
+        raise ValueError(f"{len(times)} timestamps for {len(messages)} messages")
     if ids is not None and len(ids) != len(messages):
         raise ValueError(f"{len(ids)} ids for {len(messages)} messages")
     lead = 0
@@ -61,6 +66,12 @@ def source_from_messages(
         turn += message.role == "user"
         item_id = ids[pos] if ids is not None else f"m{pos + 1}"
         items.append(Item(id=item_id, seq=pos + 1, turn=turn, message=message))
+    kept = times[lead:] if times is not None else None
     return ReplaySource(
-        persona=persona, items=items, title=title, session_id=session_id, recorded=recorded
+        persona=persona,
+        items=items,
+        title=title,
+        session_id=session_id,
+        recorded=recorded,
+        times=kept,
     )

@@ -1,0 +1,204 @@
+"""The needed-later loss of a replay, and whether one recall gets it back.
+
+For every message a stage removed from the window (a stub, a fold, an archived
+episode; the first removal counts), the distinctive items it held
+(``bonsai.core.replay.loss``) are looked for in every later recorded assistant
+message. One found there and nowhere in the window sent for that message was
+**needed later**. It is **recoverable** when the recall tool's search (FTS5
+with bm25 over the session's messages so far, as ``bonsai recall`` and the
+agent's ``recall {query}`` search them) returns, in its top 3, the removed
+message or another holding every needed item of it, for a query made of the
+agent's own later words (the lines of its later message that use the items);
+or, for a stub, when its placeholder ranks in the top 3 of the window's stubs
+for that query (what ran, on which path: the output ``read_tool_output``
+would be asked for by the call id the stub names).
+
+Tokens: ``removed`` sums the removed messages' full size; ``needed`` the lines
+of them that hold a needed item (see the core module). A span is one removal
+event: one stub, one fold batch, one archived episode.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import apsw
+
+from bonsai.core.context import Assembly
+from bonsai.core.replay.loss import SpanItems
+from bonsai.core.retrieval.query import fts_match_expression
+from bonsai.domain import Message
+from bonsai.services.replay.runner import ReplayConfig, StepRow, executed
+from bonsai.services.replay.source import ReplaySource
+
+TOP = 3
+
+
+@dataclass
+class Loss:
+    """Sums of the measure over one or many replays."""
+
+    removed_tokens: int = 0
+    needed_tokens: int = 0
+    spans: int = 0
+    needed_spans: int = 0
+    recoverable_spans: int = 0
+    examples: list[str] = field(default_factory=list)  # a few needed items, for reports
+    by_stage: dict[str, list[int]] = field(default_factory=dict)  # how → [removed, needed]
+
+    def add(self, other: Loss) -> None:
+        self.removed_tokens += other.removed_tokens
+        self.needed_tokens += other.needed_tokens
+        self.spans += other.spans
+        self.needed_spans += other.needed_spans
+        self.recoverable_spans += other.recoverable_spans
+        self.examples.extend(other.examples[: max(0, 10 - len(self.examples))])
+        for how, (removed, needed) in other.by_stage.items():
+            mine = self.by_stage.setdefault(how, [0, 0])
+            mine[0] += removed
+            mine[1] += needed
+
+    def needed_share(self) -> float:
+        return self.needed_tokens / self.removed_tokens if self.removed_tokens else 0.0
+
+    def recoverable_share(self) -> float:
+        return self.recoverable_spans / self.needed_spans if self.needed_spans else 1.0
+
+
+def removed_ids(assembly: Assembly) -> dict[str, str]:
+    """Message id → how the state removed it (stub, fold, archive, drop)."""
+    state = assembly.state
+    out: dict[str, str] = dict.fromkeys(state.stubs, "stub")
+    out.update(dict.fromkeys(state.folded(), "fold"))
+    if state.episodes is not None:
+        for entry in state.episodes.archives.values():
+            out.update(dict.fromkeys(entry.ids, "archive"))
+    out.update(dict.fromkeys(state.drops, "drop"))
+    return out
+
+
+def _text(message: Message) -> str:
+    calls = " ".join(f"{c.name} {c.arguments}" for c in message.tool_calls)
+    return f"{message.content}\n{calls}" if calls else message.content
+
+
+def _window(assembly: Assembly) -> str:
+    parts = [p.text for p in assembly.system]
+    parts.extend(json.dumps(t) for t in assembly.tools)
+    parts.extend(_text(m) for m in assembly.messages)
+    return "\n".join(parts)
+
+
+def later_query(later: str, used: set[str]) -> str:
+    """The agent's own words that used the items: the lines of its later
+    message that hold them (what it would ask recall for)."""
+    lines = [line for line in later.splitlines() if any(i in line for i in used)]
+    return "\n".join(lines) or later
+
+
+class _Index:
+    """The session's messages so far in an FTS5 table, as the store indexes them."""
+
+    def __init__(self) -> None:
+        self.conn = apsw.Connection(":memory:")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE fts USING fts5(content, message_id UNINDEXED,"
+            " tokenize='porter unicode61')"
+        )
+        self.count = 0
+
+    def grow(self, source: ReplaySource, upto: int) -> None:
+        rows = [(i.message.content, i.id) for i in source.items[self.count : upto]]
+        if rows:
+            self.conn.executemany("INSERT INTO fts(content, message_id) VALUES (?, ?)", rows)
+        self.count = max(self.count, upto)
+
+    def top(self, query: str, limit: int = TOP) -> list[str]:
+        expression = fts_match_expression(query)
+        if expression is None:
+            return []
+        rows = self.conn.execute(
+            "SELECT message_id FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
+            (expression, limit),
+        )
+        return [r[0] for r in rows]
+
+
+def stub_top(assembly: Assembly, query: str, limit: int = TOP) -> list[str]:
+    """The stubs in this window whose text (what ran, on which path) best matches
+    ``query``: the outputs ``read_tool_output`` would be asked for."""
+    stubs = assembly.state.stubs
+    if not stubs:
+        return []
+    index = _Index()
+    index.conn.executemany(
+        "INSERT INTO fts(content, message_id) VALUES (?, ?)",
+        [(entry.text, item_id) for item_id, entry in stubs.items()],
+    )
+    return index.top(query, limit)
+
+
+def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayConfig) -> Loss:
+    """The needed-later loss of one replay (``rows`` from ``replay_steps`` on ``source``
+    with ``config``): spans are judged as the managed side held them (tool outputs
+    as bonsai's tools return them, ``executed``)."""
+    counter = config.counter
+    if config.policy != "none":
+        source = executed(source, config.tool_output)
+    loss = Loss()
+    by_id = {i.id: i for i in source.items}
+    steps = source.steps
+    seen: set[str] = set()
+    pending: dict[str, tuple[int, str, SpanItems]] = {}  # id → (span number, how, items)
+    spans_needed: dict[int, bool] = {}
+    needed_items: dict[str, set[str]] = {}
+    index = _Index()
+    for n, row in enumerate(rows):
+        now = removed_ids(row.assembly)
+        fresh = [i for i in now if i not in seen and i in by_id]
+        by_how: dict[str, list[str]] = {}
+        for item_id in fresh:
+            by_how.setdefault(now[item_id], []).append(item_id)
+        for how, ids in by_how.items():
+            spans = [[i] for i in ids] if how == "stub" else [ids]  # a stub is its own span
+            for ids_of_span in spans:
+                loss.spans += 1
+                span = loss.spans
+                for item_id in ids_of_span:
+                    text = by_id[item_id].message.content
+                    tokens = counter.count_text(text).tokens
+                    loss.removed_tokens += tokens
+                    loss.by_stage.setdefault(how, [0, 0])[0] += tokens
+                    if by_id[item_id].message.role != "assistant":  # observations only
+                        pending[item_id] = (span, how, SpanItems.of(item_id, text))
+        seen.update(fresh)
+        if not pending:
+            continue
+        # the recorded reply to this call: written with what this window lacks
+        reply = source.items[steps[n]].message
+        later = _text(reply)
+        window = _window(row.assembly)
+        for item_id, (span, _how, items) in pending.items():
+            used = items.used_in(later, window) - needed_items.get(item_id, set())
+            if not used:
+                continue
+            needed_items.setdefault(item_id, set()).update(used)
+            if span not in spans_needed:
+                index.grow(source, steps[n])
+                query = later_query(later, used)
+                hits = index.top(query)
+                spans_needed[span] = any(
+                    h == item_id or all(u in by_id[h].message.content for u in used) for h in hits
+                ) or item_id in stub_top(row.assembly, query)
+                if len(loss.examples) < 10:
+                    loss.examples.append(f"{item_id}: {sorted(used)[0][:80]}")
+    for item_id, used in needed_items.items():
+        _, how, items = pending[item_id]
+        tokens = counter.count_text(items.needed_text(used)).tokens
+        loss.needed_tokens += tokens
+        loss.by_stage.setdefault(how, [0, 0])[1] += tokens
+    loss.needed_spans = len(spans_needed)
+    loss.recoverable_spans = sum(spans_needed.values())
+    return loss

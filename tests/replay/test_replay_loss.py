@@ -1,0 +1,92 @@
+"""The needed-later loss on small constructed sessions whose answer is known."""
+
+from __future__ import annotations
+
+from bonsai.core.replay.loss import items_of_line
+from bonsai.domain import Message, ToolCall
+from bonsai.services.replay import build_config, replay_steps, source_from_messages
+from bonsai.services.replay.loss import measure_loss
+from bonsai.services.replay.runner import ReplayConfig
+from bonsai.settings import ContextSettings
+
+LISTING = "\n".join(
+    ["src/pkg/zeta_loader.py", "ZETA_LIMIT = 4242"]
+    + [f"filler line {n} of the listing" for n in range(400)]
+)
+
+
+def _step(n: int, output: str, text: str | None = None) -> list[Message]:
+    call = ToolCall(id=f"c{n}", name="bash", arguments=f'{{"command": "step {n}"}}')
+    return [
+        Message(role="assistant", content=text or f"Step {n}.", tool_calls=(call,)),
+        Message(role="tool", content=output, tool_call_id=call.id, name="bash"),
+    ]
+
+
+def _session(later: str, *, echo: bool = False) -> list[Message]:
+    """A listing early on, bulky steps that push it out of a small window, then a
+    reply saying ``later``; with ``echo`` a recent output repeats the listing's items."""
+    messages = [Message(role="user", content="Find the limit and raise it.")]
+    messages += _step(0, LISTING)
+    for n in range(1, 9):
+        messages += _step(n, "\n".join(f"bulk {n}.{k} " + "x" * 60 for k in range(40)))
+    if echo:
+        messages += _step(9, "src/pkg/zeta_loader.py: ZETA_LIMIT = 4242")
+    messages.append(Message(role="assistant", content=later))
+    return messages
+
+
+def _config() -> ReplayConfig:
+    settings = ContextSettings(
+        gc_trigger=0.3, compact_trigger=0.9, compact_target=0.2, min_rewrite_payback=0
+    )
+    return build_config(window=26_000, settings=settings)
+
+
+def _loss(messages: list[Message]):  # type: ignore[no-untyped-def]
+    config = _config()
+    source = source_from_messages(messages)
+    rows = replay_steps(source, config)
+    assert "m3" in rows[-1].assembly.state.stubs, "the listing was stubbed"
+    return measure_loss(source, rows, config)
+
+
+USES = "Now I open src/pkg/zeta_loader.py and raise ZETA_LIMIT from 4242 to 5000."
+
+
+def test_an_item_only_the_removed_output_held_is_needed_later_and_recall_finds_it() -> None:
+    loss = _loss(_session(USES))
+    assert loss.spans >= 1 and loss.needed_spans == 1
+    assert loss.recoverable_spans == 1
+    # weighed by the two lines holding the items, not the whole 400-line listing
+    assert 0 < loss.needed_tokens < 40 < loss.removed_tokens
+    assert loss.by_stage["stub"][1] == loss.needed_tokens
+
+
+def test_nothing_is_needed_when_the_agent_never_uses_it() -> None:
+    loss = _loss(_session("All bulk steps are done; nothing else to do."))
+    assert loss.needed_spans == 0 and loss.needed_tokens == 0 and loss.removed_tokens > 0
+    assert loss.recoverable_share() == 1.0
+
+
+def test_an_item_still_in_the_window_elsewhere_is_not_a_loss() -> None:
+    loss = _loss(_session(USES, echo=True))
+    assert loss.needed_spans == 0
+
+
+def test_distinctive_items_are_paths_identifiers_numbers_and_long_lines() -> None:
+    items = items_of_line(
+        "  see src/app/models.py: QuerySet.filter parse_header fooBar 4012 3.14 x"
+    )
+    assert {
+        "src/app/models.py",
+        "QuerySet.filter",
+        "parse_header",
+        "fooBar",
+        "4012",
+        "3.14",
+    } <= items
+    assert not {"see", "x", "2", "__init__"} & items_of_line("see x 2 __init__")
+    assert items_of_line("https://github.com/org/repo/issues/12345") == {
+        "https://github.com/org/repo/issues/12345"  # the whole line, never its path parts
+    }
