@@ -189,6 +189,7 @@ def run_ours(job: dict) -> dict:
     service.get(tokens=1024)
     out["build_s"] = time.perf_counter() - t0
     out["build_cpu_s"] = time.process_time() - c0
+    out["build_tree_cpu_s"] = out["build_cpu_s"] + _children_cpu()  # + the parse workers
     out["graph"] = service.graph_origin
     out["parsed"] = stats.parsed
     if job["tasks"]:  # a session's first map has the user's words to rank by
@@ -199,17 +200,53 @@ def run_ours(job: dict) -> dict:
     if job.get("touch"):
         out.update(_edits(service, root / job["touch"]))
     hits: dict[str, list[bool]] = {}
+    places: dict[str, list[int | None]] = {}  # where the first gold file is in the map
     for tokens in job.get("budgets", []):
-        hits[str(tokens)] = []
+        hits[str(tokens)], places[str(tokens)] = [], []
         for task in job["tasks"]:
             service.forget_previous()
             result = service.get(tokens=tokens, mentions=task["text"])
             hits[str(tokens)].append(_shown(result.text, task))
+            order = [f.path for f in result.files]  # the map's order: its ranking
+            found = [order.index(t) for t in targets_of(task) if t in order]
+            places[str(tokens)].append(min(found) if found else None)
     out["hits"] = hits
+    out["places"] = places
+    files = job["files"]
+    out["parse_only_s"], out["parse_only_cpu_s"] = parse_only(root, files)
+    if job.get("touch"):
+        one = sorted(parse_only(root, [job["touch"]])[1] for _ in range(5))
+        out["parse_edited_cpu_s"] = one[2]
     service.stop()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["peak_child_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return out
+
+
+def parse_only(root: Path, files: list[str]) -> tuple[float, float]:
+    """A plain single-threaded tree-sitter parse of the same files, nothing else
+    (read, parse, drop): (wall, CPU) seconds. Every timing is also printed as a
+    ratio to this, since the machine's load moves absolute times."""
+    import tree_sitter as ts
+
+    from bonsai.services.repomap.languages import language_for_path, load_language
+
+    parsers: dict[str, ts.Parser] = {}
+    for rel in files:  # grammars loaded outside the timing, as a warm process has them
+        lang = language_for_path(rel)
+        if lang and lang not in parsers and (grammar := load_language(lang)) is not None:
+            parsers[lang] = ts.Parser(grammar)
+    t0, c0 = time.perf_counter(), time.process_time()
+    for rel in files:
+        parser = parsers.get(language_for_path(rel) or "")
+        if parser is not None:
+            parser.parse((root / rel).read_bytes())
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _timed_edit(service, target: Path, text: str) -> tuple[float, float]:
@@ -345,6 +382,18 @@ def print_report(r: dict) -> None:
     print(f"{'  (CPU time)':<34}{warm['incremental_cpu_s']:>10.3f}s")
     row("edit, same definitions -> new map", warm["incremental_body_s"], a0.get("incremental_s"))
     print(f"{'  (CPU time)':<34}{warm['incremental_body_cpu_s']:>10.3f}s")
+    parse_s, parse_cpu = cold["parse_only_s"], cold["parse_only_cpu_s"]
+    print(f"{'plain tree-sitter parse, 1 thread':<34}{parse_s:>10.3f}s  CPU {parse_cpu:.3f}s")
+    print(
+        f"{'  cold / parse-only':<34}{cold['build_s'] / parse_s:>10.2f}x wall"
+        f"   {cold['build_tree_cpu_s'] / parse_cpu:.2f}x CPU (process tree)"
+    )
+    print(f"{'  warm / parse-only':<34}{warm['build_s'] / warm['parse_only_s']:>10.2f}x wall")
+    one = warm["parse_edited_cpu_s"]
+    print(
+        f"{'  edit CPU / parse of that file':<34}{warm['incremental_cpu_s'] / one:>10.2f}x"
+        f"   (same definitions {warm['incremental_body_cpu_s'] / one:.2f}x; file {one * 1000:.1f} ms)"
+    )
     runs = r.get("ours_warm_runs") or [warm]
     for key, label in (
         ("build_s", "warm -> first map"),
@@ -356,6 +405,8 @@ def print_report(r: dict) -> None:
     peak = max(cold["peak_rss_mb"], *(run["peak_rss_mb"] for run in runs))
     row("peak RSS main process", peak, a0.get("peak_rss_mb"), "MB")
     print(f"{'  peak RSS of a parse worker':<34}{cold['peak_child_rss_mb']:>10.1f}MB")
+    tree = cold["peak_rss_mb"] + 2 * cold["peak_child_rss_mb"]
+    print(f"{'  process tree, cold (bound)':<34}{tree:>10.1f}MB  main + 2 workers at their peak")
     for tokens in BUDGETS:
         ours = _recall(warm["hits"][str(tokens)])
         theirs = [_recall(run["hits"][str(tokens)]) for run in aider]
@@ -419,6 +470,14 @@ def print_recall(r: dict) -> None:
             theirs = [_family_recall(run["hits"][key], tasks, family) for run in r["aider_runs"]]
             spread = f"{min(theirs):.2f}..{max(theirs):.2f}" if theirs else "n/a"
             print(f"{family:<12} {n:>3} tasks @ {tokens:<5} bonsai {ours:.2f}  aider {spread}")
+        key = str(BUDGETS[-1])
+        places = [
+            p for p, t in zip(r["ours"]["places"][key], tasks, strict=True) if t["family"] == family
+        ]
+        top = [sum(p is not None and p < k for p in places) / max(1, n) for k in (1, 5, 10)]
+        print(
+            f"{family:<12} gold file in the map's first 1 / 5 / 10 files: {top[0]:.2f} / {top[1]:.2f} / {top[2]:.2f}"
+        )
 
 
 def main() -> None:

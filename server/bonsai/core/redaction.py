@@ -11,8 +11,10 @@ shell, JSON, YAML, TOML; tolerant of ``N:`` and ``path:N:`` prefixes because it
 anchors on the name, not the line start), and the daemon-key rule (by value,
 whatever its shape).
 
-Every rule is gated by a cheap prefilter (``literal in text``) so that a text
-with nothing key-like costs a few substring scans. A replacement keeps the
+Every rule is gated by its anchors (literals every match contains), all found
+in one Aho-Corasick pass over the text and one over its lowered form, so that a
+text with nothing key-like costs two scans; a rule's regex runs only around its
+anchors' hits. A replacement keeps the
 number of lines it covers, so line numbers added afterwards stay true.
 """
 
@@ -23,10 +25,11 @@ import inspect
 import pkgutil
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import detect_secrets.plugins
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 from detect_secrets.plugins.private_key import PrivateKeyDetector
@@ -59,7 +62,7 @@ _PLUGIN_ANCHORS: dict[str, tuple[str, ...]] = {
     "AWSKeyDetector": ("IA", "A3T", "AC"),  # ABIA AKIA ASIA, A3T, ACCA
     "AzureStorageKeyDetector": ("AccountKey=",),
     "BasicAuthDetector": ("://",),
-    "CloudantDetector": ("://",),
+    "CloudantDetector": ("cloudant",),
     "GitLabTokenDetector": ("gl", "GR13"),
     "IbmCloudIamDetector": (),
     "IbmCosHmacDetector": (),
@@ -67,17 +70,17 @@ _PLUGIN_ANCHORS: dict[str, tuple[str, ...]] = {
     "NpmDetector": ("_authToken",),
     "PypiTokenDetector": ("pypi-",),
     "SendGridDetector": ("SG.",),
-    "SlackDetector": ("xox", "://"),
-    "SoftlayerDetector": ("://",),
+    "SlackDetector": ("xox", "hooks.slack"),
+    "SoftlayerDetector": ("softlayer",),
     "SquareOAuthDetector": ("sq0csp-",),
     "TwilioKeyDetector": ("AC", "SK"),
 }
 # the same for the plugins' case-insensitive patterns (looked for in the lowered text)
 _FOLDED_ANCHORS: dict[str, tuple[str, ...]] = {
     "AWSKeyDetector": ("aws",),
-    "CloudantDetector": ("://",),
-    "SlackDetector": ("xox", "://"),
-    "SoftlayerDetector": ("://",),
+    "CloudantDetector": ("cloudant",),  # https://user:key@host.cloudant.com
+    "SlackDetector": ("xox", "hooks.slack"),  # https://hooks.slack.com/services/...
+    "SoftlayerDetector": ("softlayer",),  # https://api.softlayer.com/soap/...
 }
 # the keyword forms of vendor plugins (``cloudant_password = ...``) are covered by
 # the assignment rule, which is built from the keyword plugin's own word list
@@ -95,9 +98,10 @@ class Rule:
     at: int | None = None
     group: int | None = None  # redact this group's span instead of the whole match
 
-    @property
-    def lower(self) -> bool:
-        return bool(self.pattern.flags & re.IGNORECASE)
+    lower: bool = field(init=False, repr=False)  # its anchors are looked for in the lowered text
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lower", bool(self.pattern.flags & re.IGNORECASE))
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,7 @@ def _group_is_value(pattern: re.Pattern[str]) -> bool:
 _PEM_HEAD = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_TAIL = r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 # A PEM block to its END line, or to the end of the text when no END is in view.
+_PEM_ANCHOR = "PRIVATE KEY"
 _PRIVATE_KEY = re.compile(rf"{_PEM_HEAD}(?:.*?{_PEM_TAIL}|.*\Z)", re.S)
 
 
@@ -244,6 +249,12 @@ _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 @dataclass(frozen=True)
 class Engine:
     rules: tuple[Rule, ...]
+    _anchors: _Searcher = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        plain = {a for rule in self.rules if not rule.lower for a in rule.anchors}
+        folded = {a for rule in self.rules if rule.lower for a in rule.anchors}
+        object.__setattr__(self, "_anchors", _Searcher(plain | {_PEM_ANCHOR}, folded | set(_HINTS)))
 
     def redact(
         self, text: str, secrets: Iterable[str] = (), *, assignments: bool = True
@@ -252,9 +263,9 @@ class Engine:
         lowered = text.lower()
         if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
             lowered = text.translate(_ASCII_LOWER)
-        if "PRIVATE KEY" in text:
+        found = self._anchors.scan(text, lowered)
+        if found.positions((_PEM_ANCHOR,), lowered=False):
             spans.extend(m.span() for m in _PRIVATE_KEY.finditer(text))
-        found = _Anchors(text, lowered)
         for rule in self.rules:
             positions = found.positions(rule.anchors, lowered=rule.lower)
             if not positions:
@@ -273,12 +284,41 @@ class Engine:
         return _apply(text, spans)
 
 
-class _Anchors:
-    """Where each anchor occurs in one text, each looked for once (rules share them)."""
+class _Searcher:
+    """Every anchor of every rule found in one pass per text (Aho-Corasick, from
+    ``ahocorasick_rs``) instead of one substring scan per anchor: the case-sensitive
+    anchors in the text, the folded ones in its lowered form."""
 
-    def __init__(self, text: str, lowered: str) -> None:
-        self.text, self.lowered = text, lowered
-        self.seen: dict[tuple[str, bool], list[int]] = {}
+    def __init__(self, plain: set[str], folded: set[str]) -> None:
+        self.plain, self.folded = sorted(plain), sorted(folded)
+        self.plain_str, self.folded_str = AhoCorasick(self.plain), AhoCorasick(self.folded)
+        self.plain_bytes = BytesAhoCorasick([a.encode() for a in self.plain])
+        self.folded_bytes = BytesAhoCorasick([a.encode() for a in self.folded])
+
+    def scan(self, text: str, lowered: str) -> _Anchors:
+        seen: dict[tuple[str, bool], list[int]] = {}
+        for names, is_folded, haystack, in_str, in_bytes in (
+            (self.plain, False, text, self.plain_str, self.plain_bytes),
+            (self.folded, True, lowered, self.folded_str, self.folded_bytes),
+        ):
+            for name in names:
+                seen[name, is_folded] = []
+            hits = (  # ASCII: byte offsets are character offsets, and bytes are faster
+                in_bytes.find_matches_as_indexes(haystack.encode(), overlapping=True)
+                if haystack.isascii()
+                else in_str.find_matches_as_indexes(haystack, overlapping=True)
+            )
+            for index, start, _end in hits:
+                seen[names[index], is_folded].append(start)
+        return _Anchors(text, seen)
+
+
+class _Anchors:
+    """Where each anchor occurs in one text (rules share them)."""
+
+    def __init__(self, text: str, seen: dict[tuple[str, bool], list[int]]) -> None:
+        self.text = text
+        self.seen = seen
         self.seen_lines: dict[tuple[str, ...], list[tuple[int, int]]] = {}
 
     def lines(self, anchors: tuple[str, ...], positions: list[int]) -> list[tuple[int, int]]:
@@ -290,21 +330,8 @@ class _Anchors:
     def positions(self, anchors: tuple[str, ...], *, lowered: bool) -> list[int]:
         out: list[int] = []
         for anchor in anchors:
-            key = (anchor, lowered)
-            found = self.seen.get(key)
-            if found is None:
-                found = self.seen[key] = _find_all(self.lowered if lowered else self.text, anchor)
-            out.extend(found)
+            out.extend(self.seen[anchor, lowered])
         return out
-
-
-def _find_all(haystack: str, needle: str) -> list[int]:
-    out: list[int] = []
-    position = haystack.find(needle)
-    while position >= 0:
-        out.append(position)
-        position = haystack.find(needle, position + 1)
-    return out
 
 
 def _lines_of(text: str, positions: list[int]) -> list[tuple[int, int]]:

@@ -49,6 +49,17 @@ class FusionParams(BaseModel):
     z_full: float = Field(5.0, description="z at which the embedding lane counts fully")
     min_spread: float = Field(0.05, gt=0.0, description="smallest spread used for z")
     cosine_floor: float = Field(0.35, ge=-1.0, le=1.0, description="absolute cosine floor")
+    part_weight: float = Field(
+        0.5, ge=0.0, description="bonus / (1 + rank) in a lane of one clause of the query"
+    )
+    feedback_weight: float = Field(
+        0.5, ge=0.0, description="bonus / (1 + rank) in the lane of the top hits' entities"
+    )
+    feedback_docs: int = Field(3, ge=0, description="top hits whose entities expand the query")
+    bridge_rank: int = Field(
+        0, ge=0, description="rank given to the top hit's best entity link (0: off)"
+    )
+    extra_depth: int = Field(10, ge=1, description="candidates taken from each extra lane")
 
 
 def embedding_confidence(cosine: float, lane: Lane, params: FusionParams) -> float | None:
@@ -74,6 +85,44 @@ def lane_members(lane: Lane | None, params: FusionParams) -> dict[str, tuple[flo
     return members
 
 
+# id -> [fused score, raw BM25 or None, cosine or None]: the working form of a
+# ranking (plain lists, so a query builds no model objects for its candidates)
+Scores = dict[str, list[float | None]]
+
+
+def fuse_scores(lexical: Lane, semantic: Lane | None, params: FusionParams) -> Scores:
+    """The fused score and lane evidence of every candidate, without priors."""
+    keyword = dict(lexical.hits[: params.candidate_depth])
+    best = max(keyword.values(), default=0.0)
+    members = lane_members(semantic, params)
+    ranks = {d: r for r, d in enumerate(sorted(members, key=lambda d: (-members[d][0], d)))}
+    out: Scores = {}
+    for doc_id in keyword.keys() | members.keys():
+        raw_bm25 = keyword.get(doc_id)
+        cosine, confidence = members.get(doc_id, (None, 0.0))
+        lexical_part = raw_bm25 / best if raw_bm25 is not None and best > 0 else 0.0
+        rank_part = params.rank_bonus / (1 + ranks[doc_id]) if doc_id in ranks else 0.0
+        score = params.bm25_weight * lexical_part + params.embedding_weight * confidence + rank_part
+        out[doc_id] = [score, raw_bm25, cosine]
+    return out
+
+
+def ranked(scores: Scores) -> list[str]:
+    """Ids best first (ties by id)."""
+    return sorted(scores, key=lambda d: (-round(scores[d][0] or 0.0, 6), d))
+
+
+def fused_hits(scores: Scores, ids: list[str]) -> list[FusedHit]:
+    return [
+        FusedHit(
+            id=d,
+            score=round(scores[d][0] or 0.0, 6),
+            lanes=LaneScores(bm25=scores[d][1], embedding=scores[d][2]),
+        )
+        for d in ids
+    ]
+
+
 def fuse(
     lexical: Lane,
     semantic: Lane | None,
@@ -81,27 +130,43 @@ def fuse(
     priors: Mapping[str, float] | None = None,
 ) -> list[FusedHit]:
     """Fuse the two lanes into one ranking (best first); see the module notes."""
-    priors = priors or {}
-    keyword = dict(lexical.hits[: params.candidate_depth])
-    best = max(keyword.values(), default=0.0)
-    members = lane_members(semantic, params)
-    ranks = {d: r for r, d in enumerate(sorted(members, key=lambda d: (-members[d][0], d)))}
-    hits: list[FusedHit] = []
-    for doc_id in keyword.keys() | members.keys():
-        raw_bm25 = keyword.get(doc_id)
-        cosine, confidence = members.get(doc_id, (None, 0.0))
-        lexical_part = raw_bm25 / best if raw_bm25 is not None and best > 0 else 0.0
-        rank_part = params.rank_bonus / (1 + ranks[doc_id]) if doc_id in ranks else 0.0
-        score = (
-            params.bm25_weight * lexical_part
-            + params.embedding_weight * confidence
-            + rank_part
-            + priors.get(doc_id, 0.0)
-        )
-        lanes = LaneScores(bm25=raw_bm25, embedding=cosine)
-        hits.append(FusedHit(id=doc_id, score=round(score, 6), lanes=lanes))
-    hits.sort(key=lambda h: (-h.score, h.id))
-    return hits
+    scores = fuse_scores(lexical, semantic, params)
+    for doc_id, prior in (priors or {}).items():
+        if doc_id in scores:
+            scores[doc_id][0] = (scores[doc_id][0] or 0.0) + prior
+    return fused_hits(scores, ranked(scores))
+
+
+def lane_bonus(
+    scores: Scores,
+    lanes: list[Lane],
+    weight: float,
+    depth: int,
+    skip: frozenset[str] = frozenset(),
+) -> None:
+    """Add ``weight / (1 + rank)`` to each document for its best rank over
+    ``lanes`` (clause lanes or the feedback lane; ``skip`` ids are not counted
+    and do not take a rank); a document new to ``scores`` joins with the bonus
+    alone and its BM25 score from that lane."""
+    if weight <= 0:
+        return
+    best: dict[str, tuple[float, float]] = {}
+    for lane in lanes:
+        rank = 0
+        for doc_id, raw in lane.hits:
+            if doc_id in skip:
+                continue
+            if rank >= depth:
+                break
+            value = weight / (1 + rank)
+            if doc_id not in best or best[doc_id][0] < value:
+                best[doc_id] = (value, raw)
+            rank += 1
+    for doc_id, (value, raw) in best.items():
+        if doc_id in scores:
+            scores[doc_id][0] = (scores[doc_id][0] or 0.0) + value
+        else:
+            scores[doc_id] = [value, raw, None]
 
 
 def lane_only(lane: Lane | None, params: FusionParams, *, embedding: bool) -> list[FusedHit]:
@@ -119,3 +184,31 @@ def lane_only(lane: Lane | None, params: FusionParams, *, embedding: bool) -> li
     ]
     hits.sort(key=lambda h: (-h.score, h.id))
     return hits
+
+
+def bridge_slot(scores: Scores, link_lane: Lane, rank: int) -> None:
+    """Give the best entry of ``link_lane`` (the lane of the top hit's entity
+    words) at least the ``rank``-th place: the second hop of a bridge question
+    shares a name with the first and often nothing with the question, so no
+    score bonus would lift it over entries matching the question's words."""
+    if rank < 2 or not scores:
+        return
+    order = ranked(scores)
+    ahead = set(order[: rank - 1])
+    candidate = next((d for d, _ in link_lane.hits if d != order[0]), None)
+    if candidate is None or candidate in ahead or len(order) < rank - 1:
+        return
+    floor = (scores[order[rank - 2]][0] or 0.0) - 2e-6
+    if candidate not in scores:
+        scores[candidate] = [floor, dict(link_lane.hits)[candidate], None]
+    elif (scores[candidate][0] or 0.0) < floor:
+        scores[candidate][0] = floor
+
+
+def add_lane_bonus(
+    fused: list[FusedHit], lanes: list[Lane], weight: float, depth: int
+) -> list[FusedHit]:
+    """:func:`lane_bonus` on a list of hits (re-sorted, ties by id)."""
+    scores: Scores = {h.id: [h.score, h.lanes.bm25, h.lanes.embedding] for h in fused}
+    lane_bonus(scores, lanes, weight, depth)
+    return fused_hits(scores, ranked(scores))

@@ -1,6 +1,8 @@
 """Small score priors for memory entries: project tier and recency.
 
-They are tie-breakers (at most 0.02 together, against a fused score whose
+The date-match bonus (:mod:`bonsai.core.retrieval.dates`) is larger: it
+applies only when the question names a span of time. The others are
+tie-breakers (at most 0.02 together, against a fused score whose
 keyword part alone spans 0..1), so a fresher or project-level entry wins only
 between otherwise comparable matches. ``today`` is passed in: core reads no
 clock.
@@ -14,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bonsai.core.retrieval.dates import Span, date_prior
+
 
 class PriorParams(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -21,6 +25,9 @@ class PriorParams(BaseModel):
     project_tier: float = Field(0.01, ge=0.0)
     recency: float = Field(0.01, ge=0.0, description="bonus for an entry updated today")
     half_life_days: float = Field(90.0, gt=0.0)
+    date_match: float = Field(
+        0.3, ge=0.0, description="bonus when a date of the entry is in the question's window"
+    )
 
 
 def recency_bonus(updated: date | None, today: date, params: PriorParams) -> float:
@@ -31,10 +38,15 @@ def recency_bonus(updated: date | None, today: date, params: PriorParams) -> flo
     return params.recency * 0.5 ** (age / params.half_life_days)
 
 
-def memory_prior(meta: Mapping[str, Any], today: date, params: PriorParams) -> float:
+def memory_prior(
+    meta: Mapping[str, Any], today: date, params: PriorParams, window: Span | None = None
+) -> float:
     """Prior for a memory document whose metadata has ``tier`` and ``updated``
-    (an ISO date string); unknown or malformed values contribute nothing."""
+    (an ISO date string), plus the date-match bonus when the question names a
+    ``window`` (:func:`bonsai.core.retrieval.dates.query_window`); unknown or
+    malformed values contribute nothing."""
     bonus = params.project_tier if meta.get("tier") == "project" else 0.0
+    bonus += date_prior(meta, window, params.date_match)
     return bonus + recency_bonus(_parse_date(meta.get("updated")), today, params)
 
 

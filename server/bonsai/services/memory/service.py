@@ -19,6 +19,7 @@ from typing import Any
 
 import apsw
 
+from bonsai.core.retrieval.dates import body_dates, query_window
 from bonsai.core.retrieval.documents import Doc, Hit
 from bonsai.core.retrieval.fusion import FusionParams
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
@@ -93,6 +94,7 @@ class MemoryService:
         self._index: HybridIndex | None = None
         self._view: tuple[Stamp, MergedView] | None = None
         self._watching = False
+        self._synced: tuple[MergedView, str, bool] | None = None  # view, fingerprint, any
         self._changes = 0  # watcher events seen; part of the view's stamp while watching
 
     # -- reading the stores -------------------------------------------------
@@ -285,21 +287,36 @@ class MemoryService:
         return self._embedding
 
     def sync(self) -> SyncReport:
-        """Bring the index in line with the stores (skipped when unchanged)."""
+        """Bring the index in line with the stores (skipped when unchanged).
+
+        The documents and their fingerprint are built once per merged view: a
+        query over an unchanged store costs one fingerprint look-up."""
+        view = self.view()
+        if self._synced is not None and self._synced[0] is view:
+            index = self._open_index(needs_embeddings=self._synced[2])
+            if index.fingerprint() == f"{self._synced[1]}|{index.model_id()}":
+                return SyncReport(skipped=True)
         entries = [e for e in self.list() if e.enabled]
         index = self._open_index(needs_embeddings=bool(entries))
         docs = [
             Doc(
                 id=e.name,
                 text=e.search_text(),
-                meta={"tier": e.tier, "updated": e.updated.isoformat() if e.updated else None},
+                meta={
+                    "tier": e.tier,
+                    "updated": e.updated.isoformat() if e.updated else None,
+                    "created": e.created.isoformat() if e.created else None,
+                    "dates": body_dates(e.body),
+                },
             )
             for e in entries
         ]
         fingerprint = hashlib.sha256(
             "\n".join(f"{e.tier}:{e.name}:{e.digest}" for e in entries).encode()
         ).hexdigest()
-        return index.sync(docs, fingerprint)
+        report = index.sync(docs, fingerprint)
+        self._synced = (view, fingerprint, bool(entries))
+        return report
 
     def _open_index(self, *, needs_embeddings: bool) -> HybridIndex:
         if self._index is None:
@@ -317,11 +334,12 @@ class MemoryService:
         self.sync()
         assert self._index is not None
         today = self._today()
+        window = query_window(query, today)
         return self._index.search(
             query,
             limit,
             params=self.fusion,
-            prior=lambda meta: memory_prior(meta, today, self.priors),
+            prior=lambda meta: memory_prior(meta, today, self.priors, window),
         )
 
     def embeddings_status(self) -> str:
@@ -335,11 +353,13 @@ class MemoryService:
 
     def search(self, query: str, limit: int = 5) -> SearchResult:
         hits = self._search_hits(query, limit)
-        tiers = {e.name: e.tier for e in self.list()}
+        known = self.view().entries
         results = [
-            SearchHitView(name=h.id, tier=tiers[h.id], score=round(h.score, 4), lanes=h.lanes)
+            SearchHitView(
+                name=h.id, tier=known[h.id][1].tier, score=round(h.score, 4), lanes=h.lanes
+            )
             for h in hits
-            if h.id in tiers
+            if h.id in known
         ]
         return SearchResult(results=results, embeddings=self.embeddings_status())
 
@@ -354,8 +374,8 @@ class MemoryService:
                 embeddings="off: memory disabled",
                 reason="memory disabled in settings",
             )
-        entries = {e.name: e for e in self.list() if e.enabled}
-        if not entries:
+        known = self.view().entries
+        if not any(pair[1].enabled for pair in known.values()):
             return Injection(
                 text=None,
                 state=injected_state,
@@ -363,6 +383,7 @@ class MemoryService:
                 reason="no memory entries",
             )
         hits = self._search_hits(user_text, self.fusion.candidate_depth)
+        entries = {h.id: known[h.id][1] for h in hits if h.id in known and known[h.id][1].enabled}
         ranked = relevant_for_injection(user_text, hits, entries)
         return build_injection(
             ranked,
@@ -416,3 +437,4 @@ class MemoryService:
             self._conn.close()
         self._conn = None
         self._index = None
+        self._synced = None

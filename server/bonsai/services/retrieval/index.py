@@ -24,7 +24,15 @@ from pydantic import BaseModel, JsonValue
 
 from bonsai.core.retrieval.background import BACKGROUND_SENTENCES
 from bonsai.core.retrieval.documents import Doc, Hit, Lane
-from bonsai.core.retrieval.fusion import FusionParams, fuse
+from bonsai.core.retrieval.fusion import (
+    FusionParams,
+    bridge_slot,
+    fuse_scores,
+    fused_hits,
+    lane_bonus,
+    ranked,
+)
+from bonsai.core.retrieval.parts import feedback_terms, query_parts
 from bonsai.services.retrieval.db import ensure_fts
 from bonsai.services.retrieval.embedder import Embedder, Vectors, normalise_rows
 from bonsai.services.retrieval.lanes import VectorMatrix, bm25_lane, embedding_lane, load_matrix
@@ -72,6 +80,7 @@ class HybridIndex:
             self._fts = ensure_fts(conn, namespace)
         self._vectors: VectorMatrix | None = None
         self._background: tuple[str, Vectors] | None = None
+        self._meta_cache: tuple[int, dict[str, dict[str, JsonValue]]] | None = None
 
     # -- writing -----------------------------------------------------------
     def sync(self, docs: Iterable[Doc], fingerprint: str) -> SyncReport:
@@ -155,24 +164,60 @@ class HybridIndex:
             return []
         params = params or FusionParams()
         lexical, semantic = self.lanes(query, max(params.candidate_depth, k))
-        metas = self._metas(
-            {doc_id for doc_id, _ in lexical.hits}
-            | {doc_id for doc_id, _ in (semantic.hits if semantic else ())}
-        )
-        priors = {doc_id: prior(meta) for doc_id, meta in metas.items()} if prior else {}
-        fused = fuse(lexical, semantic, params, priors)[:k]
-        return [Hit(id=f.id, score=f.score, lanes=f.lanes, meta=metas.get(f.id, {})) for f in fused]
+        scores = fuse_scores(lexical, semantic, params)
+        if params.part_weight > 0:
+            parts = [
+                bm25_lane(self.conn, self._fts, part, params.extra_depth)
+                for part in query_parts(query)
+            ]
+            lane_bonus(scores, parts, params.part_weight, params.extra_depth)
+        if params.feedback_weight > 0 and params.feedback_docs > 0 and scores:
+            sources = ranked(scores)[: params.feedback_docs]
+            lanes = []
+            for text in self._texts(sources):
+                terms = feedback_terms(query, [text])
+                lanes.append(
+                    bm25_lane(self.conn, self._fts, " ".join(terms), params.extra_depth)
+                    if terms
+                    else Lane()
+                )
+            lane_bonus(
+                scores, lanes, params.feedback_weight, params.extra_depth, skip=frozenset(sources)
+            )
+            if lanes:
+                bridge_slot(scores, lanes[0], params.bridge_rank)
+        metas = self._metas()
+        if prior is not None:
+            for doc_id, row in scores.items():
+                row[0] = (row[0] or 0.0) + prior(metas.get(doc_id, {}))
+        top = ranked(scores)[:k]
+        return [
+            Hit(id=f.id, score=f.score, lanes=f.lanes, meta=metas.get(f.id, {}))
+            for f in fused_hits(scores, top)
+        ]
 
-    def _metas(self, ids: set[str]) -> dict[str, dict[str, JsonValue]]:
+    def _metas(self) -> dict[str, dict[str, JsonValue]]:
+        """Every document's metadata, read once per generation of the namespace."""
+        generation = self._generation()
+        if self._meta_cache is None or self._meta_cache[0] != generation:
+            rows = self.conn.execute(
+                "SELECT doc_id, meta FROM docs WHERE namespace = ?", (self.namespace,)
+            )
+            self._meta_cache = (generation, {str(d): json.loads(m) for d, m in rows})
+        return self._meta_cache[1]
+
+    def _texts(self, ids: Sequence[str]) -> list[str]:
+        """The indexed text of ``ids``, in that order (one query)."""
         if not ids:
-            return {}
-        ordered = sorted(ids)
-        marks = ",".join("?" * len(ordered))
+            return []
+        marks = ",".join("?" * len(ids))
         rows = self.conn.execute(
-            f"SELECT doc_id, meta FROM docs WHERE namespace = ? AND doc_id IN ({marks})",
-            (self.namespace, *ordered),
-        )
-        return {str(doc_id): json.loads(meta) for doc_id, meta in rows}
+            f"SELECT d.doc_id, f.body FROM {self._fts} f JOIN docs d ON d.rowid = f.rowid "
+            f"WHERE d.namespace = ? AND d.doc_id IN ({marks})",
+            (self.namespace, *ids),
+        ).fetchall()
+        found = {str(doc_id): str(body) for doc_id, body in rows}
+        return [found[i] for i in ids if i in found]
 
     def _matrix(self) -> VectorMatrix:
         assert self.embedder is not None
@@ -199,6 +244,10 @@ class HybridIndex:
             "SELECT generation FROM namespaces WHERE namespace = ?", (self.namespace,)
         ).fetchone()
         return int(row[0]) if row else 0
+
+    def model_id(self) -> str:
+        """The id the fingerprint records (the embedding model, or BM25-only)."""
+        return self._model_id()
 
     def _model_id(self) -> str:
         return self.embedder.model_id if self.embedder is not None else "bm25-only"

@@ -1,0 +1,386 @@
+"""A labelled memory set written for bonsai, generated deterministically.
+
+Three kinds of questions over markdown memory entries (front matter
+``created``/``updated``):
+
+* **single-hop** — one entry answers (a person's employer, a component's tool);
+* **multi-hop** — two entries answer together: a person's job and the city
+  they moved to (the move note names them by first name only), a decision and
+  the constraint behind it (the constraint note never names the component).
+  Asked two ways: as one question naming only the first entry ("bridge") and
+  as two clauses each naming one ("conjunction");
+* **temporal** — three entries on the same subject at different dates; the
+  question picks one by "last month", "before <date>" or "in <Month Year>"
+  (dates in front matter and in the bodies).
+
+Hard distractors share names, companies, cities and components with the
+answers; :func:`padding` adds generic entries up to any size. Everything comes
+from word banks below and a seeded ``random.Random``: the same seed gives the
+same files and questions on every machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+TODAY = date(2026, 7, 1)
+
+FIRST = [
+    "Priya",
+    "Tomas",
+    "Ingrid",
+    "Kwame",
+    "Mei",
+    "Rafael",
+    "Olga",
+    "Desmond",
+    "Yuki",
+    "Amara",
+    "Lars",
+    "Beatriz",
+    "Chidi",
+    "Hanna",
+    "Mateo",
+    "Saoirse",
+    "Viktor",
+    "Leilani",
+    "Omar",
+    "Freya",
+    "Dmitri",
+    "Nadia",
+    "Emeka",
+    "Sofia",
+    "Arjun",
+    "Greta",
+    "Kenji",
+    "Lucia",
+    "Bram",
+    "Zainab",
+    "Teodor",
+    "Ines",
+    "Malik",
+    "Astrid",
+    "Ruben",
+    "Noor",
+    "Ilse",
+    "Joaquin",
+    "Marit",
+    "Farid",
+    "Elif",
+    "Soren",
+    "Ayla",
+    "Cosmin",
+    "Daria",
+    "Hugo",
+    "Ottilie",
+    "Ravi",
+    "Selma",
+    "Tariq",
+]
+LAST = [
+    "Natarajan",
+    "Okafor",
+    "Lindqvist",
+    "Moreau",
+    "Castellanos",
+    "Haddad",
+    "Brennan",
+    "Sato",
+    "Kowalski",
+    "Adeyemi",
+    "Ferreira",
+    "Novak",
+    "Oyelaran",
+    "Richter",
+    "Vasquez",
+    "Mbeki",
+    "Andersen",
+    "Dubois",
+    "Ishikawa",
+    "Petrov",
+    "Quintero",
+    "Halloran",
+    "Szabo",
+    "Akhtar",
+    "Bergström",
+    "Delacroix",
+    "Nakamura",
+    "Oduya",
+    "Pereira",
+    "Wojcik",
+]
+JOBS = """database administrator|site reliability engineer|product designer|data analyst|
+security auditor|technical writer|release manager|frontend developer|firmware engineer|
+support lead|machine learning engineer|network architect|QA engineer|scrum master|
+compliance officer""".replace("\n", "").split("|")
+COMPANIES = """Halvorsen Freight|Bluefin Analytics|Tamarack Health|Corvid Systems|Ostrava Mills|
+Lumen Grid|Pellucid Bank|Quarry Labs|Saffron Logistics|Tidewater Media|Kestrel Robotics|
+Umber Insurance""".replace("\n", "").split("|")
+CITIES = """Lisbon|Montreal|Tallinn|Osaka|Nairobi|Valparaíso|Ghent|Porto|Kraków|Hobart|
+Reykjavik|Tbilisi|Bergen|Cusco|Da Nang|Ljubljana|Halifax|Marrakesh|Aarhus|Bilbao""".replace(
+    "\n", ""
+).split("|")
+HOBBIES = """plays cello in a community orchestra|restores old motorbikes|runs ultramarathons|
+keeps bees on the roof|collects vintage maps|brews cider|climbs indoors twice a week|
+paints watercolour landscapes|builds mechanical keyboards|sails small dinghies""".replace(
+    "\n", ""
+).split("|")
+COMPONENTS = """ingest service|billing worker|search backend|audit log|session cache|
+report generator|notification queue|image pipeline|feature flag store|metrics store|
+export job|pricing engine|identity gateway|upload scanner|scheduler daemon|geo lookup|
+invoice renderer|webhook relay|backup agent|config registry|chat gateway|ledger sync|
+recommendation service|thumbnail cache|alerting bridge|translation memory|inventory feed|
+payout batcher|consent tracker|telemetry collector|sandbox runner|archive reader""".replace(
+    "\n", ""
+).split("|")
+TECHS = """ClickHouse|PostgreSQL|Redis|Kafka|SQLite|RabbitMQ|DuckDB|Elasticsearch|NATS|
+MinIO|Cassandra|etcd|Memcached|TimescaleDB|Pulsar|LMDB""".replace("\n", "").split("|")
+RULE_NAMES = """Aldebaran|Marlowe|Cobalt|Juniper|Ptarmigan|Sorrel|Wexford|Halcyon|Tamsin|
+Oriel|Brackley|Quillon|Fennimore|Galway|Isolde|Korrigan|Larkspur|Mereth|Nettlefield|Oakhurst|
+Pendle|Rowan|Selkirk|Thistlewood|Ulverston|Vardø|Whitcombe|Yarrow|Zennor|Ashdown|Bellhaven|
+Carrick""".replace("\n", "").split("|")
+RULES = """customer events must stay on servers inside the EU|every write must be replayable for
+seven years|the service must run on a single node without a cluster|reads must answer within two
+milliseconds at the edge|no component may require a commercial licence|storage must survive the
+loss of one region|data must be deletable per customer within a day|the process must fit in
+256 MB of memory|nothing may call out to the public internet|schema changes must be reversible
+without downtime""".replace("\n", " ").split("|")
+CHANGES = """moved to {tech}|switched its storage to {tech}|dropped {tech} after an outage|
+started caching through {tech}|was rewritten on top of {tech}|began mirroring writes into {tech}
+""".replace("\n", "").split("|")
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    description: str
+    body: str
+    created: date
+    updated: date
+
+    def markdown(self) -> str:
+        return (
+            f"---\ndescription: {self.description}\ncreated: {self.created.isoformat()}\n"
+            f"updated: {self.updated.isoformat()}\n---\n{self.body}\n"
+        )
+
+
+@dataclass(frozen=True)
+class Question:
+    kind: str  # single-hop | multi-hop | temporal
+    form: str
+    text: str
+    relevant: tuple[str, ...]
+
+
+@dataclass
+class LabelledSet:
+    entries: list[Entry] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+
+
+def _name(*parts: str) -> str:
+    """A stable entry name that reveals nothing about its role in the set."""
+    digest = hashlib.sha256("|".join(parts).encode()).hexdigest()[:10]
+    return f"note-{digest}"
+
+
+def _day(rng: random.Random, start: date, end: date) -> date:
+    return start + timedelta(days=rng.randrange(max((end - start).days, 1)))
+
+
+def _month(day: date) -> str:
+    return day.strftime("%B %Y")
+
+
+def people(rng: random.Random, out: LabelledSet, count: int) -> None:
+    firsts = rng.sample(FIRST, count)
+    roles = rng.sample([(job, company) for job in JOBS for company in COMPANIES], count)
+    for i, (first, (job, company)) in enumerate(zip(firsts, roles, strict=True)):
+        last = rng.choice(LAST)
+        city, hobby = rng.choice(CITIES), rng.choice(HOBBIES)
+        full = f"{first} {last}"
+        joined = _day(rng, date(2023, 1, 1), date(2025, 6, 1))
+        moved = _day(rng, date(2025, 6, 1), date(2026, 6, 1))
+        job_e = Entry(
+            _name("job", full),
+            f"{full}'s role",
+            f"{full} works as a {job} at {company}; joined in {_month(joined)}.",
+            joined,
+            joined,
+        )
+        move_e = Entry(
+            _name("move", full),
+            f"{first} relocated",
+            f"{first} moved to {city} in {_month(moved)} and now works remotely from there.",
+            moved,
+            moved,
+        )
+        hobby_e = Entry(
+            _name("hobby", full), f"about {first}", f"Outside work, {full} {hobby}.", joined, joined
+        )
+        out.entries += [job_e, move_e, hobby_e]
+        out.questions.append(
+            Question("single-hop", "fact", f"Which company does {full} work for?", (job_e.name,))
+        )
+        if i % 3 == 0:
+            out.questions.append(
+                Question(
+                    "single-hop", "fact", f"What does {first} do in spare time?", (hobby_e.name,)
+                )
+            )
+        if i % 2 == 0:
+            text = f"Which city did the {job} from {company} move to?"
+            out.questions.append(Question("multi-hop", "bridge", text, (job_e.name, move_e.name)))
+        else:
+            text = f"What is {full}'s job, and which city did {first} move to recently?"
+            out.questions.append(
+                Question("multi-hop", "conjunction", text, (job_e.name, move_e.name))
+            )
+
+
+def decisions(rng: random.Random, out: LabelledSet, count: int) -> None:
+    components = rng.sample(COMPONENTS, count)
+    rules = rng.sample(RULE_NAMES, count)
+    for i, (component, rule) in enumerate(zip(components, rules, strict=True)):
+        tech, constraint = rng.choice(TECHS), rng.choice(RULES)
+        decided = _day(rng, date(2025, 1, 1), date(2026, 5, 1))
+        decision = Entry(
+            _name("decision", component),
+            f"{component} storage decision",
+            f"Decision: the {component} keeps its data in {tech}, to satisfy the {rule} "
+            f"constraint. Agreed on {decided.isoformat()}.",
+            decided,
+            decided,
+        )
+        rule_e = Entry(
+            _name("rule", rule),
+            f"the {rule} constraint",
+            f"{rule} constraint: {constraint}. It came from a customer contract review.",
+            decided - timedelta(days=40),
+            decided - timedelta(days=40),
+        )
+        out.entries += [decision, rule_e]
+        out.questions.append(
+            Question(
+                "single-hop", "fact", f"Which database does the {component} use?", (decision.name,)
+            )
+        )
+        if i % 2 == 0:
+            text = (
+                f"What exactly does the constraint behind the {component}'s {tech} choice demand?"
+            )
+            out.questions.append(
+                Question("multi-hop", "bridge", text, (decision.name, rule_e.name))
+            )
+        else:
+            text = (
+                f"Why did the {component} pick {tech}, and what does the {rule} constraint require?"
+            )
+            out.questions.append(
+                Question("multi-hop", "conjunction", text, (decision.name, rule_e.name))
+            )
+
+
+def timelines(rng: random.Random, out: LabelledSet, count: int) -> None:
+    components = rng.sample(COMPONENTS, count)
+    for i, component in enumerate(components):
+        last_month = TODAY.replace(day=1) - timedelta(days=20)
+        days = sorted(
+            {
+                _day(rng, date(2025, 3, 1), date(2025, 10, 1)),
+                _day(rng, date(2025, 11, 1), date(2026, 4, 1)),
+                last_month,
+            }
+        )
+        notes = []
+        for j, day in enumerate(days):
+            change = rng.choice(CHANGES).format(tech=rng.choice(TECHS))
+            body = f"On {day.day} {_month(day)} the {component} {change}."
+            entry = Entry(
+                _name("timeline", component, str(j)), f"{component} change", body, day, day
+            )
+            notes.append(entry)
+        out.entries += notes
+        form = ("last-month", "before", "in-month")[i % 3]
+        if form == "last-month":
+            text, answer = f"What changed in the {component} last month?", notes[2]
+        elif form == "before":
+            cut = days[1] - timedelta(days=10)
+            text, answer = f"What did the {component} change before {cut.isoformat()}?", notes[0]
+        else:
+            text, answer = f"What happened to the {component} in {_month(days[1])}?", notes[1]
+        out.questions.append(Question("temporal", form, text, (answer.name,)))
+
+
+def hard_distractors(rng: random.Random, out: LabelledSet, count: int) -> None:
+    """Entries that share names, employers, cities and components with answers."""
+    for i in range(count):
+        day = _day(rng, date(2024, 1, 1), TODAY)
+        kind = i % 4
+        if kind == 0:
+            body = (
+                f"{rng.choice(FIRST)} {rng.choice(LAST)} from {rng.choice(COMPANIES)} reviewed "
+                f"the {rng.choice(COMPONENTS)} runbook."
+            )
+        elif kind == 1:
+            body = (
+                f"{rng.choice(FIRST)} visited {rng.choice(CITIES)} for a conference and moved "
+                "the team offsite to a later week."
+            )
+        elif kind == 2:
+            body = (
+                f"The {rng.choice(COMPONENTS)} had a {rng.choice(TECHS)} upgrade window on "
+                f"{day.isoformat()}; nothing changed for users."
+            )
+        else:
+            body = (
+                f"A {rng.choice(JOBS)} at {rng.choice(COMPANIES)} asked which city hosts the "
+                f"{rng.choice(COMPONENTS)} replicas."
+            )
+        out.entries.append(Entry(_name("hard", str(i)), "team note", body, day, day))
+
+
+def build(seed: int = 24) -> LabelledSet:
+    rng = random.Random(seed)
+    out = LabelledSet()
+    people(rng, out, 48)
+    decisions(rng, out, 30)
+    timelines(rng, out, 32)
+    hard_distractors(rng, out, 240)
+    return out
+
+
+GENERIC = """the parser|the tokenizer|the cache layer|the job scheduler|the build script|
+the logger|the plugin loader|the linter config|the upload handler|the rate limiter|
+the release workflow|the docs site|the retry policy|the Docker image|the CI pipeline""".replace(
+    "\n", ""
+).split("|")
+GENERIC_VERBS = ["must not", "should always", "was changed to", "needs to", "used to"]
+GENERIC_OBJECTS = """retry failed requests|use UTC timestamps|run on two cores|pin exact versions|
+skip network tests|stream large responses|normalise file paths|compress old logs|reuse
+connections|escape shell arguments|watch files for changes|batch requests""".replace(
+    "\n", " "
+).split("|")
+
+
+def padding(count: int, seed: int = 7) -> list[Entry]:
+    """Generic distractors (developer notes, people, places) up to ``count``."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        day = _day(rng, date(2024, 1, 1), TODAY)
+        subject = rng.choice(GENERIC)
+        body = (
+            f"{subject.capitalize()} {rng.choice(GENERIC_VERBS)} "
+            f"{' '.join(rng.choice(GENERIC_OBJECTS).split())}."
+        )
+        if i % 3 == 0:
+            body += f" Noted by {rng.choice(FIRST)} {rng.choice(LAST)} in {_month(day)}."
+        if i % 5 == 0:
+            body += f" The {rng.choice(COMPONENTS)} team in {rng.choice(CITIES)} agreed."
+        out.append(Entry(f"pad-{i:05d}", "developer note", body, day, day))
+    return out

@@ -1,0 +1,84 @@
+"""Query parts and feedback terms: the multi-hop levers.
+
+A question whose answer spans two entries ("what is Ana's job, and where did
+she move?") has parts that each match one entry. One OR query over all terms
+ranks a document matching one part strongly above the entry that matches the
+other part alone; a lane per part (:func:`query_parts`) lets the best match of
+each part surface.
+
+A bridge question ("which city did Halvorsen's DBA move to?") names only one
+entry; the other shares the first one's *entities* (a person's name, an
+identifier). :func:`feedback_terms` takes those from the top hits (bounded
+pseudo-relevance feedback): capitalised words, identifiers with digits,
+hyphens or underscores, that the question does not contain.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+
+from bonsai.core.retrieval.text import STOP_WORDS, content_terms
+
+MAX_PARTS = 3
+MIN_PART_TERMS = 2
+_SPLIT = re.compile(
+    r"[?;!]|\.(?:\s|$)|,\s*(?:and|but|or|then|so)\b|\s(?:and|but|while|whereas)\s+(?=\w+\s)"
+    r"|\b(?:as well as|and also|plus)\b",
+    re.I,
+)
+_ENTITY = re.compile(
+    r"(?<![\w-])(?:[A-Z][\w'-]*[a-z][\w'-]*|[\w]*[\d_-][\w-]*[A-Za-z][\w-]*|[A-Za-z]+\d[\w-]*)"
+)
+
+
+_CALENDAR = frozenset(
+    m.lower() for m in (*calendar.month_name, *calendar.month_abbr, *calendar.day_name) if m
+)
+_NAME_NEXT = re.compile(r"\s+[A-Z][a-z]")
+
+
+def _opens_sentence(text: str, offset: int) -> bool:
+    before = text[:offset].rstrip()
+    return not before or before[-1] in ".!?:\n"
+
+
+def query_parts(text: str, max_parts: int = MAX_PARTS) -> list[str]:
+    """The clauses of a question that each carry at least ``MIN_PART_TERMS``
+    content terms; empty when there is only one (one lane suffices)."""
+    pieces = [p.strip(" ,") for p in _SPLIT.split(text) if p and p.strip(" ,")]
+    parts = [p for p in pieces if len(content_terms(p)) >= MIN_PART_TERMS]
+    if len(parts) < 2:
+        return []
+    return parts[:max_parts]
+
+
+def entities(text: str) -> list[str]:
+    """Entity-like words of ``text`` in order, without repeats: capitalised
+    words (stop words and month or day names aside; at the start of a sentence
+    only when the next word is capitalised too, as in a full name) and
+    identifiers containing digits, hyphens or underscores."""
+    seen: dict[str, None] = {}
+    for match in _ENTITY.finditer(text):
+        word = match.group(0).strip("'-")
+        if not word or word.lower() in STOP_WORDS or word.lower() in _CALENDAR:
+            continue
+        if _opens_sentence(text, match.start()) and not _NAME_NEXT.match(text, match.end()):
+            continue  # "Decision:", "Agreed on": a capital from the sentence, not a name
+        seen.setdefault(word, None)
+    return list(seen)
+
+
+def feedback_terms(query: str, top_texts: Iterable[str], max_terms: int = 6) -> list[str]:
+    """Entity words of the top hits that the query does not already use."""
+    have = {t.lower() for t in content_terms(query)}
+    out: dict[str, None] = {}
+    for text in top_texts:
+        for word in entities(text):
+            terms = [t.lower() for t in content_terms(word)]
+            if terms and not set(terms) <= have:
+                out.setdefault(word, None)
+            if len(out) >= max_terms:
+                return list(out)
+    return list(out)
