@@ -200,13 +200,18 @@ def run_ours(job: dict) -> dict:
     if job.get("touch"):
         out.update(_edits(service, root / job["touch"]))
     hits: dict[str, list[bool]] = {}
+    places: dict[str, list[int | None]] = {}  # where the first gold file is in the map
     for tokens in job.get("budgets", []):
-        hits[str(tokens)] = []
+        hits[str(tokens)], places[str(tokens)] = [], []
         for task in job["tasks"]:
             service.forget_previous()
             result = service.get(tokens=tokens, mentions=task["text"])
             hits[str(tokens)].append(_shown(result.text, task))
+            order = [f.path for f in result.files]  # the map's order: its ranking
+            found = [order.index(t) for t in targets_of(task) if t in order]
+            places[str(tokens)].append(min(found) if found else None)
     out["hits"] = hits
+    out["places"] = places
     files = job["files"]
     out["parse_only_s"], out["parse_only_cpu_s"] = parse_only(root, files)
     if job.get("touch"):
@@ -465,6 +470,14 @@ def print_recall(r: dict) -> None:
             theirs = [_family_recall(run["hits"][key], tasks, family) for run in r["aider_runs"]]
             spread = f"{min(theirs):.2f}..{max(theirs):.2f}" if theirs else "n/a"
             print(f"{family:<12} {n:>3} tasks @ {tokens:<5} bonsai {ours:.2f}  aider {spread}")
+        key = str(BUDGETS[-1])
+        places = [
+            p for p, t in zip(r["ours"]["places"][key], tasks, strict=True) if t["family"] == family
+        ]
+        top = [sum(p is not None and p < k for p in places) / max(1, n) for k in (1, 5, 10)]
+        print(
+            f"{family:<12} gold file in the map's first 1 / 5 / 10 files: {top[0]:.2f} / {top[1]:.2f} / {top[2]:.2f}"
+        )
 
 
 def main() -> None:

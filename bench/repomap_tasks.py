@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import random
 import re
 import shutil
@@ -27,7 +28,10 @@ import tarfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TRAJECTORIES = HERE.parent.parent / "shared" / "trajectories" / "swe-agent"
+TRAJECTORIES = Path(
+    os.environ.get("BONSAI_SWE_TRAJECTORIES")
+    or HERE.parent.parent / "shared" / "trajectories" / "swe-agent"
+)
 
 # instance -> (PyPI project, version matching the base commit, trajectory files)
 SWE_REPOS: dict[str, tuple[str, str]] = {

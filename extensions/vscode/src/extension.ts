@@ -61,6 +61,7 @@ export function activate(context: vscode.ExtensionContext): void {
     },
     review: (params) => review.review(params),
     reviewDone: (approvalId) => void review.done(approvalId),
+    warn: (message) => void vscode.window.showWarningMessage(message),
   });
   chatView = new ChatViewProvider(context.extensionUri, chat, output);
   panels = new ChatPanels(context.extensionUri, chat, output);

@@ -6,6 +6,7 @@
 --- the session sees the same conversation.
 
 local client = require("bonsai.client")
+local client_settings = require("bonsai.client_settings")
 local config = require("bonsai.config")
 local events = require("bonsai.events")
 local model_ops = require("bonsai.chat_model")
@@ -93,7 +94,7 @@ function M.send(text, session_id)
     return
   end
   state.set_current(session_id)
-  client.call(methods.chat_send, { sessionId = session_id, text = text }, function(result)
+  client_settings.call(methods.chat_send, { sessionId = session_id, text = text }, function(result)
     local view = views[session_id]
     if view and not view.finished[result.turnId] then
       view.running = result.turnId
@@ -270,7 +271,7 @@ function M.open(opts)
     return
   end
   local params = { workspace = config.workspace() }
-  client.call(methods.session_create, params, function(result)
+  client_settings.call(methods.session_create, params, function(result)
     M.attach(result.sessionId, function(view)
       show(view, opts.text)
     end)

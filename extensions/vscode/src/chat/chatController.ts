@@ -11,6 +11,7 @@ import type {
   SessionEventParams,
 } from "../protocol.generated";
 import type { ConnectionState, Rpc } from "../rpc/rpc";
+import { isConfigError } from "../session/clientSettings";
 import type { Sessions } from "../session/sessions";
 import type { Disposable } from "../util/emitter";
 import { errorText } from "../util/format";
@@ -33,6 +34,8 @@ export interface ChatUi {
   review?(params: ApprovalRequestParams): string | undefined;
   /** The approval was answered or withdrawn: close its review. */
   reviewDone?(approvalId: string): void;
+  /** A setting of this editor cannot apply (the daemon's words, naming the fix). */
+  warn?(message: string): void;
 }
 
 /** An approval's outcome in words, for this window. */
@@ -113,6 +116,9 @@ export class ChatController {
       await this.dispatch(message);
     } catch (error) {
       this.notice("error", errorText(error));
+      if (isConfigError(error)) {
+        this.ui.warn?.(`bonsai: ${errorText(error)}`);
+      }
     }
   }
 
@@ -229,7 +235,12 @@ export class ChatController {
     let turnId: string;
     try {
       const sessionId = await this.sessions.ensure();
-      ({ turnId } = await this.rpc.request("bonsai/chat/send", { sessionId, text: input.text }));
+      const client = this.sessions.client();
+      ({ turnId } = await this.rpc.request("bonsai/chat/send", {
+        sessionId,
+        text: input.text,
+        ...(client === undefined ? {} : { client }),
+      }));
     } catch (error) {
       this.post({ type: "restoreInput", text });
       throw error;

@@ -22,7 +22,12 @@ async function offer(rpc: Rpc, sessions: Sessions, params: HandoffSuggestedParam
   }
   try {
     const sessionId = await sessions.create();
-    await rpc.request("bonsai/chat/send", { sessionId, text: params.handoff });
+    const client = sessions.client();
+    await rpc.request("bonsai/chat/send", {
+      sessionId,
+      text: params.handoff,
+      ...(client === undefined ? {} : { client }),
+    });
   } catch (error) {
     void vscode.window.showErrorMessage(`bonsai: handoff failed: ${errorText(error)}`);
   }

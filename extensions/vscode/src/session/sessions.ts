@@ -3,10 +3,11 @@
  * views show. The daemon has no "current session"; the window remembers its
  * own in workspace state and re-attaches after a reload or reconnect.
  */
-import type { SessionAttachResult, SessionInfo } from "../protocol.generated";
+import type { ClientSettings, SessionAttachResult, SessionInfo } from "../protocol.generated";
 import type { Rpc } from "../rpc/rpc";
 import type { SessionOption } from "../chat/messages";
 import { Emitter } from "../util/emitter";
+import { clientSettings } from "./clientSettings";
 
 export interface StateStore {
   get<T>(key: string): T | undefined;
@@ -27,6 +28,7 @@ export class Sessions {
     private readonly rpc: Rpc,
     private readonly store: StateStore,
     readonly workspace: string,
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.current = store.get<string>(STATE_KEY);
   }
@@ -41,8 +43,18 @@ export class Sessions {
     return sortSessions(sessions, this.workspace);
   }
 
+  /** What this window sends as `client` (its environment's provider settings), if anything. */
+  client(): ClientSettings | undefined {
+    return clientSettings(this.env, `VS Code (pid ${process.pid})`);
+  }
+
   async create(title?: string): Promise<string> {
-    const params = title === undefined ? { workspace: this.workspace } : { workspace: this.workspace, title };
+    const client = this.client();
+    const params = {
+      workspace: this.workspace,
+      ...(title === undefined ? {} : { title }),
+      ...(client === undefined ? {} : { client }),
+    };
     const { sessionId } = await this.rpc.request("bonsai/session/create", params);
     await this.attach(sessionId);
     return sessionId;

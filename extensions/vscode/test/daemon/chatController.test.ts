@@ -122,6 +122,22 @@ describe("ChatController with a real daemon", () => {
     expect(controller.entries.at(-1)).toMatchObject({ kind: "notice", level: "error" });
   });
 
+  it("sends this editor's provider settings and warns, creating nothing, when they cannot apply", async () => {
+    const sessions = new Sessions(rpc, new MemoryStore(), "/work/zeta", { BONSAI_PROVIDER: "opneai" });
+    const warnings: string[] = [];
+    const controller = new ChatController(rpc, sessions, {
+      reveal: () => undefined,
+      revealChat: () => undefined,
+      warn: (message) => warnings.push(message),
+    });
+    await controller.handle({ type: "send", text: "hi" });
+    expect(warnings).toEqual([expect.stringContaining("unknown provider 'opneai' (BONSAI_PROVIDER")]);
+    expect(controller.entries.at(-1)).toMatchObject({ kind: "notice", level: "error" });
+    expect(sessions.sessionId).toBeUndefined();
+    const { sessions: listed } = await rpc.request("bonsai/session/list", { workspace: "/work/zeta" });
+    expect(listed).toEqual([]);
+  });
+
   it("resolves an approval with the user's answer, or expires it when the daemon withdraws", async () => {
     const { controller, port } = setup("/work/zeta");
     const params = { sessionId: "s", turnId: "t1", tool: "edit_file", args: { path: "a.py" }, diff: "-a\n+b" };
