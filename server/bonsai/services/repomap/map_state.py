@@ -101,6 +101,7 @@ class MapState:
         self.tags = TagStore(lambda paths: cache.load_data(workspace_key, paths))
         self.graph: RepoGraph | None = None
         self.previous: RenderState | None = None
+        self._previous_entries: frozenset[MapEntry] = frozenset()  # what `previous` shows
         self.pending: set[str] = set()  # edited or new files not yet patched in
         self.removed: set[str] = set()  # files that left the map, not yet patched out
         self._cache = cache
@@ -260,6 +261,13 @@ class MapState:
         entries = ranked.entries(4 * budget + ENTRY_SLACK)
         fitted = fit(entries, budget, count_tokens, lambda p: (-rank_of[p], p))
         files = map_files(ranked, fitted.entries)
+        chosen = frozenset(entries[: fitted.entries])
+        if prev is not None and chosen == self._previous_entries:
+            # the same definitions, merely ranked in another order: keep the bytes the
+            # provider has cached (the prefix invariant outranks the file order)
+            fitted = fitted._replace(text=prev.text, tokens=prev.tokens)
+            files = prev.files
+        self._previous_entries = chosen
         shown = [f.path for f in files]
         self.previous = RenderState(
             text=fitted.text,
