@@ -332,7 +332,9 @@ def test_api_key_never_reaches_the_log(tmp_path: Path) -> None:
         headers = rig.sim.requests[0].headers
         log = rig.daemon.log_text()
     [error] = [e for e in events if e["kind"] == "error"]
-    assert "401" in error["message"] and "Incorrect API key provided: [REDACTED]" in error["message"]
+    assert (
+        "401" in error["message"] and "Incorrect API key provided: [REDACTED]" in error["message"]
+    )
     assert headers.get("authorization", "").startswith("<redacted"), "the key was sent"
     assert "401 Unauthorized" in log, "the failure is logged"
     for text in (log, json.dumps(events)):
