@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,16 +18,7 @@ FormatName = Literal[
     "openai",
     "anthropic",
 ]
-FORMATS: tuple[FormatName, ...] = (
-    "mini-swe-agent",
-    "claude-code",
-    "codex",
-    "openhands",
-    "swe-agent",
-    "aider",
-    "openai",
-    "anthropic",
-)
+FORMATS: tuple[FormatName, ...] = get_args(FormatName)  # the same names, in that order
 
 
 class ImportedSession(BaseModel):
