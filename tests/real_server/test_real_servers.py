@@ -1,7 +1,7 @@
 """bonsai against real third-party servers and a real small model, end to end.
 
-llama-cpp-python's ``llama_cpp.server`` (which exposes no window and sends no
-usage) and llama.cpp's C++ ``llama-server`` (which serves ``/props`` and
+llama-cpp-python's ``llama_cpp.server`` with the model's own chat template
+(which exposes no window, sends no usage and drops tools, so a turn is one step) and llama.cpp's C++ ``llama-server`` (which serves ``/props`` and
 reports usage), both serving SmolLM2-135M-Instruct on loopback, driven through
 the real daemon over JSON-RPC. The assertions are about behaviour that does
 not depend on what the model says: events, the ledger, pairing, limits.
@@ -30,10 +30,10 @@ def workspace(tmp_path: Path) -> Path:
 
 
 async def test_turns_with_history_stream_and_the_ledger_is_honest(
-    py_server: RunningServer, home: Path, workspace: Path
+    py_plain_server: RunningServer, home: Path, workspace: Path
 ) -> None:
     write_config(home)
-    async with real_rig(py_server.base_url, py_server.model, home, workspace) as rig:
+    async with real_rig(py_plain_server.base_url, py_plain_server.model, home, workspace) as rig:
         sid = await rig.session()
         for question in ("Say hello.", "What did I just ask you?", "Name a colour."):
             events = await rig.turn(sid, question)
@@ -60,10 +60,10 @@ async def test_turns_with_history_stream_and_the_ledger_is_honest(
 
 
 async def test_a_cancelled_turn_leaves_the_next_one_working(
-    py_server: RunningServer, home: Path, workspace: Path
+    py_plain_server: RunningServer, home: Path, workspace: Path
 ) -> None:
     write_config(home, context={"output_reserve": 400})
-    async with real_rig(py_server.base_url, py_server.model, home, workspace) as rig:
+    async with real_rig(py_plain_server.base_url, py_plain_server.model, home, workspace) as rig:
         sid = await rig.session()
         events = events_of(rig.client)
         cancelled = False
