@@ -35,6 +35,8 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ConfigDict
 
+from bonsai.services.providers.tls import ssl_context
+
 log = logging.getLogger("bonsai.providers")
 
 ServerKind = Literal["llama.cpp", "vllm", "lmstudio", "ollama", "llama-cpp-python", "unknown"]
@@ -288,7 +290,7 @@ async def discover(
     """Probe the server at ``base_url`` for ``model``'s facts; never raises."""
     timeout = httpx.Timeout(timeout_s)
     async with httpx.AsyncClient(
-        timeout=timeout, transport=transport, headers=headers or {}
+        timeout=timeout, transport=transport, headers=headers or {}, verify=ssl_context()
     ) as client:
 
         async def answer(request: Awaitable[httpx.Response]) -> Any:
