@@ -120,3 +120,29 @@ def test_the_code_a_matching_test_exercises_comes_first(
     )
     issue = "The quarterly ledger reconciliation totals do not match the statement."
     assert "pkg/unit_e.py" in _first_five(make_service, behaviour_repo, issue)
+
+
+def test_word_scores_of_a_patched_graph_equal_a_fresh_build(
+    behaviour_repo: Path, make_service: ServiceFactory, tmp_path: Path
+) -> None:
+    """An edit that drops one file's words and brings new ones scores files as a
+    fresh build of the edited tree does, and the new words are found."""
+    live = make_service(behaviour_repo)
+    live.get(tokens=1024, mentions=DOCSTRING_ONLY)
+    target = behaviour_repo / "pkg" / "unit_m.py"
+    target.write_text(
+        "def next_slot(calendar, when):\n"
+        '    """Round the invoice total to the nearest cent before the ledger closes."""\n'
+        "    return calendar[when]\n"
+    )
+    live.update_paths([target])
+    live.forget_previous()
+    issue = "The invoice total is not rounded to the nearest cent when the ledger closes."
+    patched = live.get(tokens=1024, mentions=issue)
+    fresh = make_service(behaviour_repo, db=tmp_path / "fresh.db").get(tokens=1024, mentions=issue)
+    assert live.graph_origin == "patched"
+    assert patched.text == fresh.text
+    assert [f.path for f in patched.files] == [f.path for f in fresh.files]
+    assert "pkg/unit_m.py" in [f.path for f in patched.files[:5]]
+    stale = live.get(tokens=1024, mentions=DOCSTRING_ONLY)
+    assert stale.files[0].path != "pkg/unit_m.py"  # its old words are gone

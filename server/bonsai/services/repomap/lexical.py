@@ -26,7 +26,7 @@ from bonsai.services.repomap.words import text_words
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs"})
 
 K1 = 1.2
-B = 0.75
+B = 0.3
 MAX_QUERY_REPEAT = 3  # a word said five times counts like one said three times
 
 

@@ -42,7 +42,7 @@ NAMED_FILE_BONUS = 1.0
 NAMED_FILE_TOP_DEFS = 3
 PAGERANK_TOL = 1e-8  # per node; the L1 change that stops the iteration is n_nodes x this
 NAMED_SCAN_ROWS = 2048  # rows searched for named files before sorting them all
-LEXICAL_WEIGHT = 1.0  # teleport weight of the file whose words best match the text
+LEXICAL_WEIGHT = 3.0  # teleport weight of the file whose words best match the text
 LEXICAL_TOP = 20  # files that get lexical weight, best first
 LEXICAL_POWER = 2.0  # weight = LEXICAL_WEIGHT * (score / best score) ** power
 TEST_AS_EVIDENCE = True  # a test file's lexical weight goes to the names it uses
