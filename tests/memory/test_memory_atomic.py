@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bonsai.services.memory.atomic import atomic_write
+from bonsai.services.fs.atomic import atomic_write
 
 OLD = b"A" * 300_000
 NEW = b"B" * 300_000
@@ -19,7 +19,7 @@ NEW = b"B" * 300_000
 _WRITER = """
 import sys
 from pathlib import Path
-from bonsai.services.memory.atomic import atomic_write
+from bonsai.services.fs.atomic import atomic_write
 path = Path(sys.argv[1])
 payloads = [b"A" * 300_000, b"B" * 300_000]
 print("ready", flush=True)

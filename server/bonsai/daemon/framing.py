@@ -105,3 +105,8 @@ def decode_body(body: bytes) -> dict[str, Any] | BadMessage:
 def encode(payload: dict[str, Any]) -> bytes:
     body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def notification(method: str, params: Any) -> bytes:
+    """One framed notification: encoded once, written as is to every client it goes to."""
+    return encode({"jsonrpc": "2.0", "method": method, "params": params})

@@ -49,6 +49,8 @@ def _seed(cache_dir: Path) -> None:
     if hashlib.sha256(data).hexdigest() != SHA256:
         raise ValueError(f"{source} does not match the {ENCODING} rank file tiktoken expects")
     target.parent.mkdir(parents=True, exist_ok=True)
+    # not services.fs.atomic: the simulator imports only leaves (an independent check), and
+    # this is a cache file whose content is verified by hash on every read
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(data)
     tmp.replace(target)

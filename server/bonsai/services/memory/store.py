@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from bonsai.services.memory.atomic import atomic_write
+from bonsai.services.fs.atomic import atomic_write
 from bonsai.services.memory.entry import (
     EntryFile,
     EntryFormatError,
@@ -104,7 +104,7 @@ class MemoryStore:
 
     def write(self, path: Path, entry: EntryFile) -> None:
         self.check_root()
-        atomic_write(path, entry.to_bytes())
+        atomic_write(path, entry.to_bytes(), mode=None)  # keeps an edited entry's bits
 
     def delete(self, name: str) -> Path:
         path = self.path_for(name)

@@ -67,6 +67,8 @@ def take_backup(db_path: Path, keep: int = 5) -> Backup:
     directory = backup_dir(db_path)
     directory.mkdir(mode=0o700, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}"
+    # not services.fs.atomic (which writes bytes it holds): SQLite's backup API writes this
+    # file page by page; it is fsync'ed and renamed into place the same way
     tmp = directory / f".partial-{stamp}-{os.getpid()}.db"
     source = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
     try:

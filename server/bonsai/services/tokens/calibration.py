@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bonsai.services.tokens.fsutil import atomic_write_bytes
+from bonsai.services.fs.atomic import atomic_write
 from bonsai.services.tokens.types import Confidence, Count
 
 
@@ -134,7 +134,7 @@ class Calibrator:
 
     def save(self, path: Path) -> None:
         """Write the state to ``path`` as JSON, atomically."""
-        atomic_write_bytes(path, (self.state().model_dump_json(indent=2) + "\n").encode())
+        atomic_write(path, (self.state().model_dump_json(indent=2) + "\n").encode())
 
     @classmethod
     def load(cls, path: Path, config: CalibrationConfig | None = None) -> Calibrator:

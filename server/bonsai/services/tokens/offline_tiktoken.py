@@ -24,7 +24,7 @@ from typing import Literal
 import tiktoken
 from pydantic import BaseModel, ConfigDict
 
-from bonsai.services.tokens.fsutil import atomic_write_bytes
+from bonsai.services.fs.atomic import atomic_write
 from bonsai.services.tokens.types import RankFileError, TokenizerUnavailable
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ def seed_rank_file(
     if cache_ok:
         action: SeedAction = "present"
     else:
-        atomic_write_bytes(target, data)
+        atomic_write(target, data)
         action = "repaired" if existed else "written"
         if existed:
             log.warning("replaced a corrupt tiktoken cache file %s from %s", target, origin)
