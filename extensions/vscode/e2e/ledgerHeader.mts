@@ -2,7 +2,7 @@
  * Issue 25's ledger header in VS Code: a session on a local OpenAI-compatible
  * server that exposes no window (the simulator under a model name bonsai does
  * not know) and streams no usage. The ledger says where its window came from,
- * shows the "unknown window" note as a row of its own, and says the billed
+ * shows the "unknown window" note and the tools notice above the tree, and says the billed
  * figure was not reported, beside bonsai's own estimate.
  */
 import { join } from "node:path";
@@ -11,7 +11,9 @@ import { chatFrame, closeTab, collapsePane, expandPane, pane, paneRows, runComma
 
 export const LOCAL_MODEL = "tiny-local";
 const TITLE = "on a local server";
-const REPLY = "Hello from a server that reports no usage.";
+const MESSAGE = "hello local server";
+/** The simulator's echo (no scripted steps: bonsai's tool probe asks it first). */
+const REPLY = `You said: ${MESSAGE}`;
 
 function assert(condition: boolean, message: string): asserts condition {
   if (!condition) {
@@ -22,7 +24,7 @@ function assert(condition: boolean, message: string): asserts condition {
 /** A session on the simulator as an OpenAI-compatible server, with one finished turn. */
 async function localSession(context: StepContext, simUrl: string): Promise<string> {
   const control = simUrl.replace(/\/v1\/?$/, "");
-  const script = { usage: false, models: [LOCAL_MODEL], steps: [{ text: REPLY }] };
+  const script = { usage: false, models: [LOCAL_MODEL] };
   const answer = await fetch(`${control}/_sim/script`, { method: "POST", body: JSON.stringify(script) });
   assert(answer.ok, `the simulator refused the script: ${answer.status} ${await answer.text()}`);
   const client = { provider: "openai-compatible", model: LOCAL_MODEL, baseUrl: simUrl, source: "e2e", names: [] };
@@ -31,7 +33,7 @@ async function localSession(context: StepContext, simUrl: string): Promise<strin
     title: TITLE,
     client,
   });
-  await context.daemon.request("bonsai/chat/send", { sessionId, text: "hello local server", client });
+  await context.daemon.request("bonsai/chat/send", { sessionId, text: MESSAGE, client });
   const deadline = Date.now() + 60_000;
   for (;;) {
     const { sessions } = await context.daemon.request<{ sessions: { sessionId: string; messageCount: number }[] }>(
@@ -76,6 +78,8 @@ const ledgerHeader: Step = {
     await message.waitFor();
     const shown = (await message.textContent())?.trim() ?? "";
     assert(shown.includes(`(assuming 8,192 tokens for '${LOCAL_MODEL}')`), `the note reads "${shown}"`);
+    // The simulator answers the tool probe with text: the tools notice is in the header too.
+    assert(shown.includes(`${LOCAL_MODEL} on this server cannot call tools`), `the notes read "${shown}"`);
     const totals = rows.filter({ hasText: "usable" }).first();
     const description = (await totals.locator(".label-description").textContent())?.trim() ?? "";
     assert(
@@ -84,7 +88,7 @@ const ledgerHeader: Step = {
     );
     await page.locator(".part.sidebar").screenshot({ path: join(context.artifacts, "docs-ledger-local.png") });
     await expandPane(page, "Chat");
-    return `window row "from default for an unknown model", the note "${shown}" above the tree, totals "${description}"`;
+    return `window row "from default for an unknown model", the notes above the tree ("${shown.slice(0, 90)}…"), totals "${description}"`;
   },
 };
 

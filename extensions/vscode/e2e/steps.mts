@@ -163,6 +163,12 @@ const approval: Step = {
       .locator(".monaco-diff-editor .original-in-monaco-diff-editor .view-line", { hasText: "teh cat sat on the mat" })
       .first()
       .waitFor();
+    // The diff is against the file on disk (what the edit applies to), not the unsaved draft.
+    const original = await context.page
+      .locator(".monaco-diff-editor .original-in-monaco-diff-editor .view-lines")
+      .first()
+      .textContent();
+    assert(!(original ?? "").includes("(draft)"), `the diff's left side shows the unsaved draft: "${original}"`);
     await context.page.locator(APPROVAL_ITEM, { hasText: "approve edit_file notes.txt" }).waitFor();
     await context.page
       .locator('.activitybar .action-item:has(.action-label[aria-label^="bonsai"]) .badge-content', { hasText: "1" })

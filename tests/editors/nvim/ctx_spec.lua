@@ -209,6 +209,8 @@ H.test("on a local server that exposes no window and sends no usage, the header 
   H.truthy(header:find("estimated [%d,]+"), "bonsai's estimate is shown: " .. header)
   H.contains(header:gsub("\n  ", " "), "window from default for an unknown model")
   H.contains(header:gsub("\n  ", " "), "! unknown window: set providers.models.tiny-local.context_window")
+  -- the simulator answers bonsai's tool probe with text: the tools notice is a note too
+  H.contains(header:gsub("\n  ", " "), "! tiny-local on this server cannot call tools")
   local width = vim.api.nvim_win_get_width(vim.fn.bufwinid(lv.buf))
   for _, line in ipairs(vim.split(header, "\n")) do
     H.truthy(vim.fn.strdisplaywidth(line) <= width, ("header fits %d columns: %s"):format(width, line))

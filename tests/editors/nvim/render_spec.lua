@@ -234,6 +234,15 @@ H.test("the ledger header shows a fill bar, percent and totals", function()
   H.eq("ledger", lr.next_view("turns"))
 end)
 
+H.test("a tool call's summary starts with what it is about", function()
+  local render = require("bonsai.chat_render")
+  H.eq(
+    "path=test_cart.py, new_string=    x = 1⏎, old_string=y",
+    render.args_summary('{"new_string": "    x = 1\\n", "old_string": "y", "path": "test_cart.py"}')
+  )
+  H.eq("command=pytest -q, timeout=30", render.args_summary({ timeout = 30, command = "pytest -q" }))
+end)
+
 H.test("the ledger header says where the window came from, its notes, and unreported usage", function()
   local lr = require("bonsai.ledger_render")
   local note = "unknown window: set providers.models.tiny-local.context_window (assuming 8,192 tokens for 'tiny-local')"
