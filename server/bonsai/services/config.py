@@ -20,22 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bonsai.env_names import ENV_KEYS as ENV_KEYS
 from bonsai.home import bonsai_home as bonsai_home
 from bonsai.services.fs.atomic import atomic_write
 from bonsai.settings import Settings
 
 Json = dict[str, Any]
-
-ENV_KEYS: dict[str, str] = {
-    "BONSAI_PROVIDER": "providers.provider",
-    "BONSAI_MODEL": "providers.model",
-    "BONSAI_BASE_URL": "providers.base_url",
-    "BONSAI_FAST_MODEL": "providers.fast_model",
-    "BONSAI_PRESET": "context.preset",
-    "BONSAI_SMOL": "context.smol",
-    "BONSAI_EPISODES": "episodes.enabled",
-    "BONSAI_MEMORY_EMBEDDINGS": "memory.embeddings",
-}
 
 
 def user_config_path(home: Path) -> Path:
