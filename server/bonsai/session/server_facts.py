@@ -13,8 +13,8 @@ import logging
 import os
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from typing import Any
 
+from bonsai.protocol import models as m
 from bonsai.services.providers.discovery import FactsCache, ServerFacts, discover
 from bonsai.services.providers.factory import base_url_for, resolve_api_key
 from bonsai.services.providers.text_tools import text_tools
@@ -100,7 +100,7 @@ def watch_tools(
     daemon: Host,
     session_id: str,
     providers: ProviderSettings,
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[m.ChatEvent], None],
     stream: Stream,
 ) -> Stream:
     """Wrap ``stream``: after a reply to a request with tools that called none, when
@@ -123,7 +123,7 @@ def watch_tools(
         if note in notes:
             return
         daemon.store.set_state(session_id, NOTES_KEY, [*notes, note])
-        emit({"kind": "notice", "message": note})
+        emit(m.NoticeEvent(message=note))
 
     return watched
 
@@ -132,7 +132,7 @@ def turn_stream(
     daemon: Host,
     session_id: str,
     providers: ProviderSettings,
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[m.ChatEvent], None],
     stream: Stream,
 ) -> Stream:
     """The stream a turn uses: the text tool protocol when configured, watched for
