@@ -235,6 +235,8 @@ def _footer(report: ReplayReport) -> list[str]:
         f"  rewrites {report.rewrites}; events: {events}",
         f"  pipeline p50 {report.pipeline_ms_p50:.2f} ms, p95 {report.pipeline_ms_p95:.2f} ms",
     ]
+    if report.timing:
+        lines.append(f"  call times: {report.timing}")
     if report.priced is not None:
         p = report.priced
         lines.append(

@@ -91,7 +91,12 @@ async def run_turn(
         ),
         build_request=steps.build,
         stream=turn_stream(
-            daemon, session_id, settings.providers, lambda e: rt.emit(turn_id, e), provider.stream
+            daemon,
+            session_id,
+            settings.providers,
+            lambda e: rt.emit(turn_id, e),
+            provider.stream,
+            getattr(provider, "complete", None),  # whole replies, where streaming tools fails
         ),
         policy=dict(settings.tools.policy),
         on_appended=steps.appended,

@@ -85,6 +85,7 @@ class ReplayReport(_Model):
     events: dict[str, int] = Field(default_factory=dict)
     per_turn: list[ReplayTurn] = Field(default_factory=list)
     priced: PricedCost | None = None
+    timing: str = ""  # where the calls' idle times came from (timestamps or the pause model)
 
 
 def report_json(report: ReplayReport) -> str:
@@ -125,6 +126,7 @@ def summarize(
     session_id: str = "",
     price: ModelPrice | None = None,
     rewrite_kinds: frozenset[str] = REWRITE_KINDS,
+    timing: str = "",
 ) -> ReplayReport:
     """Aggregate per-turn rows into a report.
 
@@ -158,6 +160,7 @@ def summarize(
         events=dict(sorted(counts.items())),
         per_turn=list(per_turn),
         priced=_priced(price, raw, sum(raw_cached), managed, cached),
+        timing=timing,
     )
 
 

@@ -34,6 +34,7 @@ from bonsai.services.importers.jsonread import Loc, as_dict, load_jsonl
 from bonsai.services.importers.linking import link_tool_results
 from bonsai.services.importers.model import ImportedSession
 from bonsai.services.importers.skipped import Skipped
+from bonsai.services.importers.stamps import Stamps, record_time
 
 CHAT = frozenset({"user", "assistant"})
 
@@ -79,7 +80,8 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     check_run(run, len(chains), source)
     warnings: list[str] = []
     chain = chains[run]
-    messages = _messages(chain, source, skipped, warnings)
+    stamps = Stamps()
+    messages = _messages(chain, source, skipped, warnings, stamps)
     if not messages:
         raise Loc(source).error("$", "the transcript holds no user or assistant message")
     skipped.report(warnings)
@@ -94,6 +96,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
         run=run,
         source=source,
         warnings=warnings,
+        times=stamps.result(messages),
     )
 
 
@@ -139,13 +142,14 @@ def _walk(leaf: _Entry, by_uuid: dict[str | None, _Entry]) -> list[_Entry]:
 
 
 def _messages(
-    chain: list[_Entry], source: str, skipped: Skipped, warnings: list[str]
+    chain: list[_Entry], source: str, skipped: Skipped, warnings: list[str], stamps: Stamps
 ) -> list[Message]:
     messages: list[Message] = []
     calls: dict[str, ToolCall] = {}
     last_api_id: str | None = None
     for entry in chain:
         record, loc = entry.record, Loc(source, entry.line)
+        stamps.record(messages, record_time(record))
         if record.get("type") == "system":
             warnings.append(f"{source}:{entry.line}: the session was compacted here")
             last_api_id = None

@@ -39,6 +39,7 @@ from bonsai.services.importers.linking import link_tool_results
 from bonsai.services.importers.model import ImportedSession
 from bonsai.services.importers.parts import join_content
 from bonsai.services.importers.skipped import Skipped
+from bonsai.services.importers.stamps import Stamps, record_time
 
 ROLES: dict[str, Role] = {
     "user": "user",
@@ -62,9 +63,11 @@ class _State:
 def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     check_run(run, 1, source)
     state = _State(source, Skipped(source))
+    stamps = Stamps()
     for line, value in load_jsonl(text, source):
         loc = Loc(source, line)
         record = as_dict(value, loc, "$")
+        stamps.record(state.messages, record_time(record))
         kind = record.get("type")
         payload = record.get("payload")
         if kind == "response_item" and isinstance(payload, dict):
@@ -90,6 +93,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
         runs=1,
         source=source,
         warnings=state.warnings,
+        times=stamps.result(messages),
     )
 
 

@@ -37,6 +37,7 @@ from bonsai.services.importers.openai_fmt import parse_tool_calls
 from bonsai.services.importers.parts import join_content
 from bonsai.services.importers.shell import shell_evidence
 from bonsai.services.importers.skipped import Skipped
+from bonsai.services.importers.stamps import Stamps, record_time
 
 ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 CHAT_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -66,9 +67,11 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     warnings: list[str] = []
     state = _State(loc, warnings, Skipped(source))
     items = as_list(doc.get("messages"), loc, "messages")
+    stamps = Stamps()
     for index, item in enumerate(items):
         path = f"messages[{index}]"
         obj = as_dict(item, loc, path)
+        stamps.record(state.messages, record_time(obj))
         role = obj.get("role")
         if role == "exit":
             state.outcome = _exit_outcome(obj) or state.outcome
@@ -95,6 +98,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
         source=source,
         warnings=warnings,
         outcome=submission if isinstance(submission, str) else state.outcome,
+        times=stamps.result(messages),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bonsai.domain import Message
 
@@ -28,7 +28,9 @@ class ImportedSession(BaseModel):
     sessions); ``run`` is the 0-based one these messages come from. ``warnings``
     lists everything the importer had to guess, rename or leave out;
     ``outcome`` is what the run ended with when the recording says (a
-    mini-swe-agent submission, an OpenHands patch)."""
+    mini-swe-agent submission, an OpenHands patch). ``times`` are the messages'
+    timestamps (epoch seconds, one per message) when the format records them
+    (Claude Code, Codex CLI, OpenHands; see ``stamps``), else ``None``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -40,3 +42,10 @@ class ImportedSession(BaseModel):
     source: str
     warnings: list[str] = Field(default_factory=list)
     outcome: str | None = None
+    times: list[float | None] | None = None
+
+    @model_validator(mode="after")
+    def _one_time_per_message(self) -> ImportedSession:
+        if self.times is not None and len(self.times) != len(self.messages):
+            raise ValueError(f"{len(self.times)} timestamps for {len(self.messages)} messages")
+        return self

@@ -21,6 +21,7 @@ from bonsai.services.importers.jsonread import Loc, as_dict, as_list, load_json,
 from bonsai.services.importers.linking import link_tool_results
 from bonsai.services.importers.model import ImportedSession
 from bonsai.services.importers.openhands_events import EventState, convert_event
+from bonsai.services.importers.stamps import Stamps, record_time
 
 
 def parse(text: str, source: str, run: int = 0) -> ImportedSession:
@@ -37,7 +38,9 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     record = as_dict(value, loc, "$")
     warnings: list[str] = []
     state = EventState(loc, warnings)
+    stamps = Stamps()
     for path, event in _events(as_list(record.get("history"), loc, "history"), loc):
+        stamps.record(state.messages, record_time(event))
         convert_event(event, path, state)
     messages = link_tool_results(state.messages, f"{source}:{line}", warnings)
     patch = (
@@ -54,6 +57,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
         run=run,
         source=source,
         warnings=warnings,
+        times=stamps.result(messages),
     )
 
 
@@ -70,7 +74,9 @@ def _event_stream(events: Any, loc: Loc, source: str, run: int) -> ImportedSessi
     check_run(run, 1, source)
     warnings: list[str] = []
     state = EventState(loc, warnings)
+    stamps = Stamps()
     for path, event in _events(as_list(events, loc, "$"), loc):
+        stamps.record(state.messages, record_time(event))
         convert_event(event, path, state)
     if not state.messages:
         raise loc.error("$", "the event stream holds no message to import")
@@ -82,6 +88,7 @@ def _event_stream(events: Any, loc: Loc, source: str, run: int) -> ImportedSessi
         runs=1,
         source=source,
         warnings=warnings,
+        times=stamps.result(messages),
     )
 
 

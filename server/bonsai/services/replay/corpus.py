@@ -21,7 +21,8 @@ from bonsai.services.replay.loss import Loss, measure_loss
 from bonsai.services.replay.policies import PolicyName
 from bonsai.services.replay.runner import ReplayConfig, StepRow, replay_steps, summarize_rows
 from bonsai.services.replay.setup import build_config
-from bonsai.services.replay.source import ReplaySource, source_from_messages
+from bonsai.services.replay.source import ReplaySource
+from bonsai.services.replay.stored import imported_source
 from bonsai.settings import ContextSettings, ModelInfo, PresetName, ToolOutputSettings
 
 SUFFIXES = (".traj", ".jsonl", ".json", ".md")
@@ -117,7 +118,7 @@ class Tally:
 
 
 def replay_recording(path: Path, run: int, config: ReplayConfig) -> list[StepRow]:
-    return replay_steps(source_from_messages(import_file(path, run=run).messages), config)
+    return replay_steps(imported_source(import_file(path, run=run)), config)
 
 
 # ------------------------------------------------------------ corpus replay (CLI, bench)
@@ -213,7 +214,7 @@ def replay_file(
     config = config_of(spec)
     results: list[RunResult] = []
     for session in imported:
-        source = source_from_messages(session.messages, title=session.title)
+        source = imported_source(session)
         rows = replay_steps(source, config)
         report = summarize_rows(rows, config, source.session_id)
         results.append(
@@ -291,7 +292,7 @@ def load_sources(folders: list[Path], every: int = 1) -> list[ReplaySource]:
             first = import_file(path)
             for run in range(first.runs):
                 session = first if run == 0 else import_file(path, run=run)
-                out.append(source_from_messages(session.messages, title=session.title))
+                out.append(imported_source(session))
     return out
 
 

@@ -203,4 +203,5 @@ def summarize_rows(rows: list[StepRow], config: ReplayConfig, session_id: str) -
         raw_cached=[r.raw_cached for r in rows],
         session_id=session_id,
         price=config.price,
+        timing=rows[0].timing if rows else "",
     )

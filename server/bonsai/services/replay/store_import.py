@@ -24,6 +24,7 @@ def import_info(imported: ImportedSession) -> dict[str, Any]:
         "run": imported.run,
         "runs": imported.runs,
         "warnings": list(imported.warnings),
+        "times": imported.times,  # the recording's timestamps (None: it had none)
     }
 
 

@@ -17,13 +17,25 @@ def stored_source(conn: apsw.Connection, session_id: str) -> ReplaySource:
     store = SessionStore(conn)
     row = store.get(session_id)
     stored = store.messages(session_id)
+    info = store.get_state(session_id, IMPORT_STATE_KEY)
+    times: list[float | None] | None = [s.created_at for s in stored]
+    if info is not None:  # imported: the recording's own times, when it had them
+        recorded = info.get("times") if isinstance(info, dict) else None
+        ok = isinstance(recorded, list) and len(recorded) == len(stored)
+        times = [float(t) for t in recorded] if ok else None  # type: ignore[union-attr]
     return source_from_messages(
         [s.message for s in stored],
         [s.message_id for s in stored],
         title=row.title,
         session_id=session_id,
-        recorded=store.get_state(session_id, IMPORT_STATE_KEY) is not None,
+        recorded=info is not None,
+        times=times,
     )
+
+
+def imported_source(imported: ImportedSession) -> ReplaySource:
+    """An imported recording as a replay source, with its timestamps when it has them."""
+    return source_from_messages(imported.messages, title=imported.title, times=imported.times)
 
 
 def file_source(
@@ -31,4 +43,4 @@ def file_source(
 ) -> tuple[ReplaySource, ImportedSession]:
     """A recording file as a replay source (raises ``ImportFormatError``)."""
     imported = import_file(path, fmt, run)
-    return source_from_messages(imported.messages, title=imported.title), imported
+    return imported_source(imported), imported
