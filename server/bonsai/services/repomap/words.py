@@ -54,7 +54,8 @@ def _keep(word: str) -> bool:
 def file_words(path: str, source: bytes) -> tuple[str, ...]:
     """The distinct stemmed words of ``source`` and ``path``, sorted (at most
     ``MAX_WORDS``, the shortest-sorted first: deterministic)."""
-    raw = {t.decode("ascii").lower() for t in set(_TOKEN.findall(source))}
+    tokens = {m.group() for m in _TOKEN.finditer(source)}  # no list of every token
+    raw = {t.decode("ascii").lower() for t in tokens}
     raw.update(t.lower() for t in _TEXT_TOKEN.findall(path))
     words = sorted({stem(w) for w in raw if _keep(w)})
     if len(words) > MAX_WORDS:
