@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from bonsai.cli.client import DaemonClient
+from load_clients import AsyncClient, cpu_s, start_stream_process
 
 DEADLINE_S = 300
 
@@ -103,17 +104,14 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
-def start_daemon(home: Path, port: int) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+def start_daemon(
+    home: Path, port: int, profile: str | None = None
+) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
     env = {
         **os.environ,
         "BONSAI_HOME": str(home),
@@ -121,7 +119,9 @@ def start_daemon(home: Path, port: int) -> tuple[subprocess.Popen[bytes], dict[s
         "BONSAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
         "BONSAI_MODEL": "gpt-4o-mini",
     }
-    proc = subprocess.Popen([sys.executable, "-m", "bonsai", "serve", "--socket", "auto"], env=env)
+    runner = [str(Path(__file__).with_name("profiled_daemon.py")), profile] if profile else []
+    command = [sys.executable, *(runner or ["-m", "bonsai"]), "serve", "--socket", "auto"]
+    proc = subprocess.Popen(command, env=env)
     os.environ.update(env)
     deadline = time.monotonic() + 30
     while not (home / "daemon.json").exists():
@@ -220,77 +220,105 @@ def streaming(args: argparse.Namespace) -> None:
     proc.wait(30)
 
 
-def poller_loop(
-    home: Path,
+async def _stream(
+    client: AsyncClient,
+    sid: str,
+    send: bool,
+    lat: list[float],
+    until: float,
+) -> None:
+    """Attach and, for a sender, run turns back to back until ``until``; stamp every delta."""
+    finished: list[asyncio.Event] = []
+
+    def on_event(method: str, params: dict, at: float) -> None:
+        if method != "bonsai/chat/event":
+            return
+        if params["kind"] == "delta":
+            for part in params["text"].split("]"):
+                if part.startswith("["):
+                    lat.append((at - float(part[1:])) * 1000)
+        elif params["kind"] in ("done", "error") and finished:
+            finished[-1].set()
+
+    client.on_notification = on_event
+    await client.request("bonsai/session/attach", {"sessionId": sid})
+    if not send:
+        await asyncio.sleep(max(0.0, until - time.monotonic()) + 5)
+        return
+    while time.monotonic() < until:
+        finished.append(asyncio.Event())
+        await client.request("bonsai/chat/send", {"sessionId": sid, "text": "go"})
+        await asyncio.wait_for(finished[-1].wait(), 60)
+
+
+async def _poll(
+    client: AsyncClient,
     sid: str,
     every_s: float,
     lat: list[float],
     cold: list[float],
-    stop: threading.Event,
+    until: float,
 ) -> None:
     """One open ledger: ``bonsai/ctx/get`` every ``every_s``, timing each answer."""
-    client = DaemonClient.connect(home, start=False)
     first = True
-    while not stop.is_set():
+    while time.monotonic() < until:
         t0 = time.perf_counter()
-        client.request("bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})
+        await client.request("bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})
         took = (time.perf_counter() - t0) * 1000
         (cold if first else lat).append(took)  # the first loads the tokenizer, reads git
         first = False
-        stop.wait(max(0.0, every_s - (time.perf_counter() - t0)))
-    client.close()
+        await asyncio.sleep(max(0.0, every_s - (time.perf_counter() - t0)))
 
 
-def polling_run(args: argparse.Namespace, pollers: int) -> dict[str, float]:
-    """Streaming on pre-filled sessions for ``args.seconds``, with ``pollers`` ledgers open."""
-    port = start_stream_server(args.tokens)
-    home = Path(tempfile.mkdtemp(prefix="bonsai-poll-"))
-    proc, _ = start_daemon(home, port)
-    setup = DaemonClient.connect(home, start=False)
+async def _prefill(home: Path, sessions: int, history: int) -> list[str]:
+    setup = await AsyncClient.connect(home)
     chunk = "lorem ipsum dolor sit amet " * 370  # ~2,000 tokens
     sids = []
-    for _ in range(args.sessions):
-        sid = setup.request("bonsai/session/create", {"workspace": str(home)})["sessionId"]
-        for n in range(args.history):
+    for _ in range(sessions):
+        sid = (await setup.request("bonsai/session/create", {"workspace": str(home)}))["sessionId"]
+        for n in range(history):
             role = "user" if n % 2 == 0 else "assistant"
-            setup.request(
+            await setup.request(
                 "bonsai/session/append", {"sessionId": sid, "role": role, "content": chunk}
             )
         sids.append(sid)
+    await setup.close()
+    return sids
+
+
+async def _measure(
+    args: argparse.Namespace, home: Path, pid: int, sids: list[str], pollers: int
+) -> dict[str, float]:
+    streamers = [await AsyncClient.connect(home) for _ in range(args.clients)]
+    watchers = [await AsyncClient.connect(home) for _ in range(pollers)]
     latencies: list[float] = []
     polls: list[float] = []
     cold: list[float] = []
-    done: list[int] = []
-    stop = threading.Event()
     until = time.monotonic() + args.seconds
-    streamers = [
-        threading.Thread(
-            target=client_loop,
-            args=(home, sids[i % args.sessions], i < args.sessions, 10_000, latencies, done, until),
-        )
-        for i in range(args.clients)
-    ]
-    watchers = [
-        threading.Thread(
-            target=poller_loop,
-            args=(home, sids[i % args.sessions], args.poll_ms / 1000, polls, cold, stop),
-        )
-        for i in range(pollers)
-    ]
-    cpu0, t0 = cpu_s(proc.pid), time.monotonic()
-    for thread in [*watchers, *streamers]:
-        thread.start()
     peak = 0.0
-    while any(t.is_alive() for t in streamers):
-        peak = max(peak, rss_mb(proc.pid))
-        time.sleep(0.1)
-    stop.set()
-    for thread in watchers:
-        thread.join(30)
+
+    async def sample_rss() -> None:
+        nonlocal peak
+        while True:
+            peak = max(peak, rss_mb(pid))
+            await asyncio.sleep(0.2)
+
+    load0 = os.getloadavg()[0]
+    cpu0, own0, t0 = cpu_s(pid), cpu_s(), time.monotonic()
+    sampler = asyncio.ensure_future(sample_rss())
+    every = args.poll_ms / 1000
+    await asyncio.gather(
+        *(
+            _stream(c, sids[i % len(sids)], i < len(sids), latencies, until)
+            for i, c in enumerate(streamers)
+        ),
+        *(_poll(c, sids[i % len(sids)], every, polls, cold, until) for i, c in enumerate(watchers)),
+    )
     elapsed = time.monotonic() - t0
-    cpu = cpu_s(proc.pid) - cpu0
-    setup.request("bonsai/daemon/stop")
-    proc.wait(30)
+    cpu, own = cpu_s(pid) - cpu0, cpu_s() - own0
+    sampler.cancel()
+    for client in [*streamers, *watchers]:
+        await client.close()
     return {
         "events": len(latencies),
         "events_s": len(latencies) / elapsed,
@@ -302,9 +330,35 @@ def polling_run(args: argparse.Namespace, pollers: int) -> dict[str, float]:
         "poll_p95": pct(polls, 0.95),
         "cold_max": max(cold, default=0.0),
         "cpu_pct": 100 * cpu / elapsed,
+        "cpu_us_event": 1e6 * cpu / max(1, len(latencies)),
+        "own_pct": 100 * own / elapsed,
         "rss": peak,
         "seconds": elapsed,
+        "load": (load0 + os.getloadavg()[0]) / 2,
     }
+
+
+def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> dict[str, float]:
+    """Streaming on pre-filled sessions for ``args.seconds``, with ``pollers`` ledgers open."""
+    stream_proc, port = start_stream_process(args.tokens)
+    home = Path(tempfile.mkdtemp(prefix="bonsai-poll-"))
+    proc, _ = start_daemon(home, port, profile)
+    try:
+
+        async def run() -> dict[str, float]:
+            sids = await _prefill(home, args.sessions, args.history)
+            result = await _measure(args, home, proc.pid, sids, pollers)
+            stopper = await AsyncClient.connect(home)
+            await stopper.request("bonsai/daemon/stop")
+            return result
+
+        result = asyncio.run(run())
+        proc.wait(60)
+        return result
+    finally:
+        stream_proc.kill()
+        if proc.poll() is None:
+            proc.kill()
 
 
 def polling(args: argparse.Namespace) -> None:
@@ -314,19 +368,30 @@ def polling(args: argparse.Namespace) -> None:
         f"{args.seconds:.0f} s; then the same with {args.pollers} clients polling bonsai/ctx/get "
         f"every {args.poll_ms} ms"
     )
-    runs = {"alone": polling_run(args, 0), "with pollers": polling_run(args, args.pollers)}
+    profile = args.profile
+    runs = {
+        "alone": polling_run(args, 0, None),
+        "with pollers": polling_run(args, args.pollers, profile),
+    }
     print(
-        f"  {'':14}{'events':>9}{'ev/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
-        f"{'ctx/get':>9}{'get p50':>9}{'get p95':>9}{'CPU %':>7}{'RSS MB':>8}"
+        f"  {'':14}{'events':>9}{'ev/s':>7}{'p50 ms':>8}{'p95 ms':>8}{'p99 ms':>8}"
+        f"{'ctx/get':>8}{'get p50':>8}{'get p95':>8}{'CPU %':>6}{'µs/ev':>7}{'RSS MB':>7}"
+        f"{'load':>6}{'bench %':>8}"
     )
     for name, r in runs.items():
         print(
-            f"  {name:14}{r['events']:>9,.0f}{r['events_s']:>8,.0f}{r['p50']:>9.2f}"
-            f"{r['p95']:>9.2f}{r['p99']:>9.2f}{r['polls']:>9,.0f}{r['poll_p50']:>9.1f}"
-            f"{r['poll_p95']:>9.1f}{r['cpu_pct']:>7.0f}{r['rss']:>8.0f}"
+            f"  {name:14}{r['events']:>9,.0f}{r['events_s']:>7,.0f}{r['p50']:>8.2f}"
+            f"{r['p95']:>8.2f}{r['p99']:>8.2f}{r['polls']:>8,.0f}{r['poll_p50']:>8.1f}"
+            f"{r['poll_p95']:>8.1f}{r['cpu_pct']:>6.0f}{r['cpu_us_event']:>7.0f}{r['rss']:>7.0f}"
+            f"{r['load']:>6.1f}{r['own_pct']:>8.0f}"
         )
-    cold = runs["with pollers"]["cold_max"]
-    print(f"  (each poller's first ctx/get, not counted above: at most {cold:,.0f} ms)")
+    alone, busy = runs["alone"], runs["with pollers"]
+    print(
+        f"  with pollers / alone: p50 ×{busy['p50'] / max(alone['p50'], 1e-9):.2f}, "
+        f"p95 ×{busy['p95'] / max(alone['p95'], 1e-9):.2f}, daemon CPU per event "
+        f"×{busy['cpu_us_event'] / max(alone['cpu_us_event'], 1e-9):.2f}"
+    )
+    print(f"  (each poller's first ctx/get, not counted above: at most {busy['cold_max']:,.0f} ms)")
 
 
 def idle(args: argparse.Namespace) -> None:
@@ -363,6 +428,7 @@ def main() -> None:
     parser.add_argument("--poll-ms", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--history", type=int, default=20, help="messages per session (polling)")
+    parser.add_argument("--profile", help="write a cProfile of the daemon with pollers here")
     args = parser.parse_args()
     if args.polling:
         polling(args)

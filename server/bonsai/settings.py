@@ -50,8 +50,8 @@ class ProviderSettings(Section):
     step_budget_s: float = Field(
         600.0, gt=0
     )  # a model step that has not finished after this long is cancelled (the turn ends clearly)
-    tool_protocol: Literal["native", "text"] = (
-        "native"  # text: tools described in the prompt, calls parsed from the reply
+    tool_protocol: Literal["auto", "native", "text"] = (
+        "auto"  # text: tools in the prompt, calls read from the reply; auto: text where tools fail
     )
     models: dict[str, ModelInfo] = Field(
         default_factory=dict

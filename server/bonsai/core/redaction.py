@@ -264,6 +264,8 @@ class Engine:
         if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
             lowered = text.translate(_ASCII_LOWER)
         found = self._anchors.scan(text, lowered)
+        if not found.seen and not spans:  # most text holds no anchor: no rule can match
+            return Redaction(text, 0)
         if found.positions((_PEM_ANCHOR,), lowered=False):
             spans.extend(m.span() for m in _PRIVATE_KEY.finditer(text))
         for rule in self.rules:
@@ -301,15 +303,13 @@ class _Searcher:
             (self.plain, False, text, self.plain_str, self.plain_bytes),
             (self.folded, True, lowered, self.folded_str, self.folded_bytes),
         ):
-            for name in names:
-                seen[name, is_folded] = []
             hits = (  # ASCII: byte offsets are character offsets, and bytes are faster
                 in_bytes.find_matches_as_indexes(haystack.encode(), overlapping=True)
                 if haystack.isascii()
                 else in_str.find_matches_as_indexes(haystack, overlapping=True)
             )
             for index, start, _end in hits:
-                seen[names[index], is_folded].append(start)
+                seen.setdefault((names[index], is_folded), []).append(start)
         return _Anchors(text, seen)
 
 
@@ -330,7 +330,7 @@ class _Anchors:
     def positions(self, anchors: tuple[str, ...], *, lowered: bool) -> list[int]:
         out: list[int] = []
         for anchor in anchors:
-            out.extend(self.seen[anchor, lowered])
+            out.extend(self.seen.get((anchor, lowered), ()))
         return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import logging
 import re
 from collections.abc import Awaitable, Callable, Generator
@@ -18,6 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, cast
 
+from cattrs import Converter
 from lsprotocol import types as lsp
 from pydantic import ValidationError
 from pygls.exceptions import (
@@ -26,7 +28,12 @@ from pygls.exceptions import (
     JsonRpcInvalidParams,
 )
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    LanguageServerProtocol,
+    default_converter,
+)
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.protocol.language_server import lsp_method
 
@@ -228,6 +235,11 @@ class BonsaiProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         return result
 
+    def send_frame(self, frame: bytes) -> None:
+        """Write a notification framed by :func:`framing.notification` as it is."""
+        if self.writer is not None:
+            self.writer.write(frame)
+
     def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
         """Answer a request whose handler raised a JSON-RPC error quietly.
 
@@ -293,8 +305,18 @@ class Writer:
         self._close()
 
 
+@functools.cache
+def shared_converter() -> Converter:
+    """One cattrs converter for every connection: building one, and the unstructure
+    functions it generates on first use, costs a few hundred milliseconds of the
+    loop that streams every session, each time a client connects."""
+    return default_converter()
+
+
 def build_server(daemon: Daemon, kind: str, writer: Writer, close: Callable[[], None]) -> Ctx:
-    server = LanguageServer("bonsai", __version__, protocol_cls=BonsaiProtocol)
+    server = LanguageServer(
+        "bonsai", __version__, protocol_cls=BonsaiProtocol, converter_factory=shared_converter
+    )
     protocol = server.protocol
     assert isinstance(protocol, BonsaiProtocol)
     protocol.set_writer(writer)  # type: ignore[arg-type]

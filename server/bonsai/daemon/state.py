@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import apsw
 
+from bonsai.daemon import framing
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings, load_settings
 from bonsai.services.redaction import redact_value
@@ -33,6 +34,7 @@ class Peer(Protocol):
     """The JSON-RPC peer a connection talks through (pygls' protocol, in ``rpc``)."""
 
     def notify(self, method: str, params: Any = None) -> None: ...
+    def send_frame(self, frame: bytes) -> None: ...
     def send_request_async(
         self, method: str, params: Any = None, msg_id: Any = None
     ) -> asyncio.Future[Any]: ...
@@ -52,8 +54,12 @@ class Connection:
 
     def notify(self, method: str, params: Wire | dict[str, Any]) -> None:
         payload = params.dump() if isinstance(params, Wire) else params
+        self.send(method, framing.notification(method, payload))
+
+    def send(self, method: str, frame: bytes) -> None:
+        """A notification already framed (a broadcast encodes it once for all clients)."""
         try:
-            self.protocol.notify(method, payload)
+            self.protocol.send_frame(frame)
         except Exception:  # a dead client must not break the sender
             log.warning("dropping notification %s to client %s", method, self.id)
 
@@ -112,14 +118,15 @@ class Daemon:
         return list(self.connections.values())
 
     def broadcast(self, session_id: str, method: str, params: Wire) -> None:
-        payload = redact_value(params.dump())  # the one way events reach clients
+        # the one way events reach clients: redacted, dumped and encoded once, for all of them
+        frame = framing.notification(method, redact_value(params.dump()))
         for connection in self.subscribers(session_id):
-            connection.notify(method, payload)
+            connection.send(method, frame)
 
     def broadcast_all(self, method: str, params: Wire) -> None:
-        payload = redact_value(params.dump())
+        frame = framing.notification(method, redact_value(params.dump()))
         for connection in list(self.connections.values()):
-            connection.notify(method, payload)
+            connection.send(method, frame)
 
     # -------------------------------------------------------------- settings
     def settings(self, workspace: str | None = None) -> LoadedSettings:

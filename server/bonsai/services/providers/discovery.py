@@ -35,6 +35,8 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ConfigDict
 
+from bonsai.services.providers.tls import ssl_context
+
 log = logging.getLogger("bonsai.providers")
 
 ServerKind = Literal["llama.cpp", "vllm", "lmstudio", "ollama", "llama-cpp-python", "unknown"]
@@ -56,6 +58,11 @@ class ServerFacts(BaseModel):
     window_source: str = ""  # e.g. "llama.cpp GET /props default_generation_settings.n_ctx"
     tools: bool | None = None  # does the model's chat template / server support tool calls?
     tools_source: str = ""
+    tools_probed: bool = False  # ``tools`` came from a probe request (tool_probe), not a fact
+    stream_tools: bool | None = None  # can it stream a tool call it chose (tool_choice auto)?
+    stream_tools_source: str = ""
+    text_tools: bool | None = None  # did the model follow the text tool protocol in a probe?
+    text_tools_source: str = ""
     note: str = ""  # a caveat about the window (e.g. Ollama's default)
     reachable: bool = True
 
@@ -128,9 +135,18 @@ def parse_props(body: Any) -> ServerFacts:
     n_ctx = _positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
     n_ctx = n_ctx or _positive_int(body.get("n_ctx"))
     caps = body.get("chat_template_caps")
-    tools = None
+    tools, tools_source = None, ""
+    template = body.get("chat_template")
     if isinstance(caps, dict) and isinstance(caps.get("supports_tool_calls"), bool):
         tools = bool(caps["supports_tool_calls"])
+        tools_source = "llama.cpp GET /props chat_template_caps.supports_tool_calls"
+    elif isinstance(template, str) and template.strip():
+        # older builds publish the template without caps: a template that never
+        # mentions tools cannot render them for the model
+        tools = "tools" in template or "tool_calls" in template
+        tools_source = "llama.cpp GET /props chat_template " + (
+            "(renders tools)" if tools else "(never mentions tools)"
+        )
     if n_ctx is None and tools is None:
         return ServerFacts()
     return ServerFacts(
@@ -138,9 +154,7 @@ def parse_props(body: Any) -> ServerFacts:
         window=n_ctx,
         window_source="llama.cpp GET /props default_generation_settings.n_ctx" if n_ctx else "",
         tools=tools,
-        tools_source="llama.cpp GET /props chat_template_caps.supports_tool_calls"
-        if tools is not None
-        else "",
+        tools_source=tools_source,
     )
 
 
@@ -288,7 +302,7 @@ async def discover(
     """Probe the server at ``base_url`` for ``model``'s facts; never raises."""
     timeout = httpx.Timeout(timeout_s)
     async with httpx.AsyncClient(
-        timeout=timeout, transport=transport, headers=headers or {}
+        timeout=timeout, transport=transport, headers=headers or {}, verify=ssl_context()
     ) as client:
 
         async def answer(request: Awaitable[httpx.Response]) -> Any:

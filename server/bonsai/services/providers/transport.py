@@ -23,6 +23,7 @@ from bonsai.services.providers.errors import (
 )
 from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep, retrying, wall_clock
 from bonsai.services.providers.sse import SseEvent, iter_sse
+from bonsai.services.providers.tls import ssl_context
 from bonsai.services.providers.types import ProviderError, ProviderEvent
 from bonsai.services.redaction import redact_error
 
@@ -63,7 +64,9 @@ class Transport:
             write=opts.read_timeout_s,
             pool=opts.connect_timeout_s,
         )
-        self._client = httpx.AsyncClient(timeout=timeout, transport=opts.transport)
+        self._client = httpx.AsyncClient(
+            timeout=timeout, transport=opts.transport, verify=ssl_context()
+        )
         self._closed = False
 
     def stream(

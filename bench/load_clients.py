@@ -1,0 +1,167 @@
+"""The measuring side of ``bench/load.py --polling``: light clients and a stream server
+that keep out of the way of what they measure.
+
+Every client is one asyncio connection in one event loop (no thread per client,
+so no client waits for the GIL behind another), stamping each frame when it is
+read. The timestamped SSE server runs in its own process, so its clock is not
+delayed by the clients either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+
+from bonsai.daemon import lifecycle
+
+Notification = Callable[[str, dict[str, Any], float], None]
+
+
+class AsyncClient:
+    """One JSON-RPC connection to the daemon's socket; notifications carry their arrival time."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self.on_notification: Notification | None = None
+        self._task = asyncio.ensure_future(self._read_loop())
+
+    @classmethod
+    async def connect(cls, home: Path) -> AsyncClient:
+        info = lifecycle.read_daemon_json(home) or {}
+        reader, writer = await asyncio.open_unix_connection(str(info["socket"]), limit=2**24)
+        client = cls(reader, writer)
+        await client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        client._send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        return client
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload).encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        msg_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[msg_id] = future
+        self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
+        return await future
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                length = 0
+                while True:
+                    line = await self.reader.readline()
+                    if not line:
+                        return
+                    if line in (b"\r\n", b"\n"):
+                        break
+                    name, _, value = line.partition(b":")
+                    if name.lower() == b"content-length":
+                        length = int(value)
+                message = json.loads(await self.reader.readexactly(length))
+                at = time.time()
+                self._dispatch(message, at)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        finally:
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(ConnectionError("the daemon closed the connection"))
+
+    def _dispatch(self, message: dict[str, Any], at: float) -> None:
+        if "method" in message:
+            if "id" in message:  # a request to the client: none is expected here
+                error = {"code": -32601, "message": "not handled"}
+                self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            elif self.on_notification is not None:
+                self.on_notification(message["method"], message.get("params") or {}, at)
+            return
+        future = self._waiting.pop(message.get("id"), None)  # type: ignore[arg-type]
+        if future is None or future.done():
+            return
+        if "error" in message:
+            future.set_exception(RuntimeError(str(message["error"])))
+        else:
+            future.set_result(message.get("result"))
+
+    async def close(self) -> None:
+        self.writer.close()
+        self._task.cancel()
+
+
+# ----------------------------------------------------------------- the stream server process
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tokens: int) -> None:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        (
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
+        ),
+        0,
+    )
+    await reader.readexactly(length)
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
+    for _ in range(tokens):
+        chunk = {
+            "id": "x",
+            "object": "chat.completion.chunk",
+            "model": "gpt-4o-mini",
+            "choices": [
+                {"index": 0, "delta": {"content": f"[{time.time():.6f}]"}, "finish_reason": None}
+            ],
+        }
+        writer.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+        await writer.drain()
+        await asyncio.sleep(0.002)
+    end = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": tokens, "total_tokens": 100 + tokens},
+    }
+    writer.write(b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n")
+    await writer.drain()
+    writer.close()
+
+
+async def _serve(tokens: int) -> None:
+    server = await asyncio.start_server(lambda r, w: _handle(r, w, tokens), "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await server.serve_forever()
+
+
+def start_stream_process(tokens: int) -> tuple[subprocess.Popen[str], int]:
+    """The timestamped stream server in its own process; (process, port)."""
+    proc = subprocess.Popen(
+        [sys.executable, __file__, str(tokens)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline())
+
+
+def cpu_s(pid: int | None = None) -> float:
+    """User + system CPU seconds of a process (this one by default)."""
+    if pid is None:
+        times = os.times()
+        return times.user + times.system
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve(int(sys.argv[1])))
