@@ -50,8 +50,8 @@ class ProviderSettings(Section):
     step_budget_s: float = Field(
         600.0, gt=0
     )  # a model step that has not finished after this long is cancelled (the turn ends clearly)
-    tool_protocol: Literal["native", "text"] = (
-        "native"  # text: tools described in the prompt, calls parsed from the reply
+    tool_protocol: Literal["auto", "native", "text"] = (
+        "auto"  # text: tools in the prompt, calls read from the reply; auto: text where tools fail
     )
     models: dict[str, ModelInfo] = Field(
         default_factory=dict
@@ -150,7 +150,7 @@ class RepoMapSettings(Section):
     stability_top_k: int = Field(10, ge=1)  # leading files whose change re-renders
     stability_drift: float = Field(0.35, ge=0.0, le=2.0)  # rank drift that re-renders
     debounce_s: float = Field(0.25, ge=0.0)  # watcher: quiet time before an update
-    workers: int = Field(0, ge=0)  # parse processes for big builds; 0 = one per core (max 4)
+    workers: int = Field(0, ge=0)  # parsers for big builds (this process too); 0 = per core
 
 
 class RetrievalSettings(Section):

@@ -20,12 +20,10 @@ from llama_servers import (
     stop_server,
 )
 
-__all__ = ["cpp_server", "py_server"]
+__all__ = ["cpp_server", "py_plain_server", "py_server"]
 
 
-@pytest.fixture(scope="session")
-def py_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    """llama-cpp-python's ``llama_cpp.server`` with the function-calling chat format."""
+def _py_server(tmp: pytest.TempPathFactory, name: str, *extra: str) -> RunningServer:
     if not VENV_PY.exists():
         missing("llama-cpp-python is not installed")
     model = model_file()
@@ -35,11 +33,25 @@ def py_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServe
         "--model", str(model), "--model_alias", MODEL_ALIAS,
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(PY_SERVER_CTX), "--n_threads", "1", "--n_threads_batch", "1",
-        "--chat_format", "chatml-function-calling",
+        *extra,
     ]  # fmt: skip
-    server = start_server(
-        command, "llama_cpp.server", PY_SERVER_CTX, port, tmp_path_factory.mktemp("py")
+    return start_server(command, name, PY_SERVER_CTX, port, tmp.mktemp(name))
+
+
+@pytest.fixture(scope="session")
+def py_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """llama-cpp-python's ``llama_cpp.server`` with the function-calling chat format."""
+    server = _py_server(
+        tmp_path_factory, "llama_cpp.server", "--chat_format", "chatml-function-calling"
     )
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def py_plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """``llama_cpp.server`` with the model's own chat template (it drops ``tools``)."""
+    server = _py_server(tmp_path_factory, "llama_cpp.server-plain")
     yield server
     stop_server(server)
 

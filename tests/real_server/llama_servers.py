@@ -63,6 +63,10 @@ class RunningServer:
     def root(self) -> str:
         return self.base_url.removesuffix("/v1")
 
+    def chat_requests(self) -> int:
+        """Chat requests the server answered so far (llama_cpp.server's access log)."""
+        return self.log.read_text(errors="replace").count('"POST /v1/chat/completions ')
+
 
 def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
@@ -84,6 +88,7 @@ def start_server(command: list[str], name: str, n_ctx: int, port: int, tmp: Path
     # one thread, passive waits: on a loaded machine spinning OpenMP threads slow a
     # 135M model from ~80 tokens/s to a token every few seconds
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1"}
+    env["PYTHONUNBUFFERED"] = "1"  # llama_cpp.server's access log, line by line
     process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
     server = RunningServer(
         base_url=f"http://127.0.0.1:{port}/v1",

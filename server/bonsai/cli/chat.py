@@ -12,8 +12,6 @@ from typing import Any
 from bonsai.cli.client import DaemonClient, RpcError
 from bonsai.cli.client_settings import from_environment, start_only_notes
 from bonsai.cli.ctx_table import print_ledger
-from bonsai.cli.interact import ClientRequests, notifications
-from bonsai.cli.render import TurnPrinter
 from bonsai.errors import ConfigError, NotFound
 from bonsai.home import bonsai_home
 
@@ -56,6 +54,9 @@ def connect(command: str, *, start: bool = True) -> DaemonClient:
 
 
 def chat_command(args: argparse.Namespace) -> int:
+    from bonsai.cli.interact import ClientRequests, notifications  # not needed by `ctx`
+    from bonsai.cli.render import TurnPrinter
+
     workspace = Path(args.workspace).resolve()
     printer = TurnPrinter()
     client = connect("bonsai chat")

@@ -13,8 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from bonsai.services.config import ENV_KEYS
-from bonsai.services.providers.factory import KEY_ENV
+from bonsai.env_names import ENV_KEYS, KEY_ENV
 
 FIELDS = {
     "BONSAI_PROVIDER": "provider",

@@ -3,7 +3,8 @@
 ``add_repomap_command(subparsers)`` registers the sub-command; the CLI layer
 calls ``args.func(args)``. Token counting uses tiktoken's ``o200k_base`` through
 ``bonsai.services.tokens`` when it loads offline, else chars/4 (a note on stderr
-says so).
+says so). A warm repeat of the same command is read back from the render memo
+(``memo.py``) before the service, numpy, pydantic or the tokenizer are imported.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bonsai.home import bonsai_home
-from bonsai.services.repomap.records import RepoMap
-from bonsai.services.repomap.service import RepoMapService
-from bonsai.settings import RepoMapSettings
+from bonsai.services.repomap.memo import DEFAULTS_ID, lookup
+
+if TYPE_CHECKING:
+    from bonsai.services.repomap.records import RepoMap
+    from bonsai.services.repomap.service import RepoMapService
 
 CountTokens = Callable[[str], int]
 DEFAULT_ENCODING = "o200k_base"
@@ -51,14 +55,14 @@ def _map(service: RepoMapService, args: argparse.Namespace, counter: CountTokens
     inputs = {"tokens": args.tokens, "chat_files": args.chat, "mentions": args.mention}
     if counter is not None:  # a caller's own counter: no memo across processes
         return service.get(**inputs)
-    hit = service.cached_fresh(**inputs, counter_id=DEFAULT_ENCODING)
+    hit = service.cached_fresh(**inputs, counter_id=DEFAULT_ENCODING, settings_id=DEFAULTS_ID)
     if hit is not None:
         return hit
     service.count_tokens, note = default_counter()
     if note:
         print(f"bonsai repomap: {note}", file=sys.stderr)
         return service.get(**inputs)
-    return service.get_fresh(**inputs, counter_id=DEFAULT_ENCODING)
+    return service.get_fresh(**inputs, counter_id=DEFAULT_ENCODING, settings_id=DEFAULTS_ID)
 
 
 def default_cache_db() -> Path:
@@ -74,6 +78,28 @@ def to_json(result: RepoMap) -> dict[str, Any]:
         "builtMs": round(result.built_ms, 3),
         "cached": result.cached,
     }
+
+
+def _remembered(args: argparse.Namespace, cache: Path) -> dict[str, Any] | None:
+    """The CLI's JSON shape of the memo's map for this command, if it has one."""
+    started = time.perf_counter()
+    stored = lookup(Path(args.path), cache, args.tokens, args.chat, args.mention, DEFAULT_ENCODING)
+    if stored is None:
+        return None
+    return {
+        "text": stored["text"],
+        "files": stored["files"],
+        "tokens": stored["tokens"],
+        "builtMs": round((time.perf_counter() - started) * 1000, 3),
+        "cached": True,
+    }
+
+
+def _print(out: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(out["text"])
 
 
 def add_repomap_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -100,13 +126,17 @@ def repomap_command(args: argparse.Namespace, counter: CountTokens | None = None
         print("bonsai repomap: --tokens must be >= 0", file=sys.stderr)
         return 2
     cache = args.cache if args.cache is not None else default_cache_db()
+    remembered = _remembered(args, cache) if counter is None else None
+    if remembered is not None:
+        _print(remembered, args.json)
+        return 0
+    from bonsai.services.repomap.service import RepoMapService
+    from bonsai.settings import RepoMapSettings
+
     service = RepoMapService(workspace, cache, RepoMapSettings(), counter or chars_per_token)
     try:
         result = _map(service, args, counter)
     finally:
         service.stop()
-    if args.json:
-        print(json.dumps(to_json(result), ensure_ascii=False, indent=2))
-    else:
-        sys.stdout.write(result.text)
+    _print(to_json(result), args.json)
     return 0

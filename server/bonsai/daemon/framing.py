@@ -8,11 +8,13 @@ the connection goes on.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where used: the CLI's client needs only ``encode``
+    import asyncio
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 8 * 1024
@@ -32,6 +34,8 @@ class BadMessage:
 
 async def read_frames(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
     """Yield frame bodies until EOF. Raises FrameError on a broken frame."""
+    import asyncio
+
     while True:
         length = await _read_headers(reader)
         if length is None:
@@ -44,6 +48,8 @@ async def read_frames(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
 
 
 async def _read_headers(reader: asyncio.StreamReader) -> int | None:
+    import asyncio
+
     length: int | None = None
     seen = 0
     while True:

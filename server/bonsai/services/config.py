@@ -20,22 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bonsai.env_names import ENV_KEYS as ENV_KEYS
 from bonsai.home import bonsai_home as bonsai_home
 from bonsai.services.fs.atomic import atomic_write
 from bonsai.settings import Settings
 
 Json = dict[str, Any]
-
-ENV_KEYS: dict[str, str] = {
-    "BONSAI_PROVIDER": "providers.provider",
-    "BONSAI_MODEL": "providers.model",
-    "BONSAI_BASE_URL": "providers.base_url",
-    "BONSAI_FAST_MODEL": "providers.fast_model",
-    "BONSAI_PRESET": "context.preset",
-    "BONSAI_SMOL": "context.smol",
-    "BONSAI_EPISODES": "episodes.enabled",
-    "BONSAI_MEMORY_EMBEDDINGS": "memory.embeddings",
-}
 
 
 def user_config_path(home: Path) -> Path:
@@ -172,6 +162,12 @@ def _snake_dotted(dotted: str) -> str:
     return ".".join(_snake(part) for part in dotted.split("."))
 
 
+# inotify reports opens and reads too; reloading on them reloaded forever (each reload
+# opens the file, which is reported, which reloads ...), dropping the settings cache
+# and telling every client "config changed" several times a second
+IGNORED_EVENTS = frozenset({"opened", "closed_no_write"})
+
+
 class ConfigWatcher:
     """Calls ``on_change`` (debounced) when a watched config file changes."""
 
@@ -186,6 +182,8 @@ class ConfigWatcher:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in IGNORED_EVENTS:  # reading the file is no change
+                    return
                 names = {str(event.src_path), str(getattr(event, "dest_path", "") or "")}
                 if any(Path(n).resolve() in watcher._paths for n in names if n):
                     watcher._kick()

@@ -2,9 +2,10 @@
 
 One ``FactsCache`` per daemon (per base URL and model) is filled before a turn
 and before the ledger is shown (``ensure_facts``); ``window_for`` is the sync
-read every bridge uses. ``watch_tools`` wraps a provider's stream and tells the
-user once per session when a server that says it cannot call tools answered a
-request that offered tools with plain text.
+read every bridge uses. Where the server does not say whether it can call tools,
+``facts_for`` asks with a probe request (``tool_probe``), once per base URL and
+model. ``turn_stream`` picks how tools reach the model (``tool_mode``) and tells
+the user once per session when the server cannot call them.
 """
 
 from __future__ import annotations
@@ -13,16 +14,21 @@ import logging
 import os
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import Any, Literal
 
+from bonsai.protocol import models as m
 from bonsai.services.providers.discovery import FactsCache, ServerFacts, discover
 from bonsai.services.providers.factory import base_url_for, resolve_api_key
-from bonsai.services.providers.text_tools import text_tools
+from bonsai.services.providers.text_tools import text_request, text_tools
+from bonsai.services.providers.tool_probe import (
+    probe_streamed_calls,
+    probe_text_protocol,
+    probe_tools,
+)
 from bonsai.services.providers.types import (
     ChatRequest,
     ProviderError,
     ProviderEvent,
-    ToolCallDone,
 )
 from bonsai.services.providers.window import WindowFacts, resolve_window
 from bonsai.session.host import Host
@@ -31,6 +37,7 @@ from bonsai.settings import ProviderSettings
 
 log = logging.getLogger("bonsai.chat")
 NOTES_KEY = "server_notes"
+ToolMode = Literal["native", "text"]
 Stream = Callable[[ChatRequest], AsyncGenerator[ProviderEvent, None]]
 
 
@@ -43,24 +50,79 @@ def discovers(providers: ProviderSettings) -> bool:
     return providers.provider == "openai-compatible" and providers.discover
 
 
-async def facts_for(daemon: Host, providers: ProviderSettings) -> ServerFacts | None:
-    if not discovers(providers):
-        return None
-    base_url = base_url_for(providers)
-    headers: dict[str, str] = {}
+def _headers(providers: ProviderSettings) -> dict[str, str]:
     try:
         key = resolve_api_key(providers, os.environ)
     except ProviderError:
         key = None
-    if key:
-        headers["authorization"] = f"Bearer {key}"
+    return {"authorization": f"Bearer {key}"} if key else {}
+
+
+def _carry(facts: ServerFacts, previous: ServerFacts | None) -> ServerFacts:
+    """Keep what earlier probes learned when the facts are fetched again (probes
+    cost a generation; the cheap GETs are repeated, the probes are not)."""
+    if previous is None:
+        return facts
+    update: dict[str, Any] = {}
+    if facts.tools is None and previous.tools_probed:
+        update |= {
+            "tools": previous.tools,
+            "tools_source": previous.tools_source,
+            "tools_probed": True,
+            "stream_tools": previous.stream_tools,
+            "stream_tools_source": previous.stream_tools_source,
+        }
+    if (update.get("tools", facts.tools) is False) and previous.tools is False:
+        update |= {
+            "text_tools": previous.text_tools,
+            "text_tools_source": previous.text_tools_source,
+        }
+    return facts.model_copy(update=update) if update else facts
+
+
+async def facts_for(daemon: Host, providers: ProviderSettings) -> ServerFacts | None:
+    """The server's facts for the session's model: discovery (cached), then, once
+    per base URL and model, a tool probe where the server does not say, and a
+    text-protocol probe where tools turned out unsupported and the protocol is auto."""
+    if not discovers(providers):
+        return None
+    base_url, model = base_url_for(providers), providers.model
+    headers = _headers(providers)
+    cache = facts_cache(daemon)
 
     async def fetch() -> ServerFacts:
-        facts = await discover(base_url, providers.model, headers=headers)
-        log.info("model facts for %s at %s: %s", providers.model, base_url, facts)
+        found = await discover(base_url, model, headers=headers)
+        facts = _carry(found, cache.peek(base_url, model))
+        if facts.reachable and facts.tools is None and not facts.tools_probed:
+            probe = await probe_tools(base_url, model, headers=headers)
+            facts = facts.model_copy(
+                update={"tools": probe.tools, "tools_source": probe.source, "tools_probed": True}
+            )
+            if probe.tools:  # forced calls work; do chosen ones stream?
+                streamed = await probe_streamed_calls(base_url, model, headers=headers)
+                facts = facts.model_copy(
+                    update={"stream_tools": streamed.tools, "stream_tools_source": streamed.source}
+                )
+        log.info("model facts for %s at %s: %s", model, base_url, facts)
         return facts
 
-    return await facts_cache(daemon).get(base_url, providers.model, fetch)
+    facts = await cache.get(base_url, model, fetch)
+    if (
+        facts.reachable
+        and facts.tools is False
+        and facts.text_tools is None
+        and providers.tool_protocol == "auto"
+    ):
+        text = await probe_text_protocol(base_url, model, headers=headers)
+        facts = facts.model_copy(
+            update={"text_tools": text.tools, "text_tools_source": text.source}
+        )
+        cache.put(base_url, model, facts)
+        log.info("text tool protocol probe for %s at %s: %s", model, base_url, text.source)
+    if facts.served_model and facts.served_model != model:
+        # the model a session nobody chose a model for adopts (provider_choice.served_model)
+        cache.put(base_url, facts.served_model, facts)
+    return facts
 
 
 async def ensure_facts(daemon: Host, session_id: str) -> None:
@@ -86,13 +148,63 @@ def ledger_notes(window: WindowFacts | None, notes: list[str]) -> list[str]:
     return out + [note for note in notes if note not in out]
 
 
-def tools_note(providers: ProviderSettings, facts: ServerFacts) -> str:
+def tool_mode(providers: ProviderSettings, facts: ServerFacts | None) -> ToolMode:
+    """How a turn gives the model its tools: ``auto`` uses the text protocol only
+    when the server cannot call tools and the model followed the text protocol
+    in a probe."""
+    if providers.tool_protocol != "auto":
+        return providers.tool_protocol
+    if facts is not None and facts.tools is False and facts.text_tools is True:
+        return "text"
+    return "native"
+
+
+def as_sent(daemon: Host, providers: ProviderSettings, request: ChatRequest) -> ChatRequest:
+    """``request`` as a turn would send it (the text protocol applied when chosen)."""
+    facts = None
+    if discovers(providers):
+        facts = facts_cache(daemon).peek(base_url_for(providers), providers.model)
+    return text_request(request) if tool_mode(providers, facts) == "text" else request
+
+
+def tools_note(providers: ProviderSettings, facts: ServerFacts | None) -> str | None:
+    """What to tell the user about tools on this server, or None (nothing to say)."""
+    if facts is None or facts.tools is not False or providers.tool_protocol == "text":
+        return None
     where = facts.tools_source or "the server's model facts"
+    head = f"{providers.model} on this server cannot call tools ({where})"
+    if tool_mode(providers, facts) == "text":
+        return (
+            f"{head}: it followed bonsai's text tool protocol in a probe, so the tools are "
+            "described in the prompt and calls are read from the reply (set "
+            'providers.tool_protocol to "native" to stop this)'
+        )
+    if providers.tool_protocol == "native":
+        return (
+            f"{head}: the agent's tools are offered but cannot be used. Set "
+            'providers.tool_protocol to "text" to describe the tools in the prompt instead '
+            "(works with models that follow instructions; see docs/providers.md)"
+        )
+    text = (
+        "it did not follow bonsai's text tool protocol in a probe either"
+        if facts.text_tools is False
+        else "and whether it can follow bonsai's text tool protocol is not known"
+    )
     return (
-        f"{providers.model} on this server cannot call tools ({where}): the agent's tools "
-        'were offered but never used. Set providers.tool_protocol to "text" to describe '
-        "the tools in the prompt instead (works with models that follow instructions; "
-        "see docs/providers.md)"
+        f"{head}, {text}: the agent has no tools with this model. Set "
+        'providers.tool_protocol to "text" to try the text protocol anyway, or serve a '
+        "model or chat format with tool support (llama_cpp.server: --chat_format "
+        "chatml-function-calling; see docs/providers.md)"
+    )
+
+
+def stream_note(providers: ProviderSettings, facts: ServerFacts | None) -> str | None:
+    if facts is None or facts.stream_tools is not False or tool_mode(providers, facts) != "native":
+        return None
+    return (
+        f"{providers.model} on this server cannot stream a tool call it chooses "
+        f"({facts.stream_tools_source}): steps that offer tools ask for the whole reply at "
+        "once, so their text appears when the step is done"
     )
 
 
@@ -100,42 +212,58 @@ def watch_tools(
     daemon: Host,
     session_id: str,
     providers: ProviderSettings,
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[m.ChatEvent], None],
     stream: Stream,
 ) -> Stream:
-    """Wrap ``stream``: after a reply to a request with tools that called none, when
-    the server's facts say tools are unsupported, tell the user once (chat + ledger)."""
+    """Wrap ``stream``: at the first request that offers tools, when the server's
+    facts (or a probe) say it cannot call them, tell the user once per session,
+    in the chat and in the ledger's notes."""
 
     async def watched(request: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
-        called = False
+        if request.tools and discovers(providers):
+            facts = facts_cache(daemon).peek(base_url_for(providers), providers.model)
+            for note in (tools_note(providers, facts), stream_note(providers, facts)):
+                notes = session_notes(daemon, session_id)
+                if note is not None and note not in notes:
+                    daemon.store.set_state(session_id, NOTES_KEY, [*notes, note])
+                    emit(m.NoticeEvent(message=note))
         async with aclosing(stream(request)) as events:
             async for event in events:
-                called = called or isinstance(event, ToolCallDone)
                 yield event
-        native = providers.tool_protocol == "native"
-        if not request.tools or called or not native or not discovers(providers):
-            return
-        facts = facts_cache(daemon).peek(base_url_for(providers), providers.model)
-        if facts is None or facts.tools is not False:
-            return
-        note = tools_note(providers, facts)
-        notes = session_notes(daemon, session_id)
-        if note in notes:
-            return
-        daemon.store.set_state(session_id, NOTES_KEY, [*notes, note])
-        emit({"kind": "notice", "message": note})
 
     return watched
+
+
+def whole_when_tools(stream: Stream, complete: Stream) -> Stream:
+    """Requests that offer tools are answered whole (``complete``); others stream."""
+
+    async def chosen(request: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
+        source = complete if request.tools else stream
+        async with aclosing(source(request)) as events:
+            async for event in events:
+                yield event
+
+    return chosen
 
 
 def turn_stream(
     daemon: Host,
     session_id: str,
     providers: ProviderSettings,
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[m.ChatEvent], None],
     stream: Stream,
+    complete: Stream | None = None,
 ) -> Stream:
-    """The stream a turn uses: the text tool protocol when configured, watched for
-    servers that cannot call tools."""
-    inner = text_tools(stream) if providers.tool_protocol == "text" else stream
+    """The stream a turn uses: the text tool protocol when configured (or chosen by
+    ``auto``); whole replies for requests with tools on a server that cannot stream
+    the calls its model chooses (``complete``: the provider's non-streamed call);
+    and a notice when the server cannot call tools."""
+    facts = None
+    if discovers(providers):
+        facts = facts_cache(daemon).peek(base_url_for(providers), providers.model)
+    mode = tool_mode(providers, facts)
+    inner = text_tools(stream) if mode == "text" else stream
+    whole = facts is not None and facts.stream_tools is False
+    if mode == "native" and complete is not None and whole:
+        inner = whole_when_tools(inner, complete)
     return watch_tools(daemon, session_id, providers, emit, inner)

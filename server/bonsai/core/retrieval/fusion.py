@@ -53,12 +53,20 @@ class FusionParams(BaseModel):
         0.5, ge=0.0, description="bonus / (1 + rank) in a lane of one clause of the query"
     )
     feedback_weight: float = Field(
-        0.5, ge=0.0, description="bonus / (1 + rank) in the lane of the top hits' entities"
+        0.8,
+        ge=0.0,
+        description="second hop: a linked entry that adds no question term gets this times "
+        "its source's score (one that does sits just below its source); 0 turns the hop off",
     )
-    feedback_docs: int = Field(3, ge=0, description="top hits whose entities expand the query")
-    bridge_rank: int = Field(
-        0, ge=0, description="rank given to the top hit's best entity link (0: off)"
+    feedback_docs: int = Field(3, ge=0, description="top hits whose entities are followed")
+    feedback_max: int = Field(2, ge=0, description="linked entries lifted at most per query")
+    link_df: float = Field(
+        0.02, gt=0.0, le=1.0, description="entity words in more of the documents are not followed"
     )
+    feedback_nomatch: bool = Field(
+        True, description="lift a linked entry that matches no question term (at factor²)"
+    )
+    link_df_min: int = Field(50, ge=1, description="... unless in at most this many documents")
     extra_depth: int = Field(10, ge=1, description="candidates taken from each extra lane")
 
 
@@ -184,25 +192,6 @@ def lane_only(lane: Lane | None, params: FusionParams, *, embedding: bool) -> li
     ]
     hits.sort(key=lambda h: (-h.score, h.id))
     return hits
-
-
-def bridge_slot(scores: Scores, link_lane: Lane, rank: int) -> None:
-    """Give the best entry of ``link_lane`` (the lane of the top hit's entity
-    words) at least the ``rank``-th place: the second hop of a bridge question
-    shares a name with the first and often nothing with the question, so no
-    score bonus would lift it over entries matching the question's words."""
-    if rank < 2 or not scores:
-        return
-    order = ranked(scores)
-    ahead = set(order[: rank - 1])
-    candidate = next((d for d, _ in link_lane.hits if d != order[0]), None)
-    if candidate is None or candidate in ahead or len(order) < rank - 1:
-        return
-    floor = (scores[order[rank - 2]][0] or 0.0) - 2e-6
-    if candidate not in scores:
-        scores[candidate] = [floor, dict(link_lane.hits)[candidate], None]
-    elif (scores[candidate][0] or 0.0) < floor:
-        scores[candidate][0] = floor
 
 
 def add_lane_bonus(

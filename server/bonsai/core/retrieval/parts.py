@@ -28,9 +28,8 @@ _SPLIT = re.compile(
     r"|\b(?:as well as|and also|plus)\b",
     re.I,
 )
-_ENTITY = re.compile(
-    r"(?<![\w-])(?:[A-Z][\w'-]*[a-z][\w'-]*|[\w]*[\d_-][\w-]*[A-Za-z][\w-]*|[A-Za-z]+\d[\w-]*)"
-)
+_TOKEN = re.compile(r"(?<![\w-])\w[\w'-]*")
+_ID_MARK = re.compile(r"[\d_-]")
 
 
 _CALENDAR = frozenset(
@@ -40,8 +39,11 @@ _NAME_NEXT = re.compile(r"\s+[A-Z][a-z]")
 
 
 def _opens_sentence(text: str, offset: int) -> bool:
-    before = text[:offset].rstrip()
-    return not before or before[-1] in ".!?:\n"
+    """Whether ``offset`` starts a sentence (or the text, or a line)."""
+    i = offset - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    return i < 0 or text[i] in ".!?:\n"
 
 
 def query_parts(text: str, max_parts: int = MAX_PARTS) -> list[str]:
@@ -54,15 +56,26 @@ def query_parts(text: str, max_parts: int = MAX_PARTS) -> list[str]:
     return parts[:max_parts]
 
 
+def _entity_like(word: str) -> bool:
+    """A capitalised word with a lower-case letter, or an identifier: letters
+    and digits, hyphens or underscores mixed."""
+    if word[0].isupper() and any(c.islower() for c in word):
+        return True
+    return _ID_MARK.search(word) is not None and any(c.isalpha() for c in word)
+
+
 def entities(text: str) -> list[str]:
     """Entity-like words of ``text`` in order, without repeats: capitalised
     words (stop words and month or day names aside; at the start of a sentence
     only when the next word is capitalised too, as in a full name) and
     identifiers containing digits, hyphens or underscores."""
     seen: dict[str, None] = {}
-    for match in _ENTITY.finditer(text):
+    for match in _TOKEN.finditer(text):
         word = match.group(0).strip("'-")
-        if not word or word.lower() in STOP_WORDS or word.lower() in _CALENDAR:
+        if not word or not _entity_like(word):
+            continue
+        lower = word.lower()
+        if lower in STOP_WORDS or lower in _CALENDAR:
             continue
         if _opens_sentence(text, match.start()) and not _NAME_NEXT.match(text, match.end()):
             continue  # "Decision:", "Agreed on": a capital from the sentence, not a name

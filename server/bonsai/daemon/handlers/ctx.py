@@ -15,7 +15,7 @@ from bonsai.services.store.turns import TurnStore
 from bonsai.session.base import bridge_for, notify_ctx
 from bonsai.session.compaction import compact_session
 from bonsai.session.host import Host
-from bonsai.session.server_facts import ensure_facts, ledger_notes, session_notes
+from bonsai.session.server_facts import as_sent, ensure_facts, ledger_notes, session_notes
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
 
@@ -51,8 +51,9 @@ def totals(host: Host, session_id: str, bridge: ContextBridge, assembly: Assembl
     )
 
 
-def _wire(bridge: ContextBridge, assembly: Assembly) -> dict[str, Any]:
+def _wire(host: Host, bridge: ContextBridge, assembly: Assembly) -> dict[str, Any]:
     request = to_chat_request(assembly, bridge.model, bridge.model_info.max_output)
+    request = as_sent(host, bridge.settings.providers, request)  # the text protocol, if chosen
     body = request_body(bridge.settings.providers, request)  # as the provider builds it
     return {
         "system": body.get("system", []),  # Anthropic's; OpenAI's is the first message
@@ -99,7 +100,7 @@ def _get(host: Host, params: m.CtxGetParams) -> m.CtxGetResult:
         view=params.view, totals=totals(host, params.session_id, bridge, assembly)
     )
     if params.view == "wire":
-        wire = _wire(bridge, assembly)
+        wire = _wire(host, bridge, assembly)
         result.messages, result.tools, result.system = (
             wire["messages"],
             wire["tools"],

@@ -58,7 +58,13 @@ class ServerFacts(BaseModel):
     window_source: str = ""  # e.g. "llama.cpp GET /props default_generation_settings.n_ctx"
     tools: bool | None = None  # does the model's chat template / server support tool calls?
     tools_source: str = ""
+    tools_probed: bool = False  # ``tools`` came from a probe request (tool_probe), not a fact
+    stream_tools: bool | None = None  # can it stream a tool call it chose (tool_choice auto)?
+    stream_tools_source: str = ""
+    text_tools: bool | None = None  # did the model follow the text tool protocol in a probe?
+    text_tools_source: str = ""
     note: str = ""  # a caveat about the window (e.g. Ollama's default)
+    served_model: str | None = None  # the one model ``GET /v1/models`` lists, when it lists one
     reachable: bool = True
 
 
@@ -97,9 +103,21 @@ def _model_entry(body: Any, model: str) -> dict[str, Any] | None:
     return entries[0] if len(entries) == 1 else None
 
 
+def _served(body: Any) -> str | None:
+    data = body.get("data") if isinstance(body, dict) else None
+    ids = [e.get("id") for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+    return ids[0] if len(ids) == 1 and isinstance(ids[0], str) and ids[0] else None
+
+
 def parse_models(body: Any, model: str) -> ServerFacts:
     """``GET /v1/models``: vLLM's ``max_model_len``, llama.cpp's ``meta.n_ctx``, and
     who answers (``owned_by``)."""
+    facts = _parse_models(body, model)
+    served = _served(body)
+    return facts.model_copy(update={"served_model": served}) if served else facts
+
+
+def _parse_models(body: Any, model: str) -> ServerFacts:
     entry = _model_entry(body, model)
     if entry is None:
         return ServerFacts()
@@ -130,9 +148,18 @@ def parse_props(body: Any) -> ServerFacts:
     n_ctx = _positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
     n_ctx = n_ctx or _positive_int(body.get("n_ctx"))
     caps = body.get("chat_template_caps")
-    tools = None
+    tools, tools_source = None, ""
+    template = body.get("chat_template")
     if isinstance(caps, dict) and isinstance(caps.get("supports_tool_calls"), bool):
         tools = bool(caps["supports_tool_calls"])
+        tools_source = "llama.cpp GET /props chat_template_caps.supports_tool_calls"
+    elif isinstance(template, str) and template.strip():
+        # older builds publish the template without caps: a template that never
+        # mentions tools cannot render them for the model
+        tools = "tools" in template or "tool_calls" in template
+        tools_source = "llama.cpp GET /props chat_template " + (
+            "(renders tools)" if tools else "(never mentions tools)"
+        )
     if n_ctx is None and tools is None:
         return ServerFacts()
     return ServerFacts(
@@ -140,9 +167,7 @@ def parse_props(body: Any) -> ServerFacts:
         window=n_ctx,
         window_source="llama.cpp GET /props default_generation_settings.n_ctx" if n_ctx else "",
         tools=tools,
-        tools_source="llama.cpp GET /props chat_template_caps.supports_tool_calls"
-        if tools is not None
-        else "",
+        tools_source=tools_source,
     )
 
 
@@ -250,6 +275,8 @@ def merge(first: ServerFacts, later: ServerFacts) -> ServerFacts:
         update["note"] = later.note
     if first.tools is None and later.tools is not None:
         update |= {"tools": later.tools, "tools_source": later.tools_source}
+    if first.served_model is None and later.served_model is not None:
+        update["served_model"] = later.served_model
     return first.model_copy(update=update) if update else first
 
 

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from bonsai.env_names import KEY_ENV as KEY_ENV
 from bonsai.services.providers.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
 from bonsai.services.providers.anthropic import AnthropicProvider
 from bonsai.services.providers.anthropic_body import build_anthropic_body
@@ -25,12 +26,6 @@ from bonsai.services.providers.types import ChatRequest, Provider, ProviderError
 from bonsai.services.redaction import register
 from bonsai.settings import ProviderSettings
 
-KEY_ENV: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
-}
 KEY_REQUIRED = frozenset({"openai", "anthropic", "deepseek"})
 SIM_BASE_URL = "http://127.0.0.1:8787/v1"
 FLAVOURS: dict[str, Flavour] = {

@@ -50,10 +50,20 @@ def build_openai_body(req: ChatRequest, flavour: Flavour) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if req.system:
         messages.append({"role": "system", "content": "\n\n".join(b.text for b in req.system)})
-    messages.extend(message_to_openai(m, i) for i, m in enumerate(req.messages))
+    for i, m in enumerate(req.messages):
+        message = message_to_openai(m, i)
+        if flavour == "openai-compatible" and message.get("content", "") is None:
+            # the spec allows null beside tool_calls; llama-cpp-python's server answers
+            # it with HTTP 500 (its schema wants a string), and "" means the same
+            message["content"] = ""
+        messages.append(message)
     body: dict[str, Any] = {"model": req.model, "messages": messages}
     if req.tools:
         body["tools"] = [tool_to_openai(t) for t in req.tools]
+        if flavour == "openai-compatible":
+            # the API's default with tools, said out loud: llama-cpp-python's
+            # chatml-function-calling drops the tools when tool_choice is absent
+            body["tool_choice"] = "auto"
     # OpenAI proper deprecated max_tokens (o-series reject it); others only know max_tokens.
     limit_key = "max_completion_tokens" if flavour == "openai" else "max_tokens"
     body[limit_key] = req.max_tokens

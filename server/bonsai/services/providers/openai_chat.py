@@ -8,7 +8,7 @@ from contextlib import aclosing
 from functools import partial
 
 from bonsai.services.providers.openai_body import Flavour, build_openai_body
-from bonsai.services.providers.openai_stream import decode_openai
+from bonsai.services.providers.openai_stream import decode_openai, decode_openai_reply
 from bonsai.services.providers.transport import Transport, TransportOptions
 from bonsai.services.providers.types import ChatRequest, ProviderEvent
 
@@ -60,6 +60,18 @@ class OpenAIChatProvider:
         async with aclosing(self._transport.stream(url, self._headers, body, decode)) as events:
             async for event in events:
                 yield event
+
+    async def complete(self, req: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
+        """The same request answered whole (``stream: false``), as the same events:
+        for servers that cannot stream some replies (llama-cpp-python's
+        chatml-function-calling refuses to stream a tool call it chose itself)."""
+        body = build_openai_body(req, self.flavour)
+        body["stream"] = False
+        body.pop("stream_options", None)
+        headers = {**self._headers, "accept": "application/json"}
+        reply = await self._transport.post_json(f"{self.base_url}/chat/completions", headers, body)
+        for event in decode_openai_reply(reply, self._label):
+            yield event
 
     async def aclose(self) -> None:
         await self._transport.aclose()

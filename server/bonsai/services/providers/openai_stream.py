@@ -188,3 +188,26 @@ async def decode_openai(
             yield out
     for out in state.on_eof():
         yield out
+
+
+def decode_openai_reply(reply: dict[str, Any], label: str) -> list[ProviderEvent]:
+    """A whole (non-streamed) reply as the same events a stream gives: the message
+    is decoded as one chunk whose delta is the whole message."""
+    choices = reply.get("choices")
+    chunk: dict[str, Any] = {"usage": reply.get("usage")}
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message") or {}
+        if not isinstance(message, dict):
+            raise ProviderError("malformed", f"{label} reply message is not an object")
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ProviderError("malformed", f"{label} reply tool_calls is not a list")
+        delta = {
+            "content": message.get("content"),
+            "tool_calls": [
+                {**c, "index": i} if isinstance(c, dict) else c for i, c in enumerate(calls)
+            ],
+        }
+        chunk["choices"] = [{"delta": delta, "finish_reason": choices[0].get("finish_reason")}]
+    state = OpenAIStreamState(label)
+    return [*state.on_chunk(chunk), *state.on_done()]

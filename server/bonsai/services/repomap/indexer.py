@@ -45,6 +45,18 @@ class _Collector:
                 self.progress(len(self.results), self.total, f"repository map: {last}")
 
 
+def _take(chunks: list[Chunk], lock: threading.Lock) -> Chunk | None:
+    with lock:
+        return chunks.pop() if chunks else None
+
+
+def _drive_local(root: Path, chunks: list[Chunk], lock: threading.Lock, out: _Collector) -> None:
+    """Index chunks in this thread until none are left (the calling process is
+    one of the parsers: one subprocess fewer to start and to hold in memory)."""
+    while (chunk := _take(chunks, lock)) is not None:
+        out.add(_index_chunk(root, chunk))
+
+
 def _drive_worker(root: Path, chunks: list[Chunk], lock: threading.Lock, out: _Collector) -> None:
     """Feed chunks to one worker subprocess until none are left."""
     proc: subprocess.Popen[str] | None = spawn_worker()
@@ -88,8 +100,10 @@ def index_files(
     """Index every candidate; results come back in candidate order.
 
     Files whose stat matches their cached row are resolved in-process; the rest
-    go to ``workers`` subprocesses when there are at least ``PARALLEL_MIN_FILES``
-    of them (and ``workers`` > 1), otherwise they are indexed in-process."""
+    are parsed by ``workers`` parsers when there are at least
+    ``PARALLEL_MIN_FILES`` of them (and ``workers`` > 1): this process and
+    ``workers - 1`` subprocesses, taking chunks from one queue; otherwise they
+    are indexed in-process."""
     out = _Collector(len(candidates), progress)
     pending: Chunk = []
     trusted: list[FileResult] = []
@@ -106,10 +120,11 @@ def index_files(
         lock = threading.Lock()
         threads = [
             threading.Thread(target=_drive_worker, args=(root, chunks, lock, out), daemon=True)
-            for _ in range(workers)
+            for _ in range(workers - 1)
         ]
         for t in threads:
             t.start()
+        _drive_local(root, chunks, lock, out)
         for t in threads:
             t.join()
     else:

@@ -44,10 +44,12 @@ def _read(root: Path, rel: str) -> tuple[bytes, int, int]:
         return fh.read(), st.st_size, st.st_mtime_ns
 
 
-def analyse(rel: str, data: bytes, size: int, mtime_ns: int, sha: str) -> CacheRow:
-    """Tags of freshly read bytes, as the cache row to store."""
+def analyse(
+    rel: str, data: bytes, size: int, mtime_ns: int, sha: str
+) -> tuple[CacheRow, FileTags | None]:
+    """Tags of freshly read bytes, and the cache row to store them in."""
     if b"\0" in data[:SNIFF_BYTES]:
-        return CacheRow(rel, CachedFile(size, mtime_ns, sha, "binary", ""))
+        return CacheRow(rel, CachedFile(size, mtime_ns, sha, "binary", "")), None
     language = language_for_path(rel)
     tags = FileTags(rel, None)
     if language is not None:
@@ -55,7 +57,7 @@ def analyse(rel: str, data: bytes, size: int, mtime_ns: int, sha: str) -> CacheR
             tags = extract_tags(rel, data, language)
         except GrammarUnavailable:
             tags = FileTags(rel, None)  # listed by path; languages.py logged why
-    return CacheRow(rel, CachedFile(size, mtime_ns, sha, "tags", encode_tags(tags)))
+    return CacheRow(rel, CachedFile(size, mtime_ns, sha, "tags", encode_tags(tags))), tags
 
 
 def tags_of(row: CacheRow) -> FileTags | None:
@@ -66,8 +68,12 @@ def tags_of(row: CacheRow) -> FileTags | None:
     return decode_tags(row.path, row.file.data)
 
 
-def index_file(root: Path, cand: Candidate, cached: CachedFile | None) -> FileResult:
-    """Update one file against its cached row (see module doc for the rule)."""
+def index_file(
+    root: Path, cand: Candidate, cached: CachedFile | None, decode: bool = True
+) -> FileResult:
+    """Update one file against its cached row (see module doc for the rule).
+    Without ``decode`` a hashed file's tags are not decoded (a parse worker sends
+    rows only)."""
     if cached is not None and (cached.size, cached.mtime_ns) == (cand.size, cand.mtime_ns):
         return FileResult(cand.path, "trusted", None, None)
     try:
@@ -78,6 +84,6 @@ def index_file(root: Path, cand: Candidate, cached: CachedFile | None) -> FileRe
     sha = hashlib.sha256(data).hexdigest()
     if cached is not None and cached.sha256 == sha:
         row = CacheRow(cand.path, cached._replace(size=size, mtime_ns=mtime_ns))
-        return FileResult(cand.path, "hashed", row, tags_of(row))
-    row = analyse(cand.path, data, size, mtime_ns, sha)
-    return FileResult(cand.path, "parsed", row, tags_of(row))
+        return FileResult(cand.path, "hashed", row, tags_of(row) if decode else None)
+    row, tags = analyse(cand.path, data, size, mtime_ns, sha)
+    return FileResult(cand.path, "parsed", row, tags)

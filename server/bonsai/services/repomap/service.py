@@ -8,8 +8,6 @@ handlers and ``update_paths`` callers serialise on one re-entrant lock.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import time
@@ -25,10 +23,10 @@ from bonsai.services.repomap.discovery import (
     discover,
     stat_candidate,
 )
-from bonsai.services.repomap.graph_store import snapshot_key
 from bonsai.services.repomap.indexer import Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
 from bonsai.services.repomap.map_state import GraphOrigin, MapState
+from bonsai.services.repomap.memo import fresh_key
 from bonsai.services.repomap.mentions import NO_PARTS, NO_PATHS, parse_mentions
 from bonsai.services.repomap.ranking import Ranked, rank
 from bonsai.services.repomap.records import BuildStats, FileTags, RepoMap
@@ -227,16 +225,18 @@ class RepoMapService:
         chat_files: Iterable[str] = (),
         mentions: str = "",
         counter_id: str = "",
+        settings_id: str | None = None,
     ) -> RepoMap | None:
         """The map a from-scratch render of these inputs gave last time, if the
         files are unchanged since: the same files, budget, chat, mentions,
         settings and token counter (``counter_id``) give the same bytes, so a warm
-        one-shot caller (the CLI) neither ranks nor counts tokens. Builds first."""
+        one-shot caller (the CLI) neither ranks nor counts tokens. Builds first.
+        ``settings_id`` names the settings in the key (default: their JSON; see
+        ``memo.py`` for a caller that looks the map up without this service)."""
         started = time.perf_counter()
         with self._state.lock:
-            stored = self._cache.load_render(
-                self._key, self._fresh_key(tokens, chat_files, mentions, counter_id)
-            )
+            key = self._fresh_key(tokens, chat_files, mentions, counter_id, settings_id)
+            stored = self._cache.load_render(self._key, key)
         if stored is None:
             return None
         elapsed = (time.perf_counter() - started) * 1000
@@ -250,30 +250,37 @@ class RepoMapService:
         chat_files: Iterable[str] = (),
         mentions: str = "",
         counter_id: str = "",
+        settings_id: str | None = None,
     ) -> RepoMap:
         """Render these inputs from scratch (no previous map) and remember the
         result for :meth:`cached_fresh`."""
         with self._state.lock:
-            key = self._fresh_key(tokens, chat_files, mentions, counter_id)
+            key = self._fresh_key(tokens, chat_files, mentions, counter_id, settings_id)
             self._state.previous = None
             result = self.get(tokens, chat_files, mentions)
             self._cache.put_render(self._key, key, result.model_dump_json())
             return result
 
     def _fresh_key(
-        self, tokens: int | None, chat_files: Iterable[str], mentions: str, counter_id: str
+        self,
+        tokens: int | None,
+        chat_files: Iterable[str],
+        mentions: str,
+        counter_id: str,
+        settings_id: str | None,
     ) -> str:
         if not self._state.built:
             self.build()
-        inputs = [
-            snapshot_key(self._state.tags.rows),
+        settings = self.settings.model_dump_json() if settings_id is None else settings_id
+        return fresh_key(
+            self._state.tags.rows,
+            self.workspace,
             tokens,
-            sorted(self._relative_set(chat_files)),
+            chat_files,
             mentions,
-            self.settings.model_dump_json(),
+            settings,
             counter_id,
-        ]
-        return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
+        )
 
     def forget_previous(self) -> None:
         """Drop the last rendered map: the next ``get`` renders from scratch (a new

@@ -29,11 +29,13 @@ class GrammarUnavailable(RuntimeError):
 
 
 class _Compiled:
+    """One query per language holding both the definition and the reference
+    patterns, compiled once per process: a file's tags come from one pass."""
+
     def __init__(self, language: ts.Language, name: str) -> None:
         queries = QUERIES[name]
         self.language = language
-        self.definitions = ts.Query(language, queries.definitions)
-        self.references = ts.Query(language, queries.references)
+        self.query = ts.Query(language, queries.definitions + "\n" + queries.references)
 
 
 _compiled: dict[str, _Compiled] = {}
@@ -71,7 +73,11 @@ def _signature(node: ts.Node, source: bytes) -> str:
         end = node.end_byte if newline == -1 else min(newline, node.end_byte)
     end = min(end, line_start + MAX_SIGNATURE_BYTES)
     text = source[line_start:end].decode("utf-8", "replace")
-    sig = _SPACE_CLOSE.sub(r"\1", _OPEN_SPACE.sub(r"\1", " ".join(text.split())))
+    sig = " ".join(text.split())
+    if "( " in sig or "[ " in sig or "{ " in sig:  # most headers need neither rewrite
+        sig = _OPEN_SPACE.sub(r"\1", sig)
+    if " )" in sig or " ]" in sig or " }" in sig:
+        sig = _SPACE_CLOSE.sub(r"\1", sig)
     return sig[:-1].rstrip() if sig.endswith("{") else sig
 
 
@@ -88,18 +94,47 @@ class _RawDef:
         self.signature = _signature(node, source)
 
 
-def _raw_definitions(compiled: _Compiled, tree: ts.Tree, source: bytes) -> list[_RawDef]:
-    found: dict[int, _RawDef] = {}
-    cursor = ts.QueryCursor(compiled.definitions)
-    for _pattern, captures in cursor.matches(tree.root_node):
-        names = captures.get("name")
-        if not names:
+def _definition_nodes(captures: dict[str, list[ts.Node]]) -> list[tuple[int, int, str, ts.Node]]:
+    """Captured definition nodes as (start, -end, kind, node), outermost first; a
+    node captured by two patterns keeps the kind of the first."""
+    seen: set[tuple[int, int]] = set()
+    out: list[tuple[int, int, str, ts.Node]] = []
+    for capture, nodes in captures.items():
+        if not capture.startswith("definition."):
             continue
-        for capture, nodes in captures.items():
-            if capture.startswith("definition.") and nodes:
-                raw = _RawDef(nodes[0], names[0], capture[len("definition.") :], source)
-                if 0 < len(raw.name) <= MAX_IDENT_CHARS and raw.name_start not in found:
-                    found[raw.name_start] = raw
+        kind = capture[len("definition.") :]
+        for node in nodes:
+            key = (node.start_byte, node.end_byte)
+            if key not in seen:
+                seen.add(key)
+                out.append((key[0], -key[1], kind, node))
+    out.sort(key=lambda d: (d[0], d[1]))
+    return out
+
+
+def _raw_definitions(captures: dict[str, list[ts.Node]], source: bytes) -> list[_RawDef]:
+    """Pair each captured name with its definition: the innermost captured
+    definition node containing it (a definition's name lies in its own node, and
+    never inside a nested definition), found by one sweep over both in order."""
+    defs = _definition_nodes(captures)
+    names = sorted((n.start_byte, n.end_byte, n) for n in captures.get("name", ()))
+    found: dict[int, _RawDef] = {}
+    stack: list[tuple[int, int, str, ts.Node]] = []
+    i = 0
+    for name_start, name_end, name_node in names:
+        while i < len(defs) and defs[i][0] <= name_start:
+            while stack and -stack[-1][1] <= defs[i][0]:
+                stack.pop()
+            stack.append(defs[i])
+            i += 1
+        while stack and -stack[-1][1] < name_end:
+            stack.pop()
+        if not stack or name_start in found:
+            continue
+        _start, _end, kind, node = stack[-1]
+        raw = _RawDef(node, name_node, kind, source)
+        if 0 < len(raw.name) <= MAX_IDENT_CHARS:
+            found[name_start] = raw
     return sorted(found.values(), key=lambda d: (d.start, -d.end, d.name))
 
 
@@ -118,25 +153,25 @@ def _nest(raw: list[_RawDef]) -> list[Definition]:
     return sorted(set(out), key=lambda d: (d.line, d.name, d.kind, d.depth, d.signature))
 
 
-def _references(
-    compiled: _Compiled, tree: ts.Tree, source: bytes, skip: set[int]
-) -> dict[str, int]:
+def _references(refs: list[ts.Node], source: bytes, skip: set[int]) -> dict[str, int]:
     counts: Counter[bytes] = Counter()
-    cursor = ts.QueryCursor(compiled.references)
-    for node in cursor.captures(tree.root_node).get("ref", ()):
+    for node in refs:
         start = node.start_byte
-        if start not in skip and node.end_byte - start <= MAX_IDENT_CHARS:
-            counts[source[start : node.end_byte]] += 1
+        end = node.end_byte
+        if end - start <= MAX_IDENT_CHARS and start not in skip:
+            counts[source[start:end]] += 1
     named = ((name.decode("utf-8", "replace"), n) for name, n in counts.items())
     return dict(sorted(named))
 
 
 def extract_tags(path: str, source: bytes, language: str) -> FileTags:
-    """Parse ``source`` as ``language`` and return its canonical tags.
+    """Parse ``source`` as ``language`` and return its canonical tags (one query
+    pass over the tree gives both definitions and references).
 
     Raises ``GrammarUnavailable`` when the grammar cannot be loaded."""
     compiled = _compiled_for(language)
     tree = _parser(language, compiled).parse(source)
-    raw = _raw_definitions(compiled, tree, source)
-    refs = _references(compiled, tree, source, {d.name_start for d in raw})
+    captures = ts.QueryCursor(compiled.query).captures(tree.root_node)
+    raw = _raw_definitions(captures, source)
+    refs = _references(captures.get("ref", []), source, {d.name_start for d in raw})
     return FileTags(path, language, tuple(_nest(raw)), refs)

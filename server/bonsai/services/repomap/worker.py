@@ -9,11 +9,13 @@ row is ``[size, mtime_ns, sha256, status, data]``. EOF on stdin ends the worker.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from bonsai.services.repomap.cache import CachedFile, CacheRow
 from bonsai.services.repomap.discovery import Candidate
@@ -49,14 +51,28 @@ def decode_results(line: str) -> list[FileResult]:
     return results
 
 
+PIPE_BYTES = 1 << 20
+
+
 def spawn_worker() -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-c", "from bonsai.services.repomap.worker import main; main()"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         encoding="utf-8",
     )
+    _widen(proc.stdout)
+    return proc
+
+
+def _widen(pipe: IO[str] | None) -> None:
+    """A chunk's results fit the pipe, so a worker never waits on its writes
+    while this process is busy parsing (Linux; elsewhere the default stays)."""
+    if pipe is None or not hasattr(fcntl, "F_SETPIPE_SZ"):
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def main() -> None:
@@ -65,7 +81,7 @@ def main() -> None:
             continue
         root, chunk = _decode_request(line)
         base = Path(root)
-        results: list[Any] = [index_file(base, cand, cached) for cand, cached in chunk]
+        results: list[Any] = [index_file(base, c, row, decode=False) for c, row in chunk]
         sys.stdout.write(encode_results(results))
         sys.stdout.flush()
 

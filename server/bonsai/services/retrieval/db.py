@@ -15,7 +15,7 @@ from pathlib import Path
 
 import apsw
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(
@@ -24,6 +24,8 @@ CREATE TABLE IF NOT EXISTS docs(
     doc_id TEXT NOT NULL,
     hash TEXT NOT NULL,
     meta TEXT NOT NULL,
+    links TEXT NOT NULL DEFAULT '',
+    terms TEXT NOT NULL DEFAULT '',
     UNIQUE(namespace, doc_id)
 );
 CREATE TABLE IF NOT EXISTS vectors(
@@ -69,17 +71,22 @@ def ensure_schema(conn: apsw.Connection) -> None:
             "delete the index file to rebuild it"
         )
     with conn:
-        if version == 1:
-            _drop_v1(conn)
+        if 0 < version < SCHEMA_VERSION:
+            _drop_all(conn)
         conn.execute(_SCHEMA)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
 
-def _drop_v1(conn: apsw.Connection) -> None:
-    """Version 1 kept one full-text table for every namespace; its rows are
-    derived, so they are dropped and each namespace rebuilds on its next sync."""
-    conn.execute("DROP TABLE IF EXISTS docs_fts")
-    for table in ("docs", "vectors", "namespaces"):
+def _drop_all(conn: apsw.Connection) -> None:
+    """An older schema (version 1 kept one full-text table for every namespace,
+    version 2 no entity links or term sets): every row is derived, so all
+    tables are dropped and each namespace rebuilds on its next sync."""
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+    ).fetchall()
+    for (name,) in rows:
+        conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+    for table in ("docs_fts", "docs", "vectors", "namespaces"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
 
 
@@ -89,9 +96,14 @@ def fts_table(namespace: str) -> str:
 
 
 def ensure_fts(conn: apsw.Connection, namespace: str) -> str:
+    """Create ``namespace``'s full-text table and its ``_vocab`` companion (the
+    document frequency of each indexed term, for the second hop's weights)."""
     table = fts_table(namespace)
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(body, tokenize='porter unicode61')"
+    )
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table}_vocab USING fts5vocab({table}, 'row')"
     )
     return table
 

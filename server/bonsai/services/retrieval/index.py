@@ -15,27 +15,29 @@ embedder the index is BM25-only.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import apsw
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel
 
 from bonsai.core.retrieval.background import BACKGROUND_SENTENCES
 from bonsai.core.retrieval.documents import Doc, Hit, Lane
 from bonsai.core.retrieval.fusion import (
     FusionParams,
-    bridge_slot,
     fuse_scores,
     fused_hits,
     lane_bonus,
     ranked,
 )
-from bonsai.core.retrieval.parts import feedback_terms, query_parts
+from bonsai.core.retrieval.hop import second_hop
+from bonsai.core.retrieval.parts import entities, query_parts
+from bonsai.core.retrieval.query import fts_match_expression, query_terms, quote_term
 from bonsai.services.retrieval.db import ensure_fts
 from bonsai.services.retrieval.embedder import Embedder, Vectors, normalise_rows
 from bonsai.services.retrieval.lanes import VectorMatrix, bm25_lane, embedding_lane, load_matrix
+from bonsai.services.retrieval.snapshot import Snapshot
 from bonsai.services.retrieval.writes import (
     WriteCounts,
     bump_generation,
@@ -46,6 +48,11 @@ from bonsai.services.retrieval.writes import (
 )
 
 Prior = Callable[[Mapping[str, Any]], float]
+
+# bounds of the second hop's candidate pools (linked entries matching the
+# question, and linked entries at all)
+LINKED_MATCHING = 64
+LINKED_ANY = 16
 
 
 class SyncReport(BaseModel):
@@ -80,7 +87,8 @@ class HybridIndex:
             self._fts = ensure_fts(conn, namespace)
         self._vectors: VectorMatrix | None = None
         self._background: tuple[str, Vectors] | None = None
-        self._meta_cache: tuple[int, dict[str, dict[str, JsonValue]]] | None = None
+        self._snapshot: Snapshot | None = None
+        self._tokenizer = conn.fts5_tokenizer("porter", ["unicode61"])
 
     # -- writing -----------------------------------------------------------
     def sync(self, docs: Iterable[Doc], fingerprint: str) -> SyncReport:
@@ -98,7 +106,13 @@ class HybridIndex:
             for doc_id in [d for d in existing if d not in wanted]:
                 del existing[doc_id]
             upsert_docs(
-                self.conn, self.namespace, self._fts, list(wanted.values()), existing, counts
+                self.conn,
+                self.namespace,
+                self._fts,
+                list(wanted.values()),
+                existing,
+                counts,
+                self._tokenize,
             )
             self._finish_write(counts, full)
         return SyncReport(skipped=False, **_counts(counts))
@@ -109,7 +123,9 @@ class HybridIndex:
         with self.conn:
             existing = existing_rows(self.conn, self.namespace)
             docs_list = list(_unique(docs).values())
-            upsert_docs(self.conn, self.namespace, self._fts, docs_list, existing, counts)
+            upsert_docs(
+                self.conn, self.namespace, self._fts, docs_list, existing, counts, self._tokenize
+            )
             self._finish_write(counts, None)
         return SyncReport(skipped=False, **_counts(counts))
 
@@ -144,10 +160,13 @@ class HybridIndex:
 
     def lanes(self, query: str, depth: int) -> tuple[Lane, Lane | None]:
         """The raw BM25 lane and the embedding lane (``None`` without an embedder)."""
-        lexical = bm25_lane(self.conn, self._fts, query, depth)
+        return self._lanes(query, depth, self._current())
+
+    def _lanes(self, query: str, depth: int, snap: Snapshot) -> tuple[Lane, Lane | None]:
+        lexical = bm25_lane(self.conn, self._fts, query, depth, snap.ids)
         if self.embedder is None or not query.strip():
             return lexical, None
-        vectors = self._matrix()
+        vectors = self._matrix(snap.generation)
         query_vector = normalise_rows(self.embedder.encode([query]))[0]
         return lexical, embedding_lane(vectors, query_vector, depth, self._background_vectors())
 
@@ -159,69 +178,127 @@ class HybridIndex:
         params: FusionParams | None = None,
         prior: Prior | None = None,
     ) -> list[Hit]:
-        """Fused hits, best first. Documents in neither lane are never returned."""
+        """Fused hits, best first. Documents in neither lane (nor reached by the
+        second hop from one that is) are never returned."""
         if k <= 0:
             return []
         params = params or FusionParams()
-        lexical, semantic = self.lanes(query, max(params.candidate_depth, k))
+        snap = self._current()
+        lexical, semantic = self._lanes(query, max(params.candidate_depth, k), snap)
         scores = fuse_scores(lexical, semantic, params)
         if params.part_weight > 0:
             parts = [
-                bm25_lane(self.conn, self._fts, part, params.extra_depth)
+                bm25_lane(self.conn, self._fts, part, params.extra_depth, snap.ids)
                 for part in query_parts(query)
             ]
             lane_bonus(scores, parts, params.part_weight, params.extra_depth)
         if params.feedback_weight > 0 and params.feedback_docs > 0 and scores:
-            sources = ranked(scores)[: params.feedback_docs]
-            lanes = []
-            for text in self._texts(sources):
-                terms = feedback_terms(query, [text])
-                lanes.append(
-                    bm25_lane(self.conn, self._fts, " ".join(terms), params.extra_depth)
-                    if terms
-                    else Lane()
-                )
-            lane_bonus(
-                scores, lanes, params.feedback_weight, params.extra_depth, skip=frozenset(sources)
-            )
-            if lanes:
-                bridge_slot(scores, lanes[0], params.bridge_rank)
-        metas = self._metas()
+            self._second_hop(query, scores, params, snap)
         if prior is not None:
             for doc_id, row in scores.items():
-                row[0] = (row[0] or 0.0) + prior(metas.get(doc_id, {}))
+                row[0] = (row[0] or 0.0) + prior(snap.meta(doc_id))
         top = ranked(scores)[:k]
         return [
-            Hit(id=f.id, score=f.score, lanes=f.lanes, meta=metas.get(f.id, {}))
+            Hit(id=f.id, score=f.score, lanes=f.lanes, meta=snap.meta(f.id))
             for f in fused_hits(scores, top)
         ]
 
-    def _metas(self) -> dict[str, dict[str, JsonValue]]:
-        """Every document's metadata, read once per generation of the namespace."""
-        generation = self._generation()
-        if self._meta_cache is None or self._meta_cache[0] != generation:
-            rows = self.conn.execute(
-                "SELECT doc_id, meta FROM docs WHERE namespace = ?", (self.namespace,)
-            )
-            self._meta_cache = (generation, {str(d): json.loads(m) for d, m in rows})
-        return self._meta_cache[1]
+    def _second_hop(
+        self,
+        query: str,
+        scores: dict[str, list[float | None]],
+        params: FusionParams,
+        snap: Snapshot,
+    ) -> None:
+        """Follow the entity words of the top hits (see :mod:`bonsai.core.retrieval.hop`):
+        one vocabulary look-up for the weights and at most two bounded
+        full-text queries for the linked entries, whatever the number of heads."""
+        heads = ranked(scores)[: params.feedback_docs]
+        terms = query_terms(query)
+        question = set(self._tokenize(" ".join(terms)))
+        question |= set(self._tokenize(" ".join(entities(query))))
+        words: dict[str, str] = {}  # link token -> the stored word it came from
+        links: dict[str, set[str]] = {}
+        for head in heads:
+            links[head] = set()
+            for word in snap.links(head):
+                for token in self._tokenize(word):
+                    if token not in question:
+                        links[head].add(token)
+                        words.setdefault(token, word)
+        frequency = self._frequencies(question | set(words))
+        max_df = max(params.link_df_min, int(params.link_df * len(snap)))
+        followed = sorted(t for t in words if 2 <= frequency.get(t, 0) <= max_df)
+        if not followed:
+            return
+        linked = " OR ".join(quote_term(words[t]) for t in followed)
+        asked = fts_match_expression(query)
+        candidates = self._rows(f"({linked}) AND ({asked})", LINKED_MATCHING) if asked else []
+        if params.feedback_nomatch:
+            candidates += self._rows(linked, LINKED_ANY)
+        total = len(snap)
+        weights = {
+            t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5))
+            for t in question
+            if t in frequency
+        }
+        kept = set(followed)
+        second_hop(
+            scores,
+            heads,
+            {head: tokens & kept for head, tokens in links.items()},
+            (snap.ids[r] for r in candidates if r in snap.ids),
+            weights,
+            terms_of=snap.terms,
+            average_terms=snap.average_terms(),
+            factor=params.feedback_weight,
+            limit=params.feedback_max,
+            nomatch=params.feedback_nomatch,
+        )
 
-    def _texts(self, ids: Sequence[str]) -> list[str]:
-        """The indexed text of ``ids``, in that order (one query)."""
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
+    def _rows(self, expression: str, limit: int) -> list[int]:
+        """Row ids of the best ``limit`` matches of a ready ``MATCH`` expression."""
         rows = self.conn.execute(
-            f"SELECT d.doc_id, f.body FROM {self._fts} f JOIN docs d ON d.rowid = f.rowid "
-            f"WHERE d.namespace = ? AND d.doc_id IN ({marks})",
-            (self.namespace, *ids),
-        ).fetchall()
-        found = {str(doc_id): str(body) for doc_id, body in rows}
-        return [found[i] for i in ids if i in found]
+            f"SELECT rowid FROM {self._fts} WHERE {self._fts} MATCH ? ORDER BY rank LIMIT ?",
+            (expression, limit),
+        )
+        return [int(r) for (r,) in rows]
 
-    def _matrix(self) -> VectorMatrix:
-        assert self.embedder is not None
+    def _frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
+        """How many documents of the namespace contain each token (one look-up
+        in the full-text table's vocabulary)."""
+        wanted = sorted(tokens)
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.conn.execute(
+            f"SELECT term, doc FROM {self._fts}_vocab WHERE term IN ({marks})", wanted
+        )
+        return {str(term): int(str(doc)) for term, doc in rows}
+
+    def _tokenize(self, text: str) -> list[str]:
+        """``text`` as the full-text table's tokenizer (porter, unicode61) splits it."""
+        return [
+            str(t)
+            for t in self._tokenizer(
+                text.encode(),
+                apsw.FTS5_TOKENIZE_DOCUMENT,
+                None,
+                include_offsets=False,
+                include_colocated=False,
+            )
+        ]
+
+    def _current(self) -> Snapshot:
+        """The namespace's read-side state, reloaded when its generation moved
+        (one small query per search)."""
         generation = self._generation()
+        if self._snapshot is None or self._snapshot.generation != generation:
+            self._snapshot = Snapshot(self.conn, self.namespace, generation)
+        return self._snapshot
+
+    def _matrix(self, generation: int) -> VectorMatrix:
+        assert self.embedder is not None
         model = self.embedder.model_id
         cached = self._vectors
         if cached is None or cached.generation != generation or cached.model != model:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import apsw
@@ -13,18 +14,20 @@ from bonsai.services.retrieval.db import as_bytes, as_float, as_int
 from bonsai.services.retrieval.embedder import Vectors
 
 
-def bm25_lane(conn: apsw.Connection, fts: str, query: str, depth: int) -> Lane:
+def bm25_lane(
+    conn: apsw.Connection, fts: str, query: str, depth: int, ids: Mapping[int, str]
+) -> Lane:
     """Best ``depth`` matches in one namespace's full-text table ``fts``, scores
-    made positive (higher is better)."""
+    made positive (higher is better); ``ids`` maps its row ids to document ids
+    (no join in the query)."""
     expression = fts_match_expression(query)
     if expression is None or depth <= 0:
         return Lane()
-    sql = (
-        f"SELECT d.doc_id, bm25({fts}) AS s FROM {fts} JOIN docs d ON d.rowid = {fts}.rowid "
-        f"WHERE {fts} MATCH ? ORDER BY s, d.doc_id LIMIT ?"
-    )
+    sql = f"SELECT rowid, bm25({fts}) AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s LIMIT ?"
     rows = conn.execute(sql, (expression, depth)).fetchall()
-    return Lane(hits=tuple((str(doc_id), -as_float(score)) for doc_id, score in rows))
+    hits = [(ids[r], -as_float(score)) for r, score in rows if isinstance(r, int) and r in ids]
+    hits.sort(key=lambda h: (-h[1], h[0]))
+    return Lane(hits=tuple(hits))
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import apsw
 
 from bonsai.core.retrieval.documents import Doc
+from bonsai.core.retrieval.parts import entities
 from bonsai.core.retrieval.query import indexable_text
 from bonsai.domain import content_hash
 from bonsai.services.retrieval.embedder import Embedder, normalise_rows
@@ -33,6 +34,17 @@ def doc_hash(doc: Doc) -> str:
     return content_hash(doc.text + "\x00" + meta)
 
 
+Tokenize = Callable[[str], list[str]]
+
+
+def features(body: str, text: str, tokenize: Tokenize) -> tuple[str, str]:
+    """What the second hop reads of a document: its entity words (lower case,
+    space-separated) and the set of its indexed terms as the full-text table
+    sees them (``tokenize`` is the table's own tokenizer)."""
+    links = " ".join(dict.fromkeys(word.lower() for word in entities(text)))
+    return links, " ".join(sorted(set(tokenize(body))))
+
+
 def existing_rows(conn: apsw.Connection, namespace: str) -> dict[str, tuple[int, str]]:
     rows = conn.execute("SELECT doc_id, rowid, hash FROM docs WHERE namespace = ?", (namespace,))
     return {str(doc_id): (int(rowid), str(h)) for doc_id, rowid, h in rows}
@@ -45,30 +57,35 @@ def upsert_docs(
     docs: Sequence[Doc],
     existing: dict[str, tuple[int, str]],
     counts: WriteCounts,
+    tokenize: Tokenize,
 ) -> None:
     """Insert new documents and rewrite changed ones (their vectors are dropped)."""
     for doc in docs:
         h = doc_hash(doc)
-        meta = json.dumps(doc.meta, sort_keys=True, separators=(",", ":"))
         known = existing.get(doc.id)
+        if known is not None and known[1] == h:
+            continue
+        meta = json.dumps(doc.meta, sort_keys=True, separators=(",", ":"))
+        body = indexable_text(doc.text)
+        links, terms = features(body, doc.text, tokenize)
         if known is None:
             conn.execute(
-                "INSERT INTO docs(namespace, doc_id, hash, meta) VALUES (?, ?, ?, ?)",
-                (namespace, doc.id, h, meta),
+                "INSERT INTO docs(namespace, doc_id, hash, meta, links, terms) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (namespace, doc.id, h, meta, links, terms),
             )
             rowid = conn.last_insert_rowid()
             counts.added += 1
-        elif known[1] != h:
+        else:
             rowid = known[0]
-            conn.execute("UPDATE docs SET hash = ?, meta = ? WHERE rowid = ?", (h, meta, rowid))
+            conn.execute(
+                "UPDATE docs SET hash = ?, meta = ?, links = ?, terms = ? WHERE rowid = ?",
+                (h, meta, links, terms, rowid),
+            )
             conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (rowid,))
             conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
             counts.updated += 1
-        else:
-            continue
-        conn.execute(
-            f"INSERT INTO {fts}(rowid, body) VALUES (?, ?)", (rowid, indexable_text(doc.text))
-        )
+        conn.execute(f"INSERT INTO {fts}(rowid, body) VALUES (?, ?)", (rowid, body))
         existing[doc.id] = (rowid, h)
 
 

@@ -1,0 +1,85 @@
+"""The second hop: from the entities of the top hits to the entries they link.
+
+A bridge question ("which city did the technical writer at Lumen Grid move
+to?") names one entry ("Ana Costa works as a technical writer at Lumen
+Grid"); the entry holding the answer ("Ana moved to Porto") shares a name
+with the first and little or nothing with the question, so no keyword score
+ranks it near the top. The second hop follows the entity words (names,
+identifiers: :func:`bonsai.core.retrieval.parts.entities`) of the top hits
+that the question does not use itself to the other entries containing them
+(entity linking across entries), and lifts a linked entry by what it adds:
+
+* one that matches a question term its source lacks (the pair covers more
+  of the question than the source alone) is placed just below its source;
+* one that matches only terms its source has too is placed at ``factor`` ×
+  the source's score;
+* one that matches no question term at all (``nomatch``) at ``factor²`` ×
+  the source's score, or not at all when ``nomatch`` is false.
+
+Among equals, the linked entry matching more question weight per length goes
+first. At most ``limit`` entries are lifted, so a single-hop question loses
+at most that many places of its tail. Pure: the caller finds the linked
+entries (see :class:`bonsai.services.retrieval.index.HybridIndex`) and passes
+the stored term sets as a function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+
+from bonsai.core.retrieval.fusion import Scores
+
+STEP = 1e-5  # spacing below a source, larger than fusion's rounding (1e-6)
+
+
+def second_hop(
+    scores: Scores,
+    heads: Sequence[str],
+    links: Mapping[str, Collection[str]],
+    candidates: Iterable[str],
+    weights: Mapping[str, float],
+    *,
+    terms_of: Callable[[str], Collection[str]],
+    average_terms: float,
+    factor: float,
+    limit: int,
+    nomatch: bool = True,
+) -> list[str]:
+    """Lift ``candidates`` linked to the ``heads`` in ``scores`` (in place);
+    returns the lifted ids, best first.
+
+    ``links`` maps a head to its link terms, ``weights`` each question term to
+    its weight (IDF); terms are as the index tokenizes them."""
+    if limit <= 0 or not heads:
+        return []
+    skip = set(heads)
+    best: dict[str, tuple[float, float]] = {}  # id -> (score, match per length)
+    for doc_id in candidates:
+        if doc_id in skip or doc_id in best:
+            continue
+        terms = terms_of(doc_id)
+        match = sum(w for t, w in weights.items() if t in terms)
+        norm = match / (0.25 + 0.75 * len(terms) / max(average_terms, 1.0))
+        for rank, head in enumerate(heads):
+            if not any(t in terms for t in links.get(head, ())):
+                continue
+            base = scores[head][0] or 0.0
+            if match <= 0:
+                if not nomatch:
+                    continue
+                score = base * factor * factor
+            elif any(t in terms and t not in terms_of(head) for t in weights):
+                score = base - STEP * (rank + 1)
+            else:
+                score = base * factor
+            if doc_id not in best or (score, norm) > best[doc_id]:
+                best[doc_id] = (score, norm)
+    chosen = sorted(best, key=lambda d: (-best[d][0], -best[d][1], d))[:limit]
+    for offset, doc_id in enumerate(chosen):
+        score = best[doc_id][0] - STEP * offset / (limit + 1)
+        row = scores.get(doc_id)
+        if row is None:
+            scores[doc_id] = [score, None, None]
+        elif (row[0] or 0.0) < score:
+            row[0] = score
+    return chosen
