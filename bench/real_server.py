@@ -15,7 +15,7 @@ C. a whole bonsai turn through the daemon (``bonsai/chat/send`` on a fresh
    ``done``): assembly, the session's bookkeeping, the provider, event publish.
 
 For each it reports medians of: time to first token; *pre-send* (call → the
-request reaching the relay: what the client does before the server can start);
+whole request at the relay: what the client does before the server can start);
 *server* (request → the first chunk carrying text passing the relay: prompt
 evaluation and the first token); *after* (that chunk → the first token in the
 caller's hands: SSE parsing, decoding, and for C the event
@@ -23,7 +23,8 @@ publish to the client); the total; and CPU time (this process for A and B, the
 daemon's for C). bonsai vs the SDK is given as the median of the paired
 differences (each pair ran back to back). A and B send the same request (greedy,
 fixed seed); C sends bonsai's own (system rules, tools, the question), so its
-server time differs and only its pre-send and after figures compare.
+server time differs and only its pre-send and after figures compare. The server
+runs two slots (4,096 tokens each) so C's prompt never evicts A and B's cached one.
 
 Run: .venv/bin/python bench/real_server.py [--runs 15] [--max-tokens 64]
 (needs ``sh tests/real_server/setup.sh`` first).
@@ -82,7 +83,7 @@ def llama_server() -> Iterator[str]:
     log = Path(tempfile.mkdtemp(prefix="bench-llama-")) / "llama-server.log"
     command = [
         str(binary), "--model", str(models[0]), "--alias", MODEL, "--host", "127.0.0.1",
-        "--port", str(port), "--ctx-size", "4096", "--parallel", "1", "--threads", "1",
+        "--port", str(port), "--ctx-size", "8192", "--parallel", "2", "--threads", "1",
     ]  # fmt: skip
     handle = log.open("wb")
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}  # no spinning threads on a shared CPU
@@ -136,7 +137,12 @@ class Relay:
         req = resp = 0.0
         for i, (kind, at, path) in enumerate(stamps):
             if kind == "req" and path.endswith("/chat/completions"):
-                req = at
+                req = at  # the request is complete at its last chunk before the reply
+                for later_kind, later_at, _ in stamps[i + 1 :]:
+                    if later_kind == "more":
+                        req = later_at
+                    elif later_kind in ("resp", "req"):
+                        break
                 resp = next((t for k, t, _ in stamps[i + 1 :] if k == "tok"), 0.0)
         return req, resp
 

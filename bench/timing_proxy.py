@@ -7,7 +7,7 @@ shares its event loop).
 
 Prints ``port N`` once, then one line per request: ``req <time.time()>`` when a
 chunk from the client starts with an HTTP method, ``resp <time.time()>`` at the
-first upstream chunk after it, ``tok <time.time()>`` at the first one that carries
+every further chunk of that request (``more``), ``resp`` at the first upstream chunk after it, ``tok <time.time()>`` at the first one that carries
 text (a ``"content": "…"`` that is not empty).
 """
 
@@ -34,6 +34,8 @@ async def _pipe(
             if not upstream and chunk.startswith(METHODS):
                 print(f"req {now:.6f} {chunk.split(b' ', 2)[1].decode()}", flush=True)
                 state["waiting"] = True
+            elif not upstream and state.get("waiting"):
+                print(f"more {now:.6f}", flush=True)  # the rest of the request (its body)
             elif upstream and state.get("waiting"):
                 print(f"resp {now:.6f}", flush=True)
                 state["waiting"] = False

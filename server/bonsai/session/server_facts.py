@@ -119,6 +119,9 @@ async def facts_for(daemon: Host, providers: ProviderSettings) -> ServerFacts | 
         )
         cache.put(base_url, model, facts)
         log.info("text tool protocol probe for %s at %s: %s", model, base_url, text.source)
+    if facts.served_model and facts.served_model != model:
+        # the model a session nobody chose a model for adopts (provider_choice.served_model)
+        cache.put(base_url, facts.served_model, facts)
     return facts
 
 
