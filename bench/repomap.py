@@ -38,6 +38,8 @@ import sysconfig
 import time
 from pathlib import Path
 
+from repomap_corpus import CACHE
+from repomap_localise import localise, print_localise
 from repomap_tasks import (
     SWE_REPOS,
     fetch_sdist,
@@ -50,7 +52,7 @@ from repomap_tasks import (
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 REPOS = OUT / "repos"
-AIDER_VENV = OUT / "aider-venv"
+AIDER_VENV = CACHE / "aider-venv"  # outside the repository, shared by every checkout
 AIDER_PY = AIDER_VENV / "bin" / "python"
 DRIVER = HERE / "repomap_aider_driver.py"
 BUDGETS = (1024, 4096)
@@ -80,6 +82,8 @@ def _source_dir(name: str) -> Path:
 
 
 SDISTS = dict(SWE_REPOS.values())  # project -> version
+# real repositories for the timing and memory figures (source releases from PyPI)
+SDISTS.update({"sympy": "1.12"})
 
 
 def prepare_repo(name: str) -> Path:
@@ -176,12 +180,61 @@ def _shown(text: str, task: dict) -> bool:
     return all(rel in shown for rel in targets_of(task))
 
 
+class TreeSampler:
+    """Peak RSS of this process plus its children, summed at the same moment
+    (read from /proc every 10 ms in a thread), and the peak of any one child."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.tree_kb = self.child_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _rss_kb(pid: int) -> int:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        except OSError:
+            pass
+        return 0
+
+    @staticmethod
+    def _children(pid: int) -> list[int]:
+        out: list[int] = []
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                out += [
+                    int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
+                ]
+        except OSError:
+            pass
+        return out
+
+    def _run(self) -> None:
+        me = os.getpid()
+        while not self._stop.wait(0.01):
+            kids = [self._rss_kb(k) for k in self._children(me)]
+            self.tree_kb = max(self.tree_kb, self._rss_kb(me) + sum(kids))
+            self.child_kb = max([self.child_kb, *kids])
+
+    def stop(self) -> tuple[float, float]:
+        """(tree, largest child) peaks in MB."""
+        self._stop.set()
+        self._thread.join()
+        return self.tree_kb / 1024, self.child_kb / 1024
+
+
 def run_ours(job: dict) -> dict:
     from bonsai.services.repomap import RepoMapService
     from bonsai.settings import RepoMapSettings
 
     root, db = Path(job["root"]), Path(job["db"])
     out: dict = {}
+    sampler = TreeSampler()
     t0, c0 = time.perf_counter(), time.process_time()
     service = RepoMapService(root, db, RepoMapSettings(), chars4)
     stats = service.build()
@@ -190,6 +243,7 @@ def run_ours(job: dict) -> dict:
     out["build_s"] = time.perf_counter() - t0
     out["build_cpu_s"] = time.process_time() - c0
     out["build_tree_cpu_s"] = out["build_cpu_s"] + _children_cpu()  # + the parse workers
+    out["peak_tree_mb"], out["peak_worker_mb"] = sampler.stop()  # the build, summed
     out["graph"] = service.graph_origin
     out["parsed"] = stats.parsed
     if job["tasks"]:  # a session's first map has the user's words to rank by
@@ -198,7 +252,8 @@ def run_ours(job: dict) -> dict:
         out["first_mention_s"] = time.perf_counter() - t1
         service.forget_previous()
     if job.get("touch"):
-        out.update(_edits(service, root / job["touch"]))
+        task = job["tasks"][0]["text"] if job["tasks"] else ""
+        out.update(_edits(service, root / job["touch"], task))
     hits: dict[str, list[bool]] = {}
     places: dict[str, list[int | None]] = {}  # where the first gold file is in the map
     for tokens in job.get("budgets", []):
@@ -249,31 +304,61 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _timed_edit(service, target: Path, text: str) -> tuple[float, float]:
+def _timed_edit(service, target: Path, text: str, task: str = "") -> tuple[float, float]:
     target.write_text(text)
     t0, c0 = time.perf_counter(), time.process_time()
     service.update_paths([target])
-    service.get(tokens=1024)
+    service.get(tokens=1024, mentions=task)
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def _edits(service, target: Path) -> dict:
-    """One file edited, then the map asked for: the first edit (loads the grammar),
-    then three more of each kind (keeping the file's names, adding a function);
-    wall and CPU seconds (CPU: what the process itself spent, whatever the load)."""
+def _edits(service, target: Path, task: str = "") -> dict:
+    """One file edited, then the map asked for with the session's task text: the
+    first edit (loads the grammar), then three more of each kind (keeping the
+    file's names, adding a function); wall and CPU seconds (CPU: what the
+    process itself spent, whatever the load)."""
     original = target.read_text()
     out: dict = {}
-    out["incremental_first_s"] = _timed_edit(service, target, original + "\n# first edit\n")[0]
+    first = original + "\n# first edit\n"
+    out["incremental_first_s"] = _timed_edit(service, target, first, task)[0]
     body, added = [], []
     for k in range(3):
-        body.append(_timed_edit(service, target, original + f"\n# an edit, no new name {k}\n"))
+        body.append(
+            _timed_edit(service, target, original + f"\n# an edit, no new name {k}\n", task)
+        )
         added.append(
-            _timed_edit(service, target, original + f"\n\ndef bench_added_{k}():\n    pass\n")
+            _timed_edit(service, target, original + f"\n\ndef bench_added_{k}():\n    pass\n", task)
         )
     for key, runs in (("incremental_body", body), ("incremental", added)):
         out[key + "_s"] = sorted(r[0] for r in runs)[1]
         out[key + "_cpu_s"] = sorted(r[1] for r in runs)[1]
     _timed_edit(service, target, original)  # back as it was: the saved graph matches the disk
+    return out
+
+
+CLI_ARGV = (["--version"], ["repomap", "{root}", "--tokens", "1024"])
+
+
+def cli_times(root: Path, runs: int = 3) -> dict[str, dict[str, float]]:
+    """Wall and CPU seconds of the ``bonsai`` console script to its output (the
+    median of ``runs``), each in a fresh process; ``repomap`` on a warm cache
+    (one run beforehand fills it). A home of its own under bench/out."""
+    home = OUT / "cli-home"
+    shutil.rmtree(home, ignore_errors=True)
+    env = dict(os.environ, BONSAI_HOME=str(home))
+    script = shutil.which("bonsai") or "bonsai"
+    out: dict[str, dict[str, float]] = {}
+    for argv in CLI_ARGV:
+        cmd = [script, *(a.format(root=root) for a in argv)]
+        subprocess.run(cmd, capture_output=True, env=env, check=True)  # fills the cache
+        walls, cpus = [], []
+        for _ in range(runs):
+            before = _children_cpu()
+            t0 = time.perf_counter()
+            subprocess.run(cmd, capture_output=True, env=env, check=True)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(_children_cpu() - before)
+        out[argv[0]] = {"wall_s": sorted(walls)[runs // 2], "cpu_s": sorted(cpus)[runs // 2]}
     return out
 
 
@@ -320,7 +405,7 @@ def bench_repo(
     root = prepare_repo(name)
     files = [c.path for c in discover(IgnoreRules(root)).files]
     tasks = make_tasks(root, n_tasks)
-    edit = EDIT_TARGET[name]
+    edit = EDIT_TARGET.get(name) or _edit_target(root, files)
     original = (root / edit).read_text()
     ours_cmd = [sys.executable, str(Path(__file__).resolve()), "--ours"]
     db = OUT / f"{name}-bonsai.db"
@@ -337,6 +422,7 @@ def bench_repo(
         _restore(root, edit, original)
     report["ours_warm"] = warm_runs[0]
     report["ours_warm_runs"] = warm_runs
+    report["cli"] = cli_times(root)
     if previous:
         report["aider_runs"] = previous
     elif aider_ok:
@@ -349,6 +435,18 @@ def bench_repo(
         report["aider_runs"] = runs
     shutil.rmtree(root / ".aider.tags.cache.v4", ignore_errors=True)
     return report
+
+
+def _edit_target(root: Path, files: list[str]) -> str:
+    """A library Python file of median size with definitions: the file to edit."""
+    sized = sorted(
+        ((root / f).stat().st_size, f)
+        for f in files
+        if f.endswith(".py")
+        and "test" not in f
+        and "def " in (root / f).read_text("utf-8", "replace")
+    )
+    return sized[len(sized) // 2][1]
 
 
 def _recall(hits: list[bool]) -> float:
@@ -404,9 +502,14 @@ def print_report(r: dict) -> None:
         print(f"  {label} over {len(runs)} processes: min {values[0]:.3f}s max {values[-1]:.3f}s")
     peak = max(cold["peak_rss_mb"], *(run["peak_rss_mb"] for run in runs))
     row("peak RSS main process", peak, a0.get("peak_rss_mb"), "MB")
-    print(f"{'  peak RSS of a parse worker':<34}{cold['peak_child_rss_mb']:>10.1f}MB")
-    tree = cold["peak_rss_mb"] + 2 * cold["peak_child_rss_mb"]
-    print(f"{'  process tree, cold (bound)':<34}{tree:>10.1f}MB  main + 2 workers at their peak")
+    print(f"{'  peak RSS of a parse worker':<34}{cold['peak_worker_mb']:>10.1f}MB")
+    print(
+        f"{'  process tree, cold build':<34}{cold['peak_tree_mb']:>10.1f}MB"
+        "  sampled: all processes summed at the same moment"
+    )
+    for name, t in (r.get("cli") or {}).items():
+        label = f"  bonsai {name} (warm cache)" if name == "repomap" else f"  bonsai {name}"
+        print(f"{label:<34}{t['wall_s']:>10.3f}s  CPU {t['cpu_s']:.3f}s  (process start to exit)")
     for tokens in BUDGETS:
         ours = _recall(warm["hits"][str(tokens)])
         theirs = [_recall(run["hits"][str(tokens)]) for run in aider]
@@ -414,6 +517,31 @@ def print_report(r: dict) -> None:
         ratio = f"{ours / max(theirs):.1f}x" if theirs and max(theirs) > 0 else "inf"
         print(
             f"recall @ {tokens:<5} tokens          {ours:>10.2f} {spread:>12}  bonsai/aider {ratio}"
+        )
+
+
+def print_summary(reports: list[dict]) -> None:
+    """One line per repository: the timing and memory aims side by side."""
+    print(
+        "\n| repository | files | parse-only wall / CPU | cold → map (× parse wall, × CPU) "
+        "| warm → map | edit keeping names / adding a function (CPU) | tree peak | "
+        "CLI repomap warm |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in reports:
+        cold, warm = r["ours_cold"], r["ours_warm"]
+        runs = r.get("ours_warm_runs") or [warm]
+        body = sorted(run["incremental_body_cpu_s"] for run in runs)[len(runs) // 2]
+        added = sorted(run["incremental_cpu_s"] for run in runs)[len(runs) // 2]
+        cli = (r.get("cli") or {}).get("repomap", {})
+        print(
+            f"| {r['repo']} | {r['files']:,} | {cold['parse_only_s']:.2f} s / "
+            f"{cold['parse_only_cpu_s']:.2f} s | {cold['build_s']:.2f} s "
+            f"({cold['build_s'] / cold['parse_only_s']:.2f}×, "
+            f"{cold['build_tree_cpu_s'] / cold['parse_only_cpu_s']:.2f}×) | "
+            f"{warm['build_s']:.3f} s | {body * 1000:.0f} / {added * 1000:.0f} ms | "
+            f"{cold['peak_tree_mb']:.0f} MB | {cli.get('wall_s', 0):.2f} s "
+            f"(CPU {cli.get('cpu_s', 0):.2f} s) |"
         )
 
 
@@ -496,6 +624,15 @@ def main() -> None:
         "--recall-only", action="store_true", help="measure localization only, per family"
     )
     parser.add_argument("--families", default="named,prose,swe")
+    parser.add_argument(
+        "--corpus",
+        action="store_true",
+        help="localization on the mini-swe-agent corpus issues (bench/repomap_localise.py)",
+    )
+    parser.add_argument("--corpus-repos", help="only these corpus repositories (comma-separated)")
+    parser.add_argument(
+        "--params", default="{}", help='ablation: JSON {"ranking.LEXICAL_WEIGHT": 0, ...}'
+    )
     parser.add_argument("--ours", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ours:
@@ -505,6 +642,15 @@ def main() -> None:
     problem = "skipped (--no-aider)" if args.no_aider else ensure_aider()
     if problem:
         print("aider:", problem)
+    if args.corpus:
+        wanted = set(args.corpus_repos.split(",")) if args.corpus_repos else None
+        child = [sys.executable, str(HERE / "repomap_localise.py")]
+        aider_py = None if problem else AIDER_PY
+        params = json.loads(args.params)
+        result = localise(wanted, aider_py, child, lambda m: print(m, flush=True), params)
+        (OUT / "repomap-localise.json").write_text(json.dumps(result, indent=1))
+        print_localise(result)
+        return
     if args.recall_only:
         families = args.families.split(",")
         recall = [
@@ -527,6 +673,7 @@ def main() -> None:
     (OUT / "repomap.json").write_text(json.dumps(reports, indent=2))
     for report in reports:
         print_report(report)
+    print_summary(reports)
 
 
 if __name__ == "__main__":

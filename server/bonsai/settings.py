@@ -92,7 +92,7 @@ class ContextSettings(Section):
     )  # the reserve (and max_tokens) never exceeds this share of the window
     gc_trigger: float = 0.40  # continuous GC may stub old outputs above this share
     compact_trigger: float = 0.60  # compaction runs above this share
-    compact_target: float = 0.25  # compaction reclaims down to this share
+    compact_target: float = 0.15  # compaction reclaims down to this share
     min_rewrite_tokens: int = 8_000  # a stub batch must save this many tokens ...
     min_rewrite_fraction: float = (
         0.08  # ... or this share of the request, else nothing is rewritten
@@ -150,7 +150,7 @@ class RepoMapSettings(Section):
     stability_top_k: int = Field(10, ge=1)  # leading files whose change re-renders
     stability_drift: float = Field(0.35, ge=0.0, le=2.0)  # rank drift that re-renders
     debounce_s: float = Field(0.25, ge=0.0)  # watcher: quiet time before an update
-    workers: int = Field(0, ge=0)  # parse processes for big builds; 0 = one per core (max 4)
+    workers: int = Field(0, ge=0)  # parsers for big builds (this process too); 0 = per core
 
 
 class RetrievalSettings(Section):

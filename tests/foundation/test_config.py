@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -68,5 +69,24 @@ async def test_edit_is_picked_up_without_restart(home: Path) -> None:
             "bonsai/config/changed", lambda p: p.get("problems")
         )
         assert "context.preset" in changed["problems"][0]
+    finally:
+        await close_client(client)
+
+
+async def test_reading_the_config_is_not_a_change(home: Path) -> None:
+    """Reads of config.json (every settings load opens it) must not reload the settings:
+    that reloaded forever, several times a second, each time telling every client."""
+    (home / "config.json").write_text(json.dumps({"context": {"preset": "balanced"}}))
+    client = await start_client([*BONSAI, "connect"], bonsai_env(home))
+    try:
+        for _ in range(3):
+            await rpc(client, "bonsai/config/get")
+        (home / "config.json").read_text()
+        await asyncio.sleep(1.5)  # the watcher's debounce is 0.15 s: a loop would show by now
+        assert events_of(client).of("bonsai/config/changed") == []
+        (home / "config.json").write_text(json.dumps({"context": {"preset": "save"}}))
+        await events_of(client).wait_for("bonsai/config/changed")
+        await asyncio.sleep(1.0)
+        assert len(events_of(client).of("bonsai/config/changed")) == 1, "one edit, one reload"
     finally:
         await close_client(client)

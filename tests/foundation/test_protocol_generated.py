@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
+
+from pydantic import BaseModel, RootModel
 
 from bonsai.protocol import codegen
 from bonsai.protocol.methods import METHODS
@@ -32,14 +35,25 @@ def test_every_request_has_a_handler() -> None:
     assert missing == []
 
 
+def _members(*models: type[BaseModel] | None) -> list[type[BaseModel]]:
+    """The models themselves, or a union's members (chat events: one model per kind)."""
+    out: list[type[BaseModel]] = []
+    for model in models:
+        if model is not None and issubclass(model, RootModel):
+            union = get_args(model.model_fields["root"].annotation)
+            assert union, f"{model.__name__} is a union of wire models"
+            out += union
+        elif model is not None:
+            out.append(model)
+    return out
+
+
 def test_wire_models_are_camel_case_and_strict() -> None:
     from bonsai.protocol.models import SessionCreateParams
 
     assert SessionCreateParams.model_validate({"workspace": "/w"}).dump() == {"workspace": "/w"}
     for method in METHODS:
-        for model in (method.params, method.result):
-            if model is None:
-                continue
+        for model in _members(method.params, method.result):
             assert issubclass(model, Wire)
             for alias in model.model_json_schema(by_alias=True).get("properties", {}):
                 assert "_" not in alias, f"{model.__name__}.{alias} is not camelCase"

@@ -3,7 +3,7 @@ need a server (the real servers are in tests/real_server/test_real_tools.py)."""
 
 from __future__ import annotations
 
-from bonsai.services.providers.discovery import parse_props
+from bonsai.services.providers.discovery import parse_models, parse_props
 from bonsai.services.providers.openai_stream import decode_openai_reply
 from bonsai.services.providers.tool_probe import chunk_verdict, probe_body
 from bonsai.services.providers.types import StreamDone, TextDelta, ToolCallDone, UsageReport
@@ -66,3 +66,10 @@ def test_an_old_llama_server_without_caps_is_judged_by_its_template() -> None:
     assert parse_props({"chat_template": tooled}).tools is True
     caps = {"chat_template": tooled, "chat_template_caps": {"supports_tool_calls": False}}
     assert parse_props(caps).tools is False, "caps, when published, win over the template"
+
+
+def test_the_one_model_a_server_lists_is_known_by_name() -> None:
+    one = {"object": "list", "data": [{"id": "smollm2-135m", "owned_by": "me"}]}
+    two = {"data": [{"id": "a"}, {"id": "b"}]}
+    assert parse_models(one, "gpt-4o-mini").served_model == "smollm2-135m"
+    assert parse_models(two, "gpt-4o-mini").served_model is None, "several: the user picks"

@@ -73,14 +73,11 @@ class RealRig:
 
 @contextlib.asynccontextmanager
 async def real_rig(
-    base_url: str, model: str, home: Path, workspace: Path
+    base_url: str, model: str | None, home: Path, workspace: Path
 ) -> AsyncIterator[RealRig]:
-    env = bonsai_env(
-        home,
-        BONSAI_PROVIDER="openai-compatible",
-        BONSAI_BASE_URL=base_url,
-        BONSAI_MODEL=model,
-    )
+    """``model=None``: the user set only the provider and the base URL."""
+    chosen = {"BONSAI_MODEL": model} if model else {}
+    env = bonsai_env(home, BONSAI_PROVIDER="openai-compatible", BONSAI_BASE_URL=base_url, **chosen)
     client = await start_client([*BONSAI, "serve", "--stdio"], env)
     rig = RealRig(client, workspace)
 

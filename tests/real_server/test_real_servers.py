@@ -98,7 +98,9 @@ async def test_llama_server_window_is_discovered_from_props(
     cpp_server: RunningServer, home: Path, workspace: Path
 ) -> None:
     write_config(home, context={"output_reserve": 16_000})  # far too big for this window
-    async with real_rig(cpp_server.base_url, cpp_server.model, home, workspace) as rig:
+    # only the provider and the base URL: the session takes the one model the server
+    # serves, never the OpenAI default name and its 128k registry row
+    async with real_rig(cpp_server.base_url, None, home, workspace) as rig:
         sid = await rig.session()
         totals = (await rig.ledger(sid))["totals"]
         assert totals["window"] == CPP_SERVER_CTX

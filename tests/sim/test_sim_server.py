@@ -89,6 +89,16 @@ async def test_streams_are_deterministic_bytes(sim: Simulator) -> None:
     assert first == second and first.endswith("data: [DONE]\n\n")
 
 
+async def test_a_script_without_usage_streams_none_although_asked(sim: Simulator) -> None:
+    body = {**CHAT, "stream": True, "stream_options": {"include_usage": True}}
+    async with httpx.AsyncClient(base_url=sim.base_url) as http:
+        with_usage = (await http.post("/v1/chat/completions", json=body)).text
+        sim.set_script(Script(steps=[Reply(text="hi")], usage=False))
+        without = (await http.post("/v1/chat/completions", json=body)).text
+    assert '"prompt_tokens"' in with_usage
+    assert '"usage"' not in without and without.endswith("data: [DONE]\n\n")
+
+
 async def test_latency_paces_the_stream(sim: Simulator) -> None:
     sim.set_script(Script(steps=[Reply(text="one two three four")], latency_ms=30))
     async with httpx.AsyncClient(base_url=sim.base_url) as http:

@@ -1,6 +1,7 @@
 """Screen captures of the Neovim plugin for docs/neovim.md: real Neovim in tmux
 against the real daemon and the provider simulator (the chat, the ledger and an
-edit's approval), saved as plain text.
+edit's approval), saved as plain text, and put in docs/neovim.md in place of
+the code block after each ``<!-- capture: NAME.txt … -->`` line.
 
     python extensions/neovim/scripts/screen_capture.py docs/images
 
@@ -66,12 +67,38 @@ def keys(session: str, *text: str) -> None:
         time.sleep(0.3)
 
 
+CAPTURE_BLOCK = re.compile(r"(<!-- capture: (\S+\.txt)[^\n]*-->\n```\n)(.*?)(```\n)", re.S)
+
+
+def compact(screen: str) -> str:
+    """The screen with runs of empty rows (only ``~``, ``│`` and blanks) cut to two."""
+    out: list[str] = []
+    for line in screen.splitlines():
+        empty = not line.strip(" ~│")
+        if empty and len(out) >= 2 and out[-1] == out[-2] == line:
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def embed(doc: Path, out: Path) -> None:
+    """Replace the code block under each capture marker of ``doc`` by that capture."""
+    text = doc.read_text(encoding="utf-8")
+
+    def capture_of(match: re.Match[str]) -> str:
+        return match.group(1) + compact((out / match.group(2)).read_text()) + match.group(4)
+
+    doc.write_text(CAPTURE_BLOCK.sub(capture_of, text), encoding="utf-8")
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     script = Script(
         steps=[
             Reply(text="The cart test only checks an empty cart; `total()` takes (price, qty)."),
-            Reply(text="Adding the test.", tool_calls=[ToolCallSpec(name="edit_file", arguments=EDIT)]),
+            Reply(
+                text="Adding the test.", tool_calls=[ToolCallSpec(name="edit_file", arguments=EDIT)]
+            ),
             Reply(text="Added `test_total_counts_quantity` to test_cart.py."),
         ],
         latency_ms=5,
@@ -95,7 +122,20 @@ def main(out: Path) -> None:
         }
         cmd = f"{NVIM} -u {tmp / 'init.lua'} -i NONE -n test_cart.py"
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "34", "-c", str(work), cmd],
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-x",
+                "140",
+                "-y",
+                "34",
+                "-c",
+                str(work),
+                cmd,
+            ],
             env=env,
             check=True,
         )
@@ -125,6 +165,7 @@ def main(out: Path) -> None:
     for name in ("chat", "ledger", "approval"):
         text = (out / f"neovim-{name}.txt").read_text()
         (out / f"neovim-{name}.txt").write_text(re.sub(r"s_[0-9a-f]{16}", "s_…", text))
+    embed(ROOT / "docs" / "neovim.md", out)
 
 
 if __name__ == "__main__":

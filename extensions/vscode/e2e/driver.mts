@@ -139,6 +139,7 @@ async function main(): Promise<number> {
     env,
     settings: {
       "workbench.startupEditor": "none",
+      "files.autoSave": "off", // the approval step keeps unsaved changes in notes.txt
       "workbench.tips.enabled": false,
       "workbench.secondarySideBar.defaultVisibility": "hidden",
       "chat.disableAIFeatures": true,

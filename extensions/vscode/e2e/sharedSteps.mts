@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
 import type { Step, StepContext } from "./steps.mts";
-import { chatFrame, collapsePane, expandPane, pane, paneRows } from "./workbench.mts";
+import { chatFrame, collapsePane, expandPane, pane, paneRows, runCommand } from "./workbench.mts";
 
 const run = promisify(execFile);
 
@@ -169,11 +169,24 @@ const sharedApproval: Step = {
       "the Neovim chat",
     );
     const first = chatFrame(context.page);
+    const secondChat = chatFrame(other);
+    // Window 2's user has scrolled up to read: the approval must still come into view.
+    const log = secondChat.locator("#log");
+    const scrolled = await log.evaluate((el) => {
+      el.scrollTop = 0;
+      return { overflow: el.scrollHeight - el.clientHeight, top: el.scrollTop };
+    });
+    assert(scrolled.overflow > 200 && scrolled.top === 0, `window 2's chat cannot scroll: ${JSON.stringify(scrolled)}`);
     await first.locator("#input").fill(SHARED_MESSAGE);
     await first.locator("#input").press("Enter");
-    const secondChat = chatFrame(other);
     const otherCard = secondChat.locator(".entry.approval.pending");
     await otherCard.locator("pre.command", { hasText: "$ echo shared" }).waitFor({ timeout: 60_000 });
+    const inView = await otherCard.evaluate((card) => {
+      const box = card.getBoundingClientRect();
+      const area = (card.closest("#log") as HTMLElement).getBoundingClientRect();
+      return box.top >= area.top - 1 && box.bottom <= area.bottom + 1;
+    });
+    assert(inView, "window 2 did not scroll its chat to the pending approval");
     await first.locator(".entry.approval.pending").waitFor();
     await context.page.locator(APPROVAL_ITEM, { hasText: "approve bash" }).waitFor();
     await nvimWait(context, "require('bonsai.approval').count() == 1", "the Neovim prompt");
@@ -201,17 +214,9 @@ const sharedApproval: Step = {
       .first()
       .waitFor({ timeout: 60_000 });
     const shown = (await verdict.textContent())?.trim() ?? "";
-    return `approved in window 2: window 1 shows "${shown}", Neovim closed its prompt and noted "${note.trim()}"`;
+    return `window 2 scrolled to the card; approved there: window 1 shows "${shown}", Neovim closed its prompt and noted "${note.trim()}"`;
   },
 };
-
-async function runCommand(page: Page, title: string): Promise<void> {
-  // F1 must reach the workbench, not a focused webview: focus the (empty) editor area first.
-  await page.locator(".part.editor").click({ position: { x: 40, y: 200 } });
-  await page.keyboard.press("F1");
-  await page.locator(".quick-input-widget input").fill(`>bonsai: ${title}`);
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first().click();
-}
 
 const placement: Step = {
   name: "chat-in-editor",
@@ -231,6 +236,7 @@ const placement: Step = {
     );
     await runCommand(page, "Move Chat back to the bonsai Side Bar");
     await page.locator(".part.sidebar").locator('.pane-header[aria-label^="Chat"]').waitFor();
+    await secondary.waitFor({ state: "hidden" }); // not left open and empty
     await runCommand(page, "Open Chat in an Editor Tab");
     await page.locator(".tabs-container .tab", { hasText: "bonsai chat" }).waitFor();
     const tabChat = page.frameLocator("iframe.webview.ready").last().frameLocator("#active-frame");

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import type { DaemonClient } from "./daemonClient.mts";
+import { HEADER_STEPS } from "./ledgerHeader.mts";
 import { APPROVAL_ITEM, SHARED_STEPS } from "./sharedSteps.mts";
 import {
   STATUS_CHIP,
@@ -14,6 +15,9 @@ import {
   openBonsai,
   pane,
   paneRows,
+  quickOpen,
+  closeTab,
+  runCommand,
 } from "./workbench.mts";
 
 export interface StepContext {
@@ -47,6 +51,7 @@ interface CtxNode {
   label: string;
   state: string;
   section: string;
+  step?: string | null;
 }
 interface Ledger {
   totals?: { percent: number } | null;
@@ -126,13 +131,27 @@ export const EDIT_MESSAGE = "please fix the typo in notes.txt";
 const approval: Step = {
   name: "approval",
   async run(context) {
+    const { page } = context;
     const notes = join(context.workspace, "notes.txt");
     writeFileSync(notes, "teh cat sat on the mat\n");
-    const chat = chatFrame(context.page);
+    // The user has unsaved changes in the file the edit will change: the card says so before the approval.
+    await quickOpen(page, "notes.txt");
+    const notesTab = page.locator(".tabs-container .tab", { hasText: /^notes\.txt/ });
+    await notesTab.waitFor();
+    await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("End");
+    await page.keyboard.type(" (draft)");
+    await page.locator(".tabs-container .tab.dirty", { hasText: "notes.txt" }).waitFor();
+    const chat = chatFrame(page);
     await chat.locator("#input").fill(EDIT_MESSAGE);
     await chat.locator("#input").press("Enter");
     const card = chat.locator(".entry.approval.pending");
     await card.locator(".diff .add", { hasText: "the cat" }).first().waitFor({ timeout: 60_000 });
+    const warning = (await card.locator(".warning").textContent({ timeout: 10_000 }))?.trim() ?? "";
+    assert(
+      warning.startsWith("notes.txt has unsaved changes in this window"),
+      `the pending card warns "${warning}", not about the unsaved notes.txt`,
+    );
     // Review before approval: the native diff editor beside, a status-bar item and a badge.
     const diffTab = context.page.locator(".tabs-container .tab", { hasText: "notes.txt: proposed by bonsai" });
     await diffTab.waitFor();
@@ -144,6 +163,12 @@ const approval: Step = {
       .locator(".monaco-diff-editor .original-in-monaco-diff-editor .view-line", { hasText: "teh cat sat on the mat" })
       .first()
       .waitFor();
+    // The diff is against the file on disk (what the edit applies to), not the unsaved draft.
+    const original = await context.page
+      .locator(".monaco-diff-editor .original-in-monaco-diff-editor .view-lines")
+      .first()
+      .textContent();
+    assert(!(original ?? "").includes("(draft)"), `the diff's left side shows the unsaved draft: "${original}"`);
     await context.page.locator(APPROVAL_ITEM, { hasText: "approve edit_file notes.txt" }).waitFor();
     await context.page
       .locator('.activitybar .action-item:has(.action-label[aria-label^="bonsai"]) .badge-content', { hasText: "1" })
@@ -157,7 +182,17 @@ const approval: Step = {
     await chat.locator("body:not(.busy)").waitFor({ state: "attached", timeout: 60_000 });
     const text = readFileSync(notes, "utf-8");
     assert(text === "the cat sat on the mat\n", `notes.txt after the approved edit: ${JSON.stringify(text)}`);
-    return "edit diff inline and in the diff editor beside (closed on approval), status-bar item and badge while pending; the file changed";
+    // Dropping the draft shows the agent's edit: VS Code's document follows the disk.
+    await notesTab.click();
+    await runCommand(page, "File: Revert File", "");
+    await page.locator(".tabs-container .tab.dirty", { hasText: "notes.txt" }).waitFor({ state: "detached" });
+    await page
+      .locator(".part.editor .monaco-editor .view-line", { hasText: "the cat sat on the mat" })
+      .first()
+      .waitFor();
+    await closeTab(notesTab);
+    await notesTab.waitFor({ state: "detached" });
+    return `unsaved changes flagged ("${warning}"); edit diff inline and in the diff editor beside (closed on approval), status-bar item and badge while pending; the file changed`;
   },
 };
 
@@ -234,6 +269,53 @@ const views: Step = {
     }
     await paneRows(page, "Context").filter({ hasText: "Messages" }).first().waitFor();
     return "toggled ledger → wire → turns → ledger";
+  },
+};
+
+/** The simulator's edit_file step: a call and its result, which cannot be dropped alone. */
+const dropStep: Step = {
+  name: "drop-step",
+  async run(context) {
+    const { page } = context;
+    const nodes = (await ledger(context)).nodes ?? [];
+    const result = nodes.find((node) => node.step && node.state === "full");
+    const head = nodes.find((node) => node.id === result?.step);
+    assert(result !== undefined && head !== undefined, `no tool result with its call in ${JSON.stringify(nodes)}`);
+    const row = (node: CtxNode, state: string) =>
+      paneRows(page, "Context")
+        .filter({ hasText: node.label })
+        .filter({ hasText: `· ${state}` })
+        .first();
+    const states = async () => {
+      const now = (await ledger(context)).nodes ?? [];
+      return [result.id, head.id].map((id) => now.find((node) => node.id === id)?.state).join(",");
+    };
+    const until = async (wanted: string, what: string) => {
+      const deadline = Date.now() + 30_000;
+      for (let seen = await states(); seen !== wanted; seen = await states()) {
+        assert(Date.now() < deadline, `${what}: the daemon reports the result,call as ${seen}`);
+        await page.waitForTimeout(100);
+      }
+    };
+    // The ledger's rows are rendered only when on screen: give the Context pane the side bar.
+    await collapsePane(page, "Chat");
+    // Dropping the result alone is refused, in words, and the refusal offers the step.
+    await contextMenu(page, row(result, "full"), result.label, "Drop from Context");
+    const toast = page.locator(".notification-toast", { hasText: "dropping it alone" });
+    await toast.waitFor();
+    const refusal = (await toast.locator(".notification-list-item-message").textContent())?.trim() ?? "";
+    assert(!/\b[a-z]{1,3}_[0-9a-f]{8,}\b/.test(refusal), `the refusal shows an id: "${refusal}"`);
+    await toast.locator(".monaco-button", { hasText: "Drop the Whole Step" }).click();
+    await until("dropped,dropped", "Drop the Whole Step from the refusal");
+    await row(result, "dropped").waitFor();
+    // Restore brings the step back; the context menu drops it again directly.
+    await contextMenu(page, row(head, "dropped"), head.label, "Restore Original");
+    await until("full,full", "Restore Original on the call");
+    await contextMenu(page, row(result, "full"), result.label, "Drop the Whole Step");
+    await until("dropped,dropped", "Drop the Whole Step from the context menu");
+    await row(head, "dropped").waitFor();
+    await expandPane(page, "Chat");
+    return `"${result.label}" alone refused ("${refusal}"); Drop the Whole Step (from the refusal, then the menu) dropped it with "${head.label}"`;
   },
 };
 
@@ -377,10 +459,12 @@ export const STEPS: readonly Step[] = [
   pin,
   chip,
   views,
+  dropStep,
   episodes,
   otherWindow,
   rules,
   reflectOffer,
   conversationTree,
   ...SHARED_STEPS,
+  ...HEADER_STEPS,
 ];

@@ -71,3 +71,27 @@ export async function expandRow(row: Locator): Promise<void> {
     await row.click();
   }
 }
+
+/** Run a command from the palette (`category` as the palette shows it, e.g. "bonsai: "). */
+export async function runCommand(page: Page, title: string, category = "bonsai: "): Promise<void> {
+  // F1 must reach the workbench, not a focused webview: focus the editor area first.
+  await page.locator(".part.editor").click({ position: { x: 40, y: 200 } });
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(`>${category}${title}`);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first().click();
+}
+
+/** Open a workspace file by name from the quick-open list. */
+export async function quickOpen(page: Page, name: string): Promise<void> {
+  await page.locator(".part.editor").click({ position: { x: 40, y: 200 } });
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(name);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor();
+  await page.keyboard.press("Enter");
+}
+
+/** Close an editor tab with its close button (shown on hover). */
+export async function closeTab(tab: Locator): Promise<void> {
+  await tab.hover();
+  await tab.locator(".tab-actions .action-label").first().click();
+}

@@ -38,21 +38,63 @@ export interface ChatCancelResult {
   cancelled: boolean;
 }
 
-export interface ChatEventParams {
+/** ``delta``: streamed reply text. */
+export interface ChatDeltaParams {
   sessionId: string;
   turnId: string;
   seq: number;
-  kind: "delta" | "toolCall" | "toolResult" | "usage" | "done" | "error" | "notice" | "retry";
-  text?: string | null;
-  toolCallId?: string | null;
-  name?: string | null;
-  args?: unknown;
-  result?: string | null;
-  isError?: boolean | null;
-  usage?: UsageInfo | null;
-  message?: string | null;
-  retryInS?: number | null;
-  attempt?: number | null;
+  kind: "delta";
+  text: string;
+}
+
+/** ``done``: the turn ended normally. */
+export interface ChatDoneParams {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: "done";
+}
+
+/** ``error``: the turn ended on an error, a guard or a cancel; ``message`` says which. */
+export interface ChatErrorParams {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: "error";
+  message: string;
+}
+
+/** One event of a running turn: one shape per ``kind``. */
+export type ChatEventParams =
+  | ChatDeltaParams
+  | ChatToolCallParams
+  | ChatToolResultParams
+  | ChatUsageParams
+  | ChatDoneParams
+  | ChatErrorParams
+  | ChatNoticeParams
+  | ChatRetryParams;
+
+/** ``notice``: something the user should know about this turn (the server cannot call
+tools). */
+export interface ChatNoticeParams {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: "notice";
+  message: string;
+}
+
+/** ``retry``: the provider backs off; ``text`` says why; the next delta, done or error
+ends it. */
+export interface ChatRetryParams {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: "retry";
+  text: string;
+  retryInS: number;
+  attempt: number;
 }
 
 export interface ChatSendParams {
@@ -63,6 +105,39 @@ export interface ChatSendParams {
 
 export interface ChatSendResult {
   turnId: string;
+}
+
+/** ``toolCall``: the model called a tool; ``args`` is its parsed arguments (or the raw text). */
+export interface ChatToolCallParams {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: "toolCall";
+  toolCallId: string;
+  name: string;
+  args: unknown;
+}
+
+/** ``toolResult``: a tool call's result as the model sees it (at most 4,000 characters
+here). */
+export interface ChatToolResultParams {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: "toolResult";
+  toolCallId: string;
+  name: string;
+  result: string;
+  isError: boolean;
+}
+
+/** ``usage``: what the provider reported for one model step. */
+export interface ChatUsageParams {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: "usage";
+  usage: UsageInfo;
 }
 
 /** Provider settings from the client's own environment or editor settings.

@@ -14,15 +14,15 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from bonsai.protocol import models as m
 from bonsai.services.env_errors import runtime_problem
 from bonsai.services.providers.types import ProviderError
 
 log = logging.getLogger("bonsai.agent")
 
 RunTurn = Callable[[str, str], Awaitable[str]]  # (turn_id, text) -> status
-Publish = Callable[[dict[str, Any]], None]
+Publish = Callable[[m.ChatEventWire], None]
 
 
 @dataclass
@@ -32,11 +32,12 @@ class SessionRuntime:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     tasks: dict[str, asyncio.Task[str]] = field(default_factory=dict)
     running: str | None = None
-    backlog: list[dict[str, Any]] = field(default_factory=list)
+    backlog: list[m.ChatEventWire] = field(default_factory=list)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
-    def emit(self, turn_id: str, event: dict[str, Any]) -> None:
-        full = {"sessionId": self.session_id, "turnId": turn_id, "seq": next(self._seq), **event}
+    def emit(self, turn_id: str, event: m.ChatEvent) -> None:
+        seq = next(self._seq)
+        full = m.chat_event_params(event, session_id=self.session_id, turn_id=turn_id, seq=seq)
         if turn_id == self.running:
             self.backlog.append(full)
         self.publish(full)
@@ -56,12 +57,12 @@ class SessionRuntime:
             except asyncio.CancelledError:
                 return "cancelled"
             except ProviderError as error:  # e.g. a key the provider refuses: the user's to fix
-                self.emit(turn_id, {"kind": "error", "message": error.message})
+                self.emit(turn_id, m.ErrorEvent(message=error.message))
                 return "error"
             except Exception as error:  # a bug must end the turn, not the daemon
                 log.exception("turn %s failed", turn_id)
                 told = runtime_problem(error)  # a full disk, a read-only file: path, cause, fix
-                self.emit(turn_id, {"kind": "error", "message": told or f"internal error: {error}"})
+                self.emit(turn_id, m.ErrorEvent(message=told or f"internal error: {error}"))
                 return "error"
             finally:
                 self.running = None
@@ -76,7 +77,7 @@ class SessionRuntime:
                 cancelled = True
         return cancelled
 
-    def catch_up(self) -> list[dict[str, Any]]:
+    def catch_up(self) -> list[m.ChatEventWire]:
         """Events already streamed in the running turn (for a client attaching now)."""
         return list(self.backlog) if self.running else []
 

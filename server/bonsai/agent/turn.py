@@ -24,6 +24,7 @@ from typing import Any
 from bonsai.agent.tools.base import Tool, ToolContext, ToolFailure, ToolResult, parse_args
 from bonsai.core.turn.tool_finish import finish_output
 from bonsai.domain import Message, StoredMessage, ToolCall
+from bonsai.protocol import models as m
 from bonsai.services.providers.types import (
     ChatRequest,
     ProviderError,
@@ -44,7 +45,7 @@ from bonsai.services.store.turns import (
 
 log = logging.getLogger("bonsai.agent")
 
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[m.ChatEvent], None]
 Approve = Callable[[str, dict[str, Any], str | None], Awaitable[bool]]
 BuildRequest = Callable[[list[StoredMessage], int], Awaitable[ChatRequest]]
 Guard = Callable[[ToolCall, list[StoredMessage]], tuple[str, str]]
@@ -118,21 +119,21 @@ class Turn:
         status = "done"
         try:
             await self._loop()
-            deps.emit({"kind": "done"})
+            deps.emit(m.DoneEvent())
         except asyncio.CancelledError:
             status = "cancelled"
             self._close_open_calls("cancelled by the user before it ran")
-            deps.emit({"kind": "error", "message": "turn cancelled"})
+            deps.emit(m.ErrorEvent(message="turn cancelled"))
             raise
         except TurnStopped as stop:
             status = "stopped"
             if isinstance(stop, StepTimedOut):
                 self._close_open_calls("not run: the model step ran out of time")
-            deps.emit({"kind": "error", "message": str(stop)})
+            deps.emit(m.ErrorEvent(message=str(stop)))
         except ProviderError as error:
             status = "error"
             self._close_open_calls("not run: the model call failed")
-            deps.emit({"kind": "error", "message": str(error)})
+            deps.emit(m.ErrorEvent(message=str(error)))
         finally:
             deps.turns.clear_partial(deps.session_id, deps.turn_id)
             deps.turns.finish(deps.session_id, deps.turn_id, status, self.usage_total, deps.events)
@@ -163,7 +164,7 @@ class Turn:
                 async for event in events:
                     if isinstance(event, TextDelta):
                         out.text += event.text
-                        deps.emit({"kind": "delta", "text": event.text})
+                        deps.emit(m.DeltaEvent(text=event.text))
                         if time.monotonic() - last_save > PARTIAL_EVERY_S:
                             deps.turns.save_partial(deps.session_id, deps.turn_id, out.text)
                             last_save = time.monotonic()
@@ -194,17 +195,13 @@ class Turn:
         self.usage_total["input"] += usage.input_tokens
         self.usage_total["output"] += usage.output_tokens
         self.usage_total["cached"] += usage.cached_input_tokens
-        self.deps.emit(
-            {
-                "kind": "usage",
-                "usage": {
-                    "inputTokens": usage.input_tokens,
-                    "outputTokens": usage.output_tokens,
-                    "cachedInputTokens": usage.cached_input_tokens,
-                    "cacheCreationTokens": usage.cache_creation_tokens,
-                },
-            }
+        info = m.UsageInfo(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_input_tokens=usage.cached_input_tokens,
+            cache_creation_tokens=usage.cache_creation_tokens,
         )
+        self.deps.emit(m.UsageEvent(usage=info))
         if self.deps.on_usage is not None:
             self.deps.on_usage(usage, request, self.usage_total)
 
@@ -215,7 +212,7 @@ class Turn:
             for call in calls:
                 results.append(await self._run_call(call))
         finally:
-            done = {m.tool_call_id for m in results}
+            done = {msg.tool_call_id for msg in results}
             for call in calls:
                 if call.id not in done:
                     results.append(synthetic_result(call, "cancelled by the user before it ran"))
@@ -225,23 +222,19 @@ class Turn:
         deps = self.deps
         tool = next((t for t in deps.tools if t.name == call.name), None)
         args_preview: Any = _loads(call.arguments)
-        deps.emit(
-            {"kind": "toolCall", "toolCallId": call.id, "name": call.name, "args": args_preview}
-        )
+        deps.emit(m.ToolCallEvent(tool_call_id=call.id, name=call.name, args=args_preview))
         if tool is None:
             result = ToolResult(f"unknown tool {call.name!r}", is_error=True)
         else:
             result = await self._guarded(tool, call)
         message = self._finish_result(call, result)
-        deps.emit(
-            {
-                "kind": "toolResult",
-                "toolCallId": call.id,
-                "name": call.name,
-                "result": message.content[:4000],
-                "isError": message.is_error,
-            }
+        result_event = m.ToolResultEvent(
+            tool_call_id=call.id,
+            name=call.name,
+            result=message.content[:4000],
+            is_error=message.is_error,
         )
+        deps.emit(result_event)
         return message
 
     async def _guarded(self, tool: Tool, call: ToolCall) -> ToolResult:
@@ -314,7 +307,7 @@ class Turn:
         deps = self.deps
         stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
         ToolRuns(deps.turns.conn).answered(
-            deps.session_id, [m.tool_call_id for m in messages if m.tool_call_id]
+            deps.session_id, [msg.tool_call_id for msg in messages if msg.tool_call_id]
         )
         self.history.extend(stored)
         deps.turns.clear_partial(deps.session_id, deps.turn_id)

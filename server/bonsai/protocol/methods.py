@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic import BaseModel
+
 from bonsai.protocol import models as m
 
 Direction = Literal["request", "notification", "server_request"]
@@ -18,7 +20,7 @@ Direction = Literal["request", "notification", "server_request"]
 @dataclass(frozen=True)
 class Method:
     name: str
-    params: type[m.Wire]
+    params: type[BaseModel]  # a Wire model, or a union of them (chat events)
     result: type[m.Wire] | None
     direction: Direction
     doc: str
@@ -53,7 +55,7 @@ def _req(name: str, params: type[m.Wire], result: type[m.Wire], doc: str) -> Met
     return Method(name, params, result, "request", doc)
 
 
-def _note(name: str, params: type[m.Wire], doc: str) -> Method:
+def _note(name: str, params: type[BaseModel], doc: str) -> Method:
     return Method(name, params, None, "notification", doc)
 
 

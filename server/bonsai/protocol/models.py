@@ -7,9 +7,9 @@ These are wire types only; the daemon converts to domain types at one boundary.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from pydantic.alias_generators import to_camel
 
 
@@ -293,21 +293,165 @@ class UsageInfo(Wire):
     cache_creation_tokens: int = 0
 
 
-class ChatEventParams(Wire):
+def _kind_required(schema: dict[str, Any]) -> None:
+    """``kind`` has a default in Python but is always on the wire: required in the schema,
+    so the generated TypeScript and Lua types narrow on it."""
+    schema["required"] = ["kind", *(f for f in schema.get("required", []) if f != "kind")]
+
+
+class ChatEventBody(Wire):
+    """What a turn emits, before the runtime stamps it with session, turn and seq."""
+
+    model_config = ConfigDict(json_schema_extra=_kind_required)
+
+
+class DeltaEvent(ChatEventBody):
+    """Streamed reply text."""
+
+    kind: Literal["delta"] = "delta"
+    text: str
+
+
+class ToolCallEvent(ChatEventBody):
+    """The model called a tool; ``args`` is its parsed arguments (or the raw text)."""
+
+    kind: Literal["toolCall"] = "toolCall"
+    tool_call_id: str
+    name: str
+    args: Any
+
+
+class ToolResultEvent(ChatEventBody):
+    """A tool call's result as the model sees it (at most 4,000 characters here)."""
+
+    kind: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    name: str
+    result: str
+    is_error: bool
+
+
+class UsageEvent(ChatEventBody):
+    """What the provider reported for one model step."""
+
+    kind: Literal["usage"] = "usage"
+    usage: UsageInfo
+
+
+class DoneEvent(ChatEventBody):
+    """The turn ended normally."""
+
+    kind: Literal["done"] = "done"
+
+
+class ErrorEvent(ChatEventBody):
+    """The turn ended on an error, a guard or a cancel; ``message`` says which."""
+
+    kind: Literal["error"] = "error"
+    message: str
+
+
+class NoticeEvent(ChatEventBody):
+    """Something the user should know about this turn (e.g. the server cannot call tools)."""
+
+    kind: Literal["notice"] = "notice"
+    message: str
+
+
+class RetryEvent(ChatEventBody):
+    """The provider backs off: ``text`` says why, the next delta, done or error ends it."""
+
+    kind: Literal["retry"] = "retry"
+    text: str
+    retry_in_s: float  # the wait before the next attempt
+    attempt: int  # the attempt that failed (0 the first)
+
+
+ChatEvent = Annotated[
+    DeltaEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | UsageEvent
+    | DoneEvent
+    | ErrorEvent
+    | NoticeEvent
+    | RetryEvent,
+    Field(discriminator="kind"),
+]
+
+
+class ChatEventEnvelope(Wire):
+    """What every chat event carries: its session, its turn, its place in the session's stream."""
+
     session_id: str
     turn_id: str
     seq: int
-    kind: Literal["delta", "toolCall", "toolResult", "usage", "done", "error", "notice", "retry"]
-    text: str | None = None
-    tool_call_id: str | None = None
-    name: str | None = None
-    args: Any = None
-    result: str | None = None
-    is_error: bool | None = None
-    usage: UsageInfo | None = None
-    message: str | None = None
-    retry_in_s: float | None = None  # retry: the provider backs off this long
-    attempt: int | None = None  # retry: its number
+
+
+class ChatDeltaParams(DeltaEvent, ChatEventEnvelope):
+    """``delta``: streamed reply text."""
+
+
+class ChatToolCallParams(ToolCallEvent, ChatEventEnvelope):
+    """``toolCall``: the model called a tool; ``args`` is its parsed arguments (or the raw text)."""
+
+
+class ChatToolResultParams(ToolResultEvent, ChatEventEnvelope):
+    """``toolResult``: a tool call's result as the model sees it (at most 4,000 characters
+    here)."""
+
+
+class ChatUsageParams(UsageEvent, ChatEventEnvelope):
+    """``usage``: what the provider reported for one model step."""
+
+
+class ChatDoneParams(DoneEvent, ChatEventEnvelope):
+    """``done``: the turn ended normally."""
+
+
+class ChatErrorParams(ErrorEvent, ChatEventEnvelope):
+    """``error``: the turn ended on an error, a guard or a cancel; ``message`` says which."""
+
+
+class ChatNoticeParams(NoticeEvent, ChatEventEnvelope):
+    """``notice``: something the user should know about this turn (the server cannot call
+    tools)."""
+
+
+class ChatRetryParams(RetryEvent, ChatEventEnvelope):
+    """``retry``: the provider backs off; ``text`` says why; the next delta, done or error
+    ends it."""
+
+
+ChatEventWire = Annotated[
+    ChatDeltaParams
+    | ChatToolCallParams
+    | ChatToolResultParams
+    | ChatUsageParams
+    | ChatDoneParams
+    | ChatErrorParams
+    | ChatNoticeParams
+    | ChatRetryParams,
+    Field(discriminator="kind"),
+]
+
+
+class ChatEventParams(RootModel[ChatEventWire]):
+    """One event of a running turn: one shape per ``kind``."""
+
+
+_WIRE_OF: dict[str, type[ChatEventEnvelope]] = {
+    str(member.model_fields["kind"].default): member
+    for member in get_args(get_args(ChatEventWire)[0])
+}
+
+
+def chat_event_params(
+    event: ChatEvent, *, session_id: str, turn_id: str, seq: int
+) -> ChatEventWire:
+    """``event`` stamped for the wire: the same fields, with its session, turn and seq."""
+    wire = _WIRE_OF[event.kind](session_id=session_id, turn_id=turn_id, seq=seq, **event.__dict__)
+    return cast(ChatEventWire, wire)
 
 
 class ApprovalRequestParams(Wire):

@@ -162,6 +162,12 @@ def _snake_dotted(dotted: str) -> str:
     return ".".join(_snake(part) for part in dotted.split("."))
 
 
+# inotify reports opens and reads too; reloading on them reloaded forever (each reload
+# opens the file, which is reported, which reloads ...), dropping the settings cache
+# and telling every client "config changed" several times a second
+IGNORED_EVENTS = frozenset({"opened", "closed_no_write"})
+
+
 class ConfigWatcher:
     """Calls ``on_change`` (debounced) when a watched config file changes."""
 
@@ -176,6 +182,8 @@ class ConfigWatcher:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in IGNORED_EVENTS:  # reading the file is no change
+                    return
                 names = {str(event.src_path), str(getattr(event, "dest_path", "") or "")}
                 if any(Path(n).resolve() in watcher._paths for n in names if n):
                     watcher._kick()

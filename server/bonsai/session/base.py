@@ -41,10 +41,8 @@ def runtime(daemon: Host, session_id: str) -> SessionRuntime:
     existing = runtimes.get(session_id)
     if existing is None:
 
-        def publish(event: dict[str, Any]) -> None:
-            daemon.broadcast(
-                session_id, "bonsai/chat/event", m.ChatEventParams.model_validate(event)
-            )
+        def publish(event: m.ChatEventWire) -> None:
+            daemon.broadcast(session_id, "bonsai/chat/event", event)
 
         existing = runtimes[session_id] = SessionRuntime(session_id, publish)
     return existing

@@ -34,7 +34,7 @@ from bonsai.services.config import (
     user_config_path,
     validate,
 )
-from bonsai.services.providers.factory import KEY_ENV, KEY_REQUIRED
+from bonsai.services.providers.factory import KEY_ENV, KEY_REQUIRED, base_url_for
 from bonsai.services.store.sessions import UnknownSession
 from bonsai.session.host import Host
 from bonsai.settings import ProviderName, Settings
@@ -95,7 +95,20 @@ def merged(daemon: Host, workspace: str | None, client: m.ClientSettings | None)
 
 
 def session_settings(daemon: Host, session_id: str, workspace: str) -> Settings:
-    return merged(daemon, workspace, client_of(daemon, session_id))
+    return served_model(daemon, merged(daemon, workspace, client_of(daemon, session_id)))
+
+
+def served_model(daemon: Host, settings: Settings) -> Settings:
+    """An ``openai-compatible`` session whose model nobody chose uses the one model the
+    server serves (learnt by discovery), never the OpenAI default name."""
+    providers = settings.providers
+    if providers.provider != "openai-compatible" or "model" in providers.model_fields_set:
+        return settings
+    facts = daemon.hub.server_facts.peek(base_url_for(providers), providers.model)
+    if facts is None or not facts.served_model:
+        return settings
+    chosen = providers.model_copy(update={"model": facts.served_model})
+    return settings.model_copy(update={"providers": chosen})
 
 
 def check_ready(daemon: Host, settings: Settings, env: Mapping[str, str]) -> None:

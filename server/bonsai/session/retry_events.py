@@ -5,8 +5,8 @@ nothing streams. The next delta, done or error ends it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from bonsai.protocol import models as m
 from bonsai.services.providers.retry import OnRetry
 from bonsai.services.providers.types import ProviderError
 
@@ -24,15 +24,9 @@ def retry_text(err: ProviderError, delay: float, attempt: int) -> str:
     return f"retrying in {seconds} ({reason}; attempt {attempt + 1})"
 
 
-def retry_notice(emit: Callable[[dict[str, Any]], None]) -> OnRetry:
+def retry_notice(emit: Callable[[m.ChatEvent], None]) -> OnRetry:
     def told(err: ProviderError, delay: float, attempt: int) -> None:
-        emit(
-            {
-                "kind": "retry",
-                "text": retry_text(err, delay, attempt),
-                "retryInS": round(delay, 2),
-                "attempt": attempt,
-            }
-        )
+        text = retry_text(err, delay, attempt)
+        emit(m.RetryEvent(text=text, retry_in_s=round(delay, 2), attempt=attempt))
 
     return told

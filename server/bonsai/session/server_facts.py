@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from typing import Any, Literal
 
+from bonsai.protocol import models as m
 from bonsai.services.providers.discovery import FactsCache, ServerFacts, discover
 from bonsai.services.providers.factory import base_url_for, resolve_api_key
 from bonsai.services.providers.text_tools import text_request, text_tools
@@ -118,6 +119,9 @@ async def facts_for(daemon: Host, providers: ProviderSettings) -> ServerFacts | 
         )
         cache.put(base_url, model, facts)
         log.info("text tool protocol probe for %s at %s: %s", model, base_url, text.source)
+    if facts.served_model and facts.served_model != model:
+        # the model a session nobody chose a model for adopts (provider_choice.served_model)
+        cache.put(base_url, facts.served_model, facts)
     return facts
 
 
@@ -208,7 +212,7 @@ def watch_tools(
     daemon: Host,
     session_id: str,
     providers: ProviderSettings,
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[m.ChatEvent], None],
     stream: Stream,
 ) -> Stream:
     """Wrap ``stream``: at the first request that offers tools, when the server's
@@ -222,7 +226,7 @@ def watch_tools(
                 notes = session_notes(daemon, session_id)
                 if note is not None and note not in notes:
                     daemon.store.set_state(session_id, NOTES_KEY, [*notes, note])
-                    emit({"kind": "notice", "message": note})
+                    emit(m.NoticeEvent(message=note))
         async with aclosing(stream(request)) as events:
             async for event in events:
                 yield event
@@ -246,7 +250,7 @@ def turn_stream(
     daemon: Host,
     session_id: str,
     providers: ProviderSettings,
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[m.ChatEvent], None],
     stream: Stream,
     complete: Stream | None = None,
 ) -> Stream:

@@ -38,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"make request N fail with KIND ({', '.join(get_args(FaultKind))}); repeatable",
     )
     parser.add_argument(
+        "--no-usage",
+        action="store_true",
+        help="stream OpenAI replies without usage (a server that ignores include_usage)",
+    )
+    parser.add_argument(
         "--require-api-key",
         metavar="KEY",
         help="answer 401 to every request that does not present this key",
@@ -93,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         update["latency_ms"] = max(args.latency_ms, 0.0)
     if args.require_api_key:
         update["require_api_key"] = args.require_api_key
+    if args.no_usage:
+        update["usage"] = False
     script = script.model_copy(update=update)
     try:
         asyncio.run(_serve(script, args.host, args.port))

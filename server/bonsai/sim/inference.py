@@ -170,7 +170,8 @@ async def serve_inference(
         return
     headers = {wire.id_header: f"req_sim{rec.n:06d}"}
     if body.get("stream"):
-        frames = wire.frames(decision.reply, rec.n, body, usage)
+        shown = body if state.script.usage else {**body, "stream_options": None}
+        frames = wire.frames(decision.reply, rec.n, shown, usage)
         if fault is not None and fault.kind == "stream_error":
             frames = _with_error_frame(wire, frames, fault, wire.presented_key(req.headers))
         return await _stream(out, frames, headers, fault, state.script.latency_ms, alive, rec)

@@ -79,6 +79,9 @@ class Script(_Strict):
     latency_ms: float = Field(0.0, ge=0)  # pause before each streamed event
     require_api_key: str | None = None
     models: list[str] = Field(default_factory=lambda: list(DEFAULT_MODELS))
+    # False: OpenAI-wire streams carry no usage, as from a local server that
+    # ignores ``stream_options.include_usage`` (llama-cpp-python's, for one)
+    usage: bool = True
 
 
 class ScriptError(ValueError):

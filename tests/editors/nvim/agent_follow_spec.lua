@@ -3,7 +3,7 @@
 -- this Neovim standing in for another editor window: an approval answered
 -- there closes the prompt here at once and the chat says who answered; the
 -- edited file's open (unmodified) buffer shows the change without
--- :checktime; recalled memory is a "recalled" chip, not a user message; an
+-- :checktime, and so does a hidden one; recalled memory is a "recalled" chip, not a user message; an
 -- intraword `_` is not highlighted as a markdown error.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
 H.load_plugin()
@@ -100,6 +100,25 @@ H.test("an edit approved in another window closes the prompt here; the open buff
   H.eq(false, vim.bo[file_buf].modified)
 end)
 
+H.test("a hidden buffer of an edited file follows too", function()
+  vim.fn.writefile({ "teh cat sat on the mat" }, "notes.txt")
+  local hidden = vim.fn.bufadd("notes.txt")
+  vim.fn.bufload(hidden)
+  vim.bo[hidden].buflisted = true
+  H.eq(-1, vim.fn.bufwinid(hidden), "the buffer is loaded but in no window")
+  H.eq("teh cat sat on the mat", H.lines(hidden)[1])
+  require("bonsai.chat").send("fix the typo in notes.txt", sid)
+  H.wait(function()
+    return text():find("Fixed the typo in notes.txt.", 1, true)
+  end, "the reply after the edit", 30000)
+  H.eq("the cat sat on the mat", H.wait(function()
+    local first = H.lines(hidden)[1]
+    return first ~= "teh cat sat on the mat" and first
+  end, "the hidden buffer to show the agent's edit"))
+  H.eq(-1, vim.fn.bufwinid(hidden), "still hidden")
+  H.eq(false, vim.bo[hidden].modified)
+end)
+
 H.test("recalled memory is a folded chip on the turn", function()
   vim.fn.mkdir(".bonsai/memory", "p")
   vim.fn.writefile({
@@ -116,7 +135,7 @@ H.test("recalled memory is a folded chip on the turn", function()
   end, "the reply", 30000)
   H.contains(text(), "▸ recalled: deploy-checklist (memory)")
   H.not_contains(text(), "<background-data")
-  H.eq(2, H.count(text(), "## You"), "two questions, no third user message")
+  H.eq(3, H.count(text(), "## You"), "three questions, no fourth user message")
 end)
 
 H.test("an intraword underscore in the chat is not a markdown error", function()

@@ -52,7 +52,7 @@ H.test("approving a write shows its diff, writes the file and notes the answer",
   H.truthy(seen[1].drawn, "the diff is in a window, highlighted as a diff, when asked")
   H.eq({ "review", "redraw", "prompt" }, seen[1].order, "the review is drawn before the prompt")
   H.eq({ "first line" }, vim.fn.readfile("notes.txt"))
-  H.contains(text(), "▸ write_file(content=first line⏎, path=notes.txt) ✓")
+  H.contains(text(), "▸ write_file(path=notes.txt, content=first line⏎) ✓")
   H.contains(text(), "» approved write_file")
 end)
 
@@ -78,7 +78,7 @@ H.test("rejecting a write leaves the file alone and the call marked failed", fun
   end, "the reply after the rejection", 20000)
   H.eq(1, #seen)
   H.eq(0, vim.fn.filereadable("secret.txt"))
-  H.contains(text(), "▸ write_file(content=nope⏎, path=secret.txt) ✗")
+  H.contains(text(), "▸ write_file(path=secret.txt, content=nope⏎) ✗")
   H.contains(text(), "the user did not approve this call")
   H.contains(text(), "» rejected write_file")
 end)

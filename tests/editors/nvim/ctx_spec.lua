@@ -118,7 +118,7 @@ H.test("<CR> shows the node's full text", function()
 end)
 
 H.test("v cycles the ledger, wire and turns views", function()
-  vim.api.nvim_set_current_buf(lv.buf)
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(lv.buf))
   vim.cmd("normal v")
   H.wait(function()
     return table.concat(H.lines(lv.buf), "\n"):find("view: ledger [wire] turns", 1, true)
@@ -170,12 +170,55 @@ H.test("d on a tool result says why in words; D drops its whole step", function(
     return #seen > 0
   end, "the refusal")
   H.contains(seen[1].msg, "drop the whole step")
+  H.contains(seen[1].msg, "(press D to drop the whole step)")
   H.truthy(not seen[1].msg:find("m_%x%x%x%x"), "no ids in the refusal: " .. seen[1].msg)
   vim.api.nvim_win_set_cursor(0, { line, 0 })
   vim.cmd("normal D")
   H.wait(function()
     return daemon_state(result_node.id) == "dropped" and daemon_state(result_node.step) == "dropped"
   end, "the step and its result dropped")
+end)
+
+H.test("daemon messages reach the user without node ids", function()
+  local without = ledger.without_ids
+  H.eq("this node is already dropped", without("node m_b52309817f4f46c0 is already dropped"))
+  H.eq("no ledger node", without("no ledger node 'm_0f6c1234abcd9876'"))
+  H.eq("this node is a system message", without("m_0f6c1234abcd9876 is a system message"))
+  H.eq("the result of bash", without("the result of bash"))
+end)
+
+H.test("on a local server that exposes no window and sends no usage, the header says so", function()
+  -- As if this Neovim had been started with a local OpenAI-compatible server:
+  -- the simulator (no /props, no window in /v1/models, no usage in its streams)
+  -- under a model name bonsai does not know. The next send carries them.
+  vim.env.BONSAI_PROVIDER = "openai-compatible"
+  vim.env.BONSAI_MODEL = "tiny-local"
+  require("bonsai.chat").send("hello local server", sid)
+  H.wait(function()
+    local totals = lv.result and lv.result.totals
+    return totals and totals.windowSource == "default for an unknown model" and totals.billedReported == false
+  end, "the ledger of the local server", 30000)
+  H.wait(function()
+    return not lv.loading and not lv.dirty
+  end, "the ledger to settle")
+  local lines = H.lines(lv.buf)
+  local header = table.concat(vim.list_slice(lines, 1, vim.fn.index(lines, "")), "\n")
+  H.contains(header, "window 8,192")
+  H.contains(header, "billed: not reported by the server")
+  H.not_contains(header, "billed 0")
+  H.truthy(header:find("estimated [%d,]+"), "bonsai's estimate is shown: " .. header)
+  H.contains(header:gsub("\n  ", " "), "window from default for an unknown model")
+  H.contains(header:gsub("\n  ", " "), "! unknown window: set providers.models.tiny-local.context_window")
+  -- the simulator answers bonsai's tool probe with text: the tools notice is a note too
+  H.contains(header:gsub("\n  ", " "), "! tiny-local on this server cannot call tools")
+  local width = vim.api.nvim_win_get_width(vim.fn.bufwinid(lv.buf))
+  for _, line in ipairs(vim.split(header, "\n")) do
+    H.truthy(vim.fn.strdisplaywidth(line) <= width, ("header fits %d columns: %s"):format(width, line))
+  end
+  local marks = vim.api.nvim_buf_get_extmarks(lv.buf, -1, 0, -1, { details = true })
+  H.truthy(vim.iter(marks):any(function(m)
+    return m[4].hl_group == "WarningMsg"
+  end), "the note is highlighted")
 end)
 
 H.run()

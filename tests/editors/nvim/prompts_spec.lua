@@ -24,7 +24,7 @@ H.test("the approval question summarises the tool call", function()
     tool = "edit_file",
     args = { path = "a.py", old = "x" },
   })
-  H.eq("bonsai wants to run edit_file(old=x, path=a.py)", q)
+  H.eq("bonsai wants to run edit_file(path=a.py, old=x)", q)
 end)
 
 H.test("an approval waits for the answer inside the request coroutine, showing the diff", function()

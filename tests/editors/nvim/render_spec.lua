@@ -180,6 +180,7 @@ H.test("the ledger header shows a fill bar, percent and totals", function()
       reserve = 16000,
       billedInput = 50000,
       cachedInput = 40000,
+      estimatedInput = 52000,
       confidence = "high",
     },
     nodes = {
@@ -208,7 +209,7 @@ H.test("the ledger header shows a fill bar, percent and totals", function()
   H.eq("[█████░░░░░] 50%  56,000 / 112,000 tokens", out.lines[1])
   H.contains(
     out.lines[2],
-    "window 128,000 · reserve 16,000 · billed 50,000 · cached 40,000 · high confidence"
+    "window 128,000 · reserve 16,000 · estimated 52,000 · billed 50,000 · cached 40,000 · high confidence"
   )
   H.contains(out.lines[3], "view: [ledger] wire turns")
   local narrow = lr.header({
@@ -231,6 +232,54 @@ H.test("the ledger header shows a fill bar, percent and totals", function()
   H.eq({ [6] = "n1", [8] = "n2" }, out.node_at)
   H.eq("wire", lr.next_view("ledger"))
   H.eq("ledger", lr.next_view("turns"))
+end)
+
+H.test("a tool call's summary starts with what it is about", function()
+  local render = require("bonsai.chat_render")
+  H.eq(
+    "path=test_cart.py, new_string=    x = 1⏎, old_string=y",
+    render.args_summary('{"new_string": "    x = 1\\n", "old_string": "y", "path": "test_cart.py"}')
+  )
+  H.eq("command=pytest -q, timeout=30", render.args_summary({ timeout = 30, command = "pytest -q" }))
+end)
+
+H.test("the ledger header says where the window came from, its notes, and unreported usage", function()
+  local lr = require("bonsai.ledger_render")
+  local note = "unknown window: set providers.models.tiny-local.context_window (assuming 8,192 tokens for 'tiny-local')"
+  local lines = lr.header({
+    percent = 30,
+    used = 1869,
+    usable = 6144,
+    window = 8192,
+    reserve = 2048,
+    billedInput = 0,
+    cachedInput = 0,
+    estimatedInput = 1865,
+    confidence = "low",
+    windowSource = "default for an unknown model",
+    windowNotes = { note },
+    billedReported = false,
+  }, "ledger", 20, 44)
+  local text = table.concat(lines, "\n")
+  for _, line in ipairs(lines) do
+    H.truthy(vim.fn.strdisplaywidth(line) <= 44, "a header line fits a 44-column window: " .. line)
+  end
+  H.contains(text, "estimated 1,865")
+  H.contains(text, "billed: not reported by the server")
+  H.not_contains(text, "billed 0")
+  H.contains(text, "window from default for an unknown model")
+  local start = vim.iter(ipairs(lines)):find(function(_, l)
+    return l:find("^! unknown window") ~= nil
+  end)
+  H.truthy(start, "the note starts a line: " .. text)
+  local joined = {}
+  for i = start, #lines do
+    if i > start and not lines[i]:find("^  ") then
+      break
+    end
+    table.insert(joined, vim.trim(lines[i]))
+  end
+  H.eq("! " .. note, table.concat(joined, " "), "the whole note, wrapped")
 end)
 
 H.test("episodes and memory lists render one line per item", function()

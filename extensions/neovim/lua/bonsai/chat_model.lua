@@ -106,57 +106,78 @@ end
 
 ---@alias bonsai.EventApplier fun(model: bonsai.ChatModel, live: bonsai.LiveTurn, ev: bonsai.ChatEventParams): bonsai.ChatChange?
 
+--- One applier per event kind, each taking that kind's shape (see protocol.lua).
 ---@type table<string, bonsai.EventApplier>
 local APPLY = {
+  ---@param live bonsai.LiveTurn
+  ---@param ev bonsai.ChatDeltaParams
   delta = function(_, live, ev)
     if live.retry then
       live.retry = nil
-      table.insert(live.parts, { kind = "text", text = ev.text or "" })
+      table.insert(live.parts, { kind = "text", text = ev.text })
       return "render"
     end
     local last = live.parts[#live.parts]
     if last and last.kind == "text" then
-      last.text = last.text .. (ev.text or "")
+      last.text = last.text .. ev.text
       return "append"
     end
-    table.insert(live.parts, { kind = "text", text = ev.text or "" })
+    table.insert(live.parts, { kind = "text", text = ev.text })
   end,
+  ---@param model bonsai.ChatModel
+  ---@param live bonsai.LiveTurn
+  ---@param ev bonsai.ChatToolCallParams
   toolCall = function(model, live, ev)
-    if not model.call_ids[ev.toolCallId or ""] then -- else shown in its finished message
+    if not model.call_ids[ev.toolCallId] then -- else shown in its finished message
       table.insert(
         live.parts,
         { kind = "tool", id = ev.toolCallId, name = ev.name, args = ev.args }
       )
     end
   end,
+  ---@param model bonsai.ChatModel
+  ---@param ev bonsai.ChatToolResultParams
   toolResult = function(model, _, ev)
-    local id = ev.toolCallId or ""
+    local id = ev.toolCallId
     local known = model.results[id]
     if known and known.final then -- the stored message has the full text
-      known.is_error = known.is_error or ev.isError == true
+      known.is_error = known.is_error or ev.isError
     else
-      model.results[id] = { text = ev.result or "", is_error = ev.isError == true }
+      model.results[id] = { text = ev.result, is_error = ev.isError }
     end
   end,
+  ---@param live bonsai.LiveTurn
+  ---@param ev bonsai.ChatErrorParams
   error = function(_, live, ev)
-    table.insert(live.parts, { kind = "error", text = ev.message or ev.text })
+    table.insert(live.parts, { kind = "error", text = ev.message })
     live.done = true
   end,
+  ---@param live bonsai.LiveTurn
+  ---@param ev bonsai.ChatNoticeParams
   notice = function(_, live, ev)
-    table.insert(live.parts, { kind = "notice", text = ev.text or ev.message })
+    table.insert(live.parts, { kind = "notice", text = ev.message })
   end,
+  ---@param live bonsai.LiveTurn
   done = function(_, live)
     live.done = true
     live.retry = nil
   end,
+  ---@param live bonsai.LiveTurn
+  ---@param ev bonsai.ChatRetryParams
   retry = function(_, live, ev)
-    live.retry = ev.text or "retrying…"
+    live.retry = ev.text
   end,
+  ---@param model bonsai.ChatModel
+  ---@param ev bonsai.ChatUsageParams
   usage = function(model, _, ev)
     model.usage = ev.usage
     return "none"
   end,
 }
+
+--- The event kinds this plugin shows (every member of `bonsai.ChatEventParams`).
+M.EVENT_KINDS = vim.tbl_keys(APPLY)
+table.sort(M.EVENT_KINDS)
 
 --- Apply one `bonsai/chat/event`. Returns "append" when only text was added
 --- to the newest part (the caller may append instead of redrawing).

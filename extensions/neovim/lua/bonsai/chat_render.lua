@@ -74,7 +74,11 @@ local function decode_args(args)
   return args
 end
 
---- One-line summary of tool arguments, e.g. `path=src/x.py, line=3`.
+--- Arguments that say what a call is about, shown first in its summary.
+local MEANINGFUL = { path = 1, command = 2, pattern = 3, query = 4, url = 5, name = 6 }
+
+--- One-line summary of tool arguments, e.g. `path=src/x.py, line=3`: the
+--- meaningful ones (path, command, pattern…) first, the others by name.
 ---@param args any
 ---@return string
 function M.args_summary(args)
@@ -82,7 +86,13 @@ function M.args_summary(args)
   local out
   if type(args) == "table" and not vim.islist(args) then
     local keys = vim.tbl_keys(args)
-    table.sort(keys)
+    table.sort(keys, function(a, b)
+      local ra, rb = MEANINGFUL[a] or math.huge, MEANINGFUL[b] or math.huge
+      if ra ~= rb then
+        return ra < rb
+      end
+      return a < b
+    end)
     local parts = {}
     for _, k in ipairs(keys) do
       local v = args[k]

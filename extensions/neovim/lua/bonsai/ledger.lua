@@ -58,6 +58,7 @@ function M.refresh(lv, cb)
       local out = render.render(result, config.get().ledger.bar_width, width)
       lv.node_at = out.node_at
       ui.set_lines(lv.buf, out.lines)
+      M.mark_notes(lv.buf, out.lines)
     end
     if lv.dirty then
       lv.dirty = false
@@ -66,6 +67,25 @@ function M.refresh(lv, cb)
       cb()
     end
   end)
+end
+
+local notes_ns = vim.api.nvim_create_namespace("bonsai.ledger.notes")
+
+--- Highlight the header's notes ("! unknown window: …", with their wrapped lines).
+---@param buf integer
+---@param lines string[]
+function M.mark_notes(buf, lines)
+  vim.api.nvim_buf_clear_namespace(buf, notes_ns, 0, -1)
+  local in_note = false
+  for i, line in ipairs(lines) do
+    if line == "" then
+      break -- the header ends at its blank line
+    end
+    in_note = line:sub(1, 2) == "! " or (in_note and line:sub(1, 2) == "  ")
+    if in_note then
+      vim.hl.range(buf, notes_ns, "WarningMsg", { i - 1, 0 }, { i - 1, #line })
+    end
+  end
 end
 
 --- The node id on the cursor line of the ledger window.
@@ -88,9 +108,41 @@ function M.act(lv, action)
     return
   end
   local params = { sessionId = lv.session_id, nodeId = id }
-  client.call(methods["ctx_" .. action], params, function()
+  local method = methods["ctx_" .. action]
+  client.request(method, params, function(err)
+    if err then
+      local message = ("bonsai: %s failed: %s"):format(action, M.without_ids(err.message))
+      local node = M.node(lv, id)
+      if action == "drop" and node and node.step then
+        -- a tool result alone cannot go: say how to drop its whole step
+        message = message .. (" (press %s to drop the whole step)"):format(config.get().ledger.keys.drop_step)
+      end
+      vim.notify(message, vim.log.levels.ERROR)
+    end
     M.refresh(lv)
   end)
+end
+
+--- A daemon message without node ids (`m_3f9c…` means nothing to a user).
+---@param text string
+---@return string
+function M.without_ids(text)
+  local id = "'?%f[%w][a-z][a-z]?[a-z]?_%x%x%x%x%x%x%x%x+'?"
+  text = text:gsub("(ledger node) " .. id, "%1")
+  text = text:gsub("node " .. id, "this node")
+  return (text:gsub(id, "this node"))
+end
+
+--- The ledger node `id` of the last result shown.
+---@param lv bonsai.LedgerView
+---@param id string
+---@return bonsai.CtxNode?
+function M.node(lv, id)
+  for _, n in ipairs(lv.result and lv.result.nodes or {}) do
+    if n.id == id then
+      return n
+    end
+  end
 end
 
 --- Drop the whole step of the node under the cursor: the assistant message
@@ -101,12 +153,7 @@ function M.drop_step(lv)
   if not id then
     return
   end
-  local node
-  for _, n in ipairs(lv.result and lv.result.nodes or {}) do
-    if n.id == id then
-      node = n
-    end
-  end
+  local node = M.node(lv, id)
   local head = node and (node.step or (node.kind == "assistant" and node.id)) or nil
   if not head then
     vim.notify("bonsai: this line is not part of a tool step", vim.log.levels.WARN)

@@ -23,7 +23,8 @@ M.STATE_MARK = {
 ---@field lines string[]
 ---@field node_at table<integer, string> line number → node id
 
---- Join `parts` with `sep` into lines no wider than `width` (a part is never cut).
+--- Join `parts` with `sep` into lines no wider than `width`. A part is cut
+--- only when it alone is wider: then it is word-wrapped on lines of its own.
 ---@param parts string[]
 ---@param sep string
 ---@param width integer
@@ -31,7 +32,13 @@ M.STATE_MARK = {
 function M.fit(parts, sep, width)
   local lines, line = {}, nil
   for _, part in ipairs(parts) do
-    if line == nil then
+    if vim.fn.strdisplaywidth(part) > width then
+      if line then
+        table.insert(lines, line)
+        line = nil
+      end
+      vim.list_extend(lines, M.wrap(part, width, "  "))
+    elseif line == nil then
       line = part
     elseif vim.fn.strdisplaywidth(line .. sep .. part) <= width then
       line = line .. sep .. part
@@ -44,6 +51,44 @@ function M.fit(parts, sep, width)
     table.insert(lines, line)
   end
   return lines
+end
+
+--- Word-wrap `text` to `width` columns; continuation lines start with `indent`.
+---@param text string
+---@param width integer
+---@param indent string?
+---@return string[]
+function M.wrap(text, width, indent)
+  indent = indent or ""
+  local lines, line = {}, nil
+  for word in text:gmatch("%S+") do
+    local candidate = line and (line .. " " .. word) or ((#lines > 0 and indent or "") .. word)
+    if line and vim.fn.strdisplaywidth(candidate) > width then
+      table.insert(lines, line)
+      line = indent .. word
+    else
+      line = candidate
+    end
+  end
+  if line then
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+--- What the last request cost: bonsai's estimate, and what the server billed
+--- (a server that sends no usage is said to, never shown as 0).
+---@param totals bonsai.CtxTotals
+---@return string[]
+function M.billed(totals)
+  local parts = { "estimated " .. ui.thousands(totals.estimatedInput or 0) }
+  if totals.billedReported == false then
+    table.insert(parts, "billed: not reported by the server")
+  else
+    table.insert(parts, "billed " .. ui.thousands(totals.billedInput))
+    table.insert(parts, "cached " .. ui.thousands(totals.cachedInput))
+  end
+  return parts
 end
 
 ---@param totals bonsai.CtxTotals?
@@ -67,16 +112,16 @@ function M.header(totals, view, bar_width, width)
         ("%s / %s tokens"):format(ui.thousands(totals.used), ui.thousands(totals.usable)),
       }, "  ", width)
     )
-    vim.list_extend(
-      out,
-      M.fit({
-        "window " .. ui.thousands(totals.window),
-        "reserve " .. ui.thousands(totals.reserve),
-        "billed " .. ui.thousands(totals.billedInput),
-        "cached " .. ui.thousands(totals.cachedInput),
-        (totals.confidence or "low") .. " confidence",
-      }, " · ", width)
-    )
+    local figures = { "window " .. ui.thousands(totals.window), "reserve " .. ui.thousands(totals.reserve) }
+    vim.list_extend(figures, M.billed(totals))
+    table.insert(figures, (totals.confidence or "low") .. " confidence")
+    vim.list_extend(out, M.fit(figures, " · ", width))
+    if (totals.windowSource or "") ~= "" then
+      vim.list_extend(out, M.wrap("window from " .. totals.windowSource, width, "  "))
+    end
+    for _, note in ipairs(totals.windowNotes or {}) do
+      vim.list_extend(out, M.wrap("! " .. note, width, "  "))
+    end
   end
   vim.list_extend(
     out,

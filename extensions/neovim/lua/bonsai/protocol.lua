@@ -31,21 +31,44 @@
 ---@class bonsai.ChatCancelResult
 ---@field cancelled boolean
 
----@class bonsai.ChatEventParams
+---@class bonsai.ChatDeltaParams
 ---@field sessionId string
 ---@field turnId string
 ---@field seq integer
----@field kind "delta"|"toolCall"|"toolResult"|"usage"|"done"|"error"|"notice"|"retry"
----@field text? string|nil
----@field toolCallId? string|nil
----@field name? string|nil
----@field args? any
----@field result? string|nil
----@field isError? boolean|nil
----@field usage? bonsai.UsageInfo|nil
----@field message? string|nil
----@field retryInS? number|nil
----@field attempt? integer|nil
+---@field kind "delta"
+---@field text string
+
+---@class bonsai.ChatDoneParams
+---@field sessionId string
+---@field turnId string
+---@field seq integer
+---@field kind "done"
+
+---@class bonsai.ChatErrorParams
+---@field sessionId string
+---@field turnId string
+---@field seq integer
+---@field kind "error"
+---@field message string
+
+--- One event of a running turn: one shape per ``kind``.
+---@alias bonsai.ChatEventParams bonsai.ChatDeltaParams|bonsai.ChatToolCallParams|bonsai.ChatToolResultParams|bonsai.ChatUsageParams|bonsai.ChatDoneParams|bonsai.ChatErrorParams|bonsai.ChatNoticeParams|bonsai.ChatRetryParams
+
+---@class bonsai.ChatNoticeParams
+---@field sessionId string
+---@field turnId string
+---@field seq integer
+---@field kind "notice"
+---@field message string
+
+---@class bonsai.ChatRetryParams
+---@field sessionId string
+---@field turnId string
+---@field seq integer
+---@field kind "retry"
+---@field text string
+---@field retryInS number
+---@field attempt integer
 
 ---@class bonsai.ChatSendParams
 ---@field sessionId string
@@ -54,6 +77,32 @@
 
 ---@class bonsai.ChatSendResult
 ---@field turnId string
+
+---@class bonsai.ChatToolCallParams
+---@field sessionId string
+---@field turnId string
+---@field seq integer
+---@field kind "toolCall"
+---@field toolCallId string
+---@field name string
+---@field args any
+
+---@class bonsai.ChatToolResultParams
+---@field sessionId string
+---@field turnId string
+---@field seq integer
+---@field kind "toolResult"
+---@field toolCallId string
+---@field name string
+---@field result string
+---@field isError boolean
+
+---@class bonsai.ChatUsageParams
+---@field sessionId string
+---@field turnId string
+---@field seq integer
+---@field kind "usage"
+---@field usage bonsai.UsageInfo
 
 ---@class bonsai.ClientSettings
 ---@field provider? string|nil

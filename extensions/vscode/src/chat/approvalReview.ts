@@ -1,7 +1,8 @@
 /**
  * Review before approval: an edit's proposed text opens in the native diff
  * editor beside the chat (left: the file as it is, right: after the edit), and
- * unsaved changes to that file in this window are flagged on the card. The
+ * unsaved changes to that file in this window are flagged on the card (the
+ * diff is then against the file on disk, what the edit applies to). The
  * diff tab closes when the approval is resolved (here or in another window).
  */
 import * as vscode from "vscode";
@@ -30,21 +31,32 @@ export class ApprovalReview implements vscode.TextDocumentContentProvider, vscod
     const file = vscode.Uri.joinPath(vscode.Uri.file(this.workspace), params.path);
     const dirty = vscode.workspace.textDocuments.some((doc) => doc.uri.fsPath === file.fsPath && doc.isDirty);
     if (params.proposed != null) {
-      void this.openDiff(params, file, params.proposed);
+      void this.openDiff(params, file, params.proposed, dirty);
     }
     return dirty
       ? `${params.path} has unsaved changes in this window: save or revert them first, or they will conflict with the edit.`
       : undefined;
   }
 
-  private async openDiff(params: ApprovalRequestParams, file: vscode.Uri, proposed: string): Promise<void> {
+  private async openDiff(
+    params: ApprovalRequestParams,
+    file: vscode.Uri,
+    proposed: string,
+    dirty: boolean,
+  ): Promise<void> {
     const id = params.approvalId ?? params.turnId;
     const right = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${id}/${params.path}` });
     this.texts.set(right.toString(), proposed);
     this.byApproval.set(id, right);
     let left = file;
     try {
-      await vscode.workspace.fs.stat(file);
+      const saved = await vscode.workspace.fs.readFile(file);
+      if (dirty) {
+        // The editor holds unsaved changes the agent cannot see: diff against the file on disk,
+        // which is what the edit applies to (the card says the buffer differs).
+        left = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${id}/on-disk/${params.path}` });
+        this.texts.set(left.toString(), new TextDecoder().decode(saved));
+      }
     } catch {
       left = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${id}/empty/${params.path}` });
     }
@@ -68,7 +80,10 @@ export class ApprovalReview implements vscode.TextDocumentContentProvider, vscod
       (tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === right.toString(),
     );
     await vscode.window.tabGroups.close(open, true);
-    this.texts.delete(right.toString());
+    const prefix = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${approvalId}/` }).toString();
+    for (const key of [...this.texts.keys()].filter((uri) => uri.startsWith(prefix))) {
+      this.texts.delete(key);
+    }
   }
 
   dispose(): void {

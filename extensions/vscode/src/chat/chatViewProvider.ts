@@ -126,6 +126,10 @@ export class ChatPanels implements vscode.Disposable {
 export function registerChatPlacement(panels: ChatPanels): vscode.Disposable[] {
   const move = (destinationId: string) => async (): Promise<void> => {
     await vscode.commands.executeCommand("vscode.moveViews", { viewIds: [CHAT_VIEW_ID], destinationId });
+    if (destinationId === SIDEBAR_CONTAINER) {
+      // The secondary side bar showed the chat's (now empty) container: close it rather than leave a blank bar.
+      await vscode.commands.executeCommand("workbench.action.closeAuxiliaryBar");
+    }
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
   };
   return [

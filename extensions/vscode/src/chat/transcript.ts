@@ -4,7 +4,13 @@
  * (history, messageAppended) and live turn events (chat/event) are merged so
  * that a reply is shown once, however the two streams interleave.
  */
-import type { ChatEventParams, UsageInfo, WireMessage } from "../protocol.generated";
+import type {
+  ChatEventParams,
+  ChatToolCallParams,
+  ChatToolResultParams,
+  UsageInfo,
+  WireMessage,
+} from "../protocol.generated";
 import { formatTokens } from "../util/format";
 import type { ApprovalEntry, ApprovalState, AssistantEntry, Entry, NoticeLevel, ToolEntry } from "./entries";
 
@@ -62,7 +68,7 @@ export class Transcript {
     switch (event.kind) {
       case "delta":
         this.runningTurns.add(event.turnId);
-        return [...this.retryDone(event.turnId), this.appendDelta(event.turnId, event.text ?? "")];
+        return [...this.retryDone(event.turnId), this.appendDelta(event.turnId, event.text)];
       case "toolCall":
         this.runningTurns.add(event.turnId);
         return this.startTool(event);
@@ -76,12 +82,12 @@ export class Transcript {
         return [
           ...this.retryDone(event.turnId),
           ...this.endTurn(event.turnId),
-          this.addNotice("error", event.message ?? "turn failed"),
+          this.addNotice("error", event.message || "turn failed"),
         ];
       case "notice":
-        return [this.addNotice("info", event.message ?? event.text ?? "")];
+        return [this.addNotice("info", event.message)];
       case "retry":
-        return [this.retrying(event.turnId, event.text ?? "retrying…")];
+        return [this.retrying(event.turnId, event.text || "retrying…")];
     }
   }
 
@@ -250,8 +256,8 @@ export class Transcript {
   }
 
   /** A tool call ends the reply segment before it; returns both changed entries. */
-  private startTool(event: ChatEventParams): Entry[] {
-    const id = event.toolCallId ?? `${event.turnId}:${event.seq}`;
+  private startTool(event: ChatToolCallParams): Entry[] {
+    const id = event.toolCallId || `${event.turnId}:${event.seq}`;
     const segment = this.lastSegment(event.turnId);
     const closed = segment?.streaming ? [segment] : [];
     if (segment !== undefined) {
@@ -266,7 +272,7 @@ export class Transcript {
       key: `tool:${event.turnId}:${id}`,
       scope: event.turnId,
       toolCallId: id,
-      name: event.name ?? "tool",
+      name: event.name || "tool",
       args: stringifyArgs(event.args),
       isError: false,
       pending: true,
@@ -274,20 +280,20 @@ export class Transcript {
     return [...closed, tool];
   }
 
-  private finishTool(event: ChatEventParams): Entry[] {
-    const tool = this.findTool(event.toolCallId ?? "", event.turnId);
+  private finishTool(event: ChatToolResultParams): Entry[] {
+    const tool = this.findTool(event.toolCallId, event.turnId);
     if (tool === undefined) {
       return [];
     }
-    tool.result = event.result ?? "";
-    tool.isError = event.isError === true;
+    tool.result = event.result;
+    tool.isError = event.isError;
     tool.pending = false;
     return [tool];
   }
 
-  private addUsage(turnId: string, usage: UsageInfo | null | undefined): Entry[] {
+  private addUsage(turnId: string, usage: UsageInfo): Entry[] {
     const segment = this.lastSegment(turnId);
-    if (segment === undefined || usage == null) {
+    if (segment === undefined) {
       return [];
     }
     segment.usage = formatUsage(usage);

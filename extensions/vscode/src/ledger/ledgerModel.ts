@@ -35,10 +35,11 @@ export function stateIcon(state: State): NodeIcon {
   return STATE_ICONS[state];
 }
 
-/** The ledger view: a totals row, then one section per kind of context with its nodes. */
+/** The ledger view: the header rows (totals, window, notes), then one section per kind of context. */
 export function ledgerNodes(sessionId: string, result: CtxGetResult): TreeNode[] {
   const nodes = result.nodes ?? [];
-  const roots: TreeNode[] = result.totals ? [totalsNode(result.totals)] : [];
+  const heads = new Set(nodes.flatMap((node) => (node.step ? [node.step] : [])));
+  const roots: TreeNode[] = result.totals ? headerNodes(result.totals) : [];
   for (const { section, title, icon } of SECTIONS) {
     const members = nodes.filter((node) => node.section === section);
     if (members.length === 0) {
@@ -51,13 +52,19 @@ export function ledgerNodes(sessionId: string, result: CtxGetResult): TreeNode[]
       description: `${members.length} · ${formatTokens(tokens)} tok`,
       icon: { id: icon },
       expanded: section === "messages",
-      children: members.map((node) => ctxNode(sessionId, node)),
+      children: members.map((node) => ctxNode(sessionId, node, heads)),
     });
   }
   return roots;
 }
 
-export function ctxNode(sessionId: string, node: CtxNode): TreeNode {
+/**
+ * One node row. `heads` are the ids of the assistant messages that made tool
+ * calls: a call and its results form a step, which can be dropped as a whole
+ * (a result alone cannot), so their rows get ".step" in their context value.
+ */
+export function ctxNode(sessionId: string, node: CtxNode, heads: ReadonlySet<string> = new Set()): TreeNode {
+  const step = node.step ?? (heads.has(node.id) ? node.id : undefined);
   const approx = node.confidence === "low" ? "~" : "";
   const lines = [
     `**${node.label}**`,
@@ -76,9 +83,9 @@ export function ctxNode(sessionId: string, node: CtxNode): TreeNode {
     description: `${approx}${formatTokens(node.tokens)} · ${node.state}`,
     tooltip: lines.join("\n\n"),
     icon: stateIcon(node.state),
-    contextValue: `ctxNode.${node.state}`,
+    contextValue: `ctxNode.${node.state}${step ? ".step" : ""}`,
     action: { kind: "ctxText", sessionId, nodeId: node.id, label: node.label },
-    data: { sessionId, nodeId: node.id, state: node.state },
+    data: { sessionId, nodeId: node.id, state: node.state, ...(step ? { step } : {}) },
   };
 }
 
@@ -101,15 +108,49 @@ export function usableExplanation(totals: CtxTotals): string {
   );
 }
 
-function totalsNode(totals: CtxTotals): TreeNode {
-  return {
-    id: "totals",
-    label: `${totals.percent}% of ${formatTokens(totals.usable)} usable`,
-    description: `${formatTokens(totals.used)} used · billed ${formatTokens(totals.billedInput)} · cached ${formatTokens(totals.cachedInput)}`,
-    tooltip: usableExplanation(totals),
-    icon: { id: "pie-chart" },
-    contextValue: "ctxTotals",
-  };
+/** What the last request cost: bonsai's estimate, and what the server billed (when it said). */
+export function billedText(totals: CtxTotals): string {
+  const estimated = `estimated ${formatTokens(totals.estimatedInput ?? 0)}`;
+  if (totals.billedReported === false) {
+    return `${estimated} · billed: not reported by the server`;
+  }
+  return `${estimated} · billed ${formatTokens(totals.billedInput)} · cached ${formatTokens(totals.cachedInput)}`;
+}
+
+/**
+ * The notes about the window and the server ("unknown window: set …", a server
+ * that cannot call tools), for the view's message above the tree: shown in full
+ * and wrapped, where a row would be cut at the side bar's width.
+ */
+export function headerMessage(totals: CtxTotals | null | undefined): string | undefined {
+  const notes = totals?.windowNotes ?? [];
+  return notes.length > 0 ? notes.map((note) => `⚠ ${note}`).join("\n") : undefined;
+}
+
+/** The header rows: the totals, and where the window figure came from. */
+function headerNodes(totals: CtxTotals): TreeNode[] {
+  const source = totals.windowSource ?? "";
+  return [
+    {
+      id: "totals",
+      label: `${totals.percent}% of ${formatTokens(totals.usable)} usable`,
+      description: `${formatTokens(totals.used)} used · ${billedText(totals)}`,
+      tooltip: usableExplanation(totals),
+      icon: { id: "pie-chart" },
+      contextValue: "ctxTotals",
+    },
+    {
+      id: "window",
+      label: `window ${formatTokens(totals.window)} · reserve ${formatTokens(totals.reserve)}`,
+      ...(source ? { description: `from ${source}` } : {}),
+      tooltip:
+        `**Window ${totals.window.toLocaleString("en-US")} tokens**${source ? `, from ${source}` : ""}.\n\n` +
+        `${totals.reserve.toLocaleString("en-US")} of them are kept free for the reply (every request's output limit).\n\n` +
+        `Last request: ${billedText(totals)}.`,
+      icon: { id: "symbol-ruler" },
+      contextValue: "ctxWindow",
+    },
+  ];
 }
 
 /** The wire view: exactly what the provider is sent (system, tools, messages). */

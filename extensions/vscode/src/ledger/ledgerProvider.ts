@@ -5,7 +5,7 @@ import type { Sessions } from "../session/sessions";
 import { ModelTreeProvider } from "../tree/modelTreeProvider";
 import type { TreeNode } from "../tree/node";
 import { errorText } from "../util/format";
-import { type LedgerView, ledgerNodes, nextView, turnNodes, wireNodes } from "./ledgerModel";
+import { type LedgerView, headerMessage, ledgerNodes, nextView, turnNodes, wireNodes } from "./ledgerModel";
 
 export const LEDGER_VIEW_ID = "bonsai.ledger";
 const REFRESH_DELAY_MS = 150;
@@ -67,7 +67,7 @@ export class LedgerProvider implements vscode.Disposable {
           : this.mode === "wire"
             ? wireNodes(result)
             : turnNodes(result);
-      this.view.message = roots.length === 0 ? `The ${this.mode} view is empty.` : undefined;
+      this.view.message = roots.length === 0 ? `The ${this.mode} view is empty.` : headerMessage(result.totals);
       this.tree.setRoots(roots);
     } catch (error) {
       this.view.message = `Could not load the context: ${errorText(error)}`;

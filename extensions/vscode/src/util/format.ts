@@ -29,3 +29,13 @@ export function errorText(error: unknown): string {
   }
   return String(error);
 }
+
+const NODE_ID = String.raw`'?\b[a-z]{1,3}_[0-9a-f]{8,}\b'?`;
+
+/** Node ids (`m_3f9c…`) mean nothing to a user: a daemon message without them. */
+export function withoutIds(text: string): string {
+  return text
+    .replace(new RegExp(String.raw`\b(ledger node) ${NODE_ID}`, "g"), "$1")
+    .replace(new RegExp(String.raw`\bnode ${NODE_ID}`, "g"), "this node")
+    .replace(new RegExp(NODE_ID, "g"), "this node");
+}

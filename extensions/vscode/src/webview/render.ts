@@ -108,7 +108,7 @@ function renderTool(entry: ToolEntry): string {
     entry.result === undefined ? "" : `<div class="label">result</div><pre>${escapeHtml(entry.result)}</pre>`;
   return (
     `<details class="tool-card"><summary><span class="tool-name">${escapeHtml(entry.name)}</span>` +
-    `<span class="tool-preview">${escapeHtml(oneLine(entry.args))}</span>` +
+    `<span class="tool-preview">${escapeHtml(argsPreview(entry.args))}</span>` +
     `<span class="tool-state">${state}</span></summary>${args}${result}</details>`
   );
 }
@@ -161,6 +161,26 @@ export function renderDiff(diff: string): string {
     return `<span class="${cls}">${escapeHtml(line)}</span>`;
   });
   return `<pre class="diff">${lines.join("\n")}</pre>`;
+}
+
+/** Arguments that say what a call is about, shown first in its one-line preview. */
+const MEANINGFUL = ["path", "command", "pattern", "query", "url", "name"];
+
+/** A call's arguments on one line: `path=notes.txt, old_string=…`, the meaningful ones first. */
+export function argsPreview(args: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return oneLine(args);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    return oneLine(args);
+  }
+  const rank = (key: string) => (MEANINGFUL.includes(key) ? MEANINGFUL.indexOf(key) : MEANINGFUL.length);
+  const keys = Object.keys(parsed).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const value = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+  return oneLine(keys.map((key) => `${key}=${value((parsed as Record<string, unknown>)[key])}`).join(", "));
 }
 
 function oneLine(text: string): string {

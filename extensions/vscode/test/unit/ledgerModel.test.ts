@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { CtxGetResult, CtxNode } from "../../src/protocol.generated";
-import { ledgerNodes, nextView, turnNodes, usableExplanation, wireNodes } from "../../src/ledger/ledgerModel";
+import {
+  headerMessage,
+  ledgerNodes,
+  nextView,
+  turnNodes,
+  usableExplanation,
+  wireNodes,
+} from "../../src/ledger/ledgerModel";
+import { withoutIds } from "../../src/util/format";
 
 function node(id: string, section: CtxNode["section"], state: CtxNode["state"], tokens: number): CtxNode {
   return {
@@ -38,17 +46,22 @@ const ledger: CtxGetResult = {
 describe("ledgerNodes", () => {
   it("puts totals first and sections in a fixed order", () => {
     const roots = ledgerNodes("s1", ledger);
-    expect(roots.map((root) => root.label)).toEqual(["42% of 112k usable", "System", "Messages"]);
+    expect(roots.map((root) => root.label)).toEqual([
+      "42% of 112k usable",
+      "window 128k · reserve 16k",
+      "System",
+      "Messages",
+    ]);
   });
 
   it("counts a section's tokens without dropped nodes", () => {
-    const messages = ledgerNodes("s1", ledger)[2];
+    const messages = ledgerNodes("s1", ledger)[3];
     expect(messages?.description).toBe("3 · 1.2k tok");
     expect(messages?.children?.map((child) => child.id)).toEqual(["node:m1", "node:m2", "node:m3"]);
   });
 
   it("gives each node its state icon, a menu context value and a text action", () => {
-    const [m1, m2] = ledgerNodes("s1", ledger)[2]?.children ?? [];
+    const [m1, m2] = ledgerNodes("s1", ledger)[3]?.children ?? [];
     expect(m1).toMatchObject({
       icon: { id: "circle-filled" },
       contextValue: "ctxNode.full",
@@ -66,6 +79,71 @@ describe("ledgerNodes", () => {
       nodes: [{ ...node("x", "tools", "full", 5000), confidence: "low" }],
     });
     expect(roots[0]?.children?.[0]?.description).toBe("~5k · full");
+  });
+});
+
+describe("the ledger header", () => {
+  const unknown: CtxGetResult = {
+    view: "ledger",
+    totals: {
+      ...(ledger.totals as NonNullable<CtxGetResult["totals"]>),
+      window: 8192,
+      reserve: 2048,
+      billedInput: 0,
+      estimatedInput: 1865,
+      windowSource: "default for an unknown model",
+      windowNotes: ["unknown window: set providers.models.tiny.context_window (assuming 8,192 tokens for 'tiny')"],
+      billedReported: false,
+    },
+    nodes: [node("sys", "system", "pinned", 800)],
+  };
+
+  it("says where the window came from, with the notes above the tree", () => {
+    const [totals, window, next] = ledgerNodes("s1", unknown);
+    expect(totals?.description).toBe("47k used · estimated 1.9k · billed: not reported by the server");
+    expect(window).toMatchObject({
+      label: "window 8.2k · reserve 2k",
+      description: "from default for an unknown model",
+    });
+    expect(window?.tooltip).toContain("**Window 8,192 tokens**, from default for an unknown model.");
+    expect(next?.label).toBe("System");
+    expect(headerMessage(unknown.totals)).toBe(
+      "⚠ unknown window: set providers.models.tiny.context_window (assuming 8,192 tokens for 'tiny')",
+    );
+    expect(headerMessage(ledger.totals)).toBeUndefined();
+  });
+
+  it("shows billed and cached figures when the server reported usage", () => {
+    const [totals] = ledgerNodes("s1", { ...unknown, totals: { ...ledger.totals!, estimatedInput: 41_000 } });
+    expect(totals?.description).toBe("47k used · estimated 41k · billed 40k · cached 30k");
+  });
+});
+
+describe("steps: a tool call and its results", () => {
+  const step: CtxGetResult = {
+    view: "ledger",
+    nodes: [
+      { ...node("a1", "messages", "full", 50), kind: "assistant" },
+      { ...node("r1", "messages", "full", 900), kind: "tool_result", step: "a1" },
+      { ...node("a2", "messages", "full", 30), kind: "assistant" },
+    ],
+  };
+
+  it("marks the call and its result as a step, with the step's head for Drop the Whole Step", () => {
+    const [a1, r1, a2] = ledgerNodes("s1", step)[0]?.children ?? [];
+    expect(a1).toMatchObject({ contextValue: "ctxNode.full.step", data: { nodeId: "a1", step: "a1" } });
+    expect(r1).toMatchObject({ contextValue: "ctxNode.full.step", data: { nodeId: "r1", step: "a1" } });
+    expect(a2?.contextValue).toBe("ctxNode.full");
+    expect(a2?.data).not.toHaveProperty("step");
+  });
+
+  it("says the daemon's messages without node ids", () => {
+    expect(withoutIds("node m_b52309817f4f46c0 is already dropped")).toBe("this node is already dropped");
+    expect(withoutIds("no ledger node 'm_0f6c1234abcd9876'")).toBe("no ledger node");
+    expect(withoutIds("m_0f6c1234abcd9876 is a system message")).toBe("this node is a system message");
+    expect(withoutIds("this is the result of bash: drop the whole step")).toBe(
+      "this is the result of bash: drop the whole step",
+    );
   });
 });
 

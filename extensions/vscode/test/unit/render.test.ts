@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { entryClasses, renderDiff, renderEntry, renderMarkdown } from "../../src/webview/render";
+import { argsPreview, entryClasses, renderDiff, renderEntry, renderMarkdown } from "../../src/webview/render";
 
 describe("renderMarkdown", () => {
   it("renders markdown but never raw HTML", () => {
@@ -42,6 +42,15 @@ describe("renderEntry", () => {
     expect(html).not.toContain("<details open");
     expect(html).toContain("&lt;a.py&gt;");
     expect(html).toContain(">done<");
+    expect(html).toContain('<span class="tool-preview">command=ls</span>');
+  });
+
+  it("previews a call by what it is about: the path or command first", () => {
+    expect(argsPreview(JSON.stringify({ old_string: "teh", new_string: "the", path: "notes.txt" }))).toBe(
+      "path=notes.txt, new_string=the, old_string=teh",
+    );
+    expect(argsPreview('{"timeout": 30, "command": "pytest -q"}')).toBe("command=pytest -q, timeout=30");
+    expect(argsPreview("not json")).toBe("not json");
   });
 
   it("offers approve and reject buttons while an approval is pending", () => {

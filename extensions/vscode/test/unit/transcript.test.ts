@@ -2,8 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { ChatEventParams, WireMessage } from "../../src/protocol.generated";
 import { Transcript } from "../../src/chat/transcript";
 
-function event(seq: number, kind: ChatEventParams["kind"], extra: Partial<ChatEventParams> = {}): ChatEventParams {
-  return { sessionId: "s1", turnId: "t1", seq, kind, ...extra };
+type Kind = ChatEventParams["kind"];
+/** The fields of one kind of event besides its envelope (session, turn, seq, kind). */
+type Body<K extends Kind> = Omit<Extract<ChatEventParams, { kind: K }>, "sessionId" | "turnId" | "seq" | "kind">;
+
+function event<K extends Kind>(seq: number, kind: K, ...body: {} extends Body<K> ? [] : [Body<K>]): ChatEventParams {
+  return { sessionId: "s1", turnId: "t1", seq, kind, ...body[0] } as ChatEventParams;
 }
 
 function message(
@@ -46,7 +50,9 @@ describe("Transcript", () => {
       ["assistant", false],
       ["tool", false],
     ]);
-    transcript.chatEvent(event(3, "toolResult", { toolCallId: "c1", result: "print(1)", isError: false }));
+    transcript.chatEvent(
+      event(3, "toolResult", { toolCallId: "c1", name: "read_file", result: "print(1)", isError: false }),
+    );
     transcript.chatEvent(event(4, "delta", { text: "Done." }));
     const kinds = transcript.entries.map((entry) => entry.kind);
     expect(kinds).toEqual(["assistant", "tool", "assistant"]);
@@ -69,7 +75,7 @@ describe("Transcript", () => {
       message("m2", "assistant", "Hello", { toolCalls: [{ id: "c1", name: "bash", arguments: "{}" }] }),
     );
     transcript.messageAppended(message("m3", "tool", "a.py", { toolCallId: "c1" }));
-    transcript.chatEvent(event(3, "toolResult", { toolCallId: "c1", result: "a.py" }));
+    transcript.chatEvent(event(3, "toolResult", { toolCallId: "c1", name: "bash", result: "a.py", isError: false }));
     transcript.chatEvent(event(4, "delta", { text: "Found a.py" }));
     transcript.messageAppended(message("m4", "assistant", "Found a.py"));
     transcript.chatEvent(event(5, "done"));
@@ -146,14 +152,24 @@ describe("Transcript", () => {
   it("keeps one card per call when a provider repeats call ids across turns", () => {
     const transcript = new Transcript();
     for (const turnId of ["t1", "t2"]) {
-      transcript.chatEvent({ sessionId: "s1", turnId, seq: 1, kind: "toolCall", toolCallId: "call_0", name: "bash" });
+      transcript.chatEvent({
+        sessionId: "s1",
+        turnId,
+        seq: 1,
+        kind: "toolCall",
+        toolCallId: "call_0",
+        name: "bash",
+        args: {},
+      });
       transcript.chatEvent({
         sessionId: "s1",
         turnId,
         seq: 2,
         kind: "toolResult",
         toolCallId: "call_0",
+        name: "bash",
         result: turnId,
+        isError: false,
       });
     }
     const tools = transcript.entries.filter((entry) => entry.kind === "tool");
@@ -175,7 +191,9 @@ describe("Transcript", () => {
   it("shows a retrying line during the provider's backoff, gone when the reply streams", () => {
     const transcript = new Transcript();
     transcript.turnStarted("t1");
-    transcript.chatEvent(event(1, "retry", { text: "retrying in 8 s (rate limited; attempt 2)" }));
+    transcript.chatEvent(
+      event(1, "retry", { text: "retrying in 8 s (rate limited; attempt 2)", retryInS: 8, attempt: 1 }),
+    );
     expect(transcript.entries[0]).toMatchObject({
       kind: "retry",
       active: true,

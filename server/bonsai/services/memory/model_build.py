@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bonsai.services.memory import distill_job
+from bonsai.services.memory.embedding import StaticEmbedder
 
 INSTALL_HINT = (
     "install them with: {python} -m pip install 'model2vec[distill]' scikit-learn "
@@ -84,8 +85,6 @@ def build_model(
 
 
 def _verify(out_dir: Path) -> None:
-    from bonsai.services.memory.embedding import StaticEmbedder
-
     try:
         vectors = StaticEmbedder(out_dir).encode(["bonsai memory model check"])
     except Exception as exc:

@@ -64,6 +64,7 @@ class ServerFacts(BaseModel):
     text_tools: bool | None = None  # did the model follow the text tool protocol in a probe?
     text_tools_source: str = ""
     note: str = ""  # a caveat about the window (e.g. Ollama's default)
+    served_model: str | None = None  # the one model ``GET /v1/models`` lists, when it lists one
     reachable: bool = True
 
 
@@ -102,9 +103,21 @@ def _model_entry(body: Any, model: str) -> dict[str, Any] | None:
     return entries[0] if len(entries) == 1 else None
 
 
+def _served(body: Any) -> str | None:
+    data = body.get("data") if isinstance(body, dict) else None
+    ids = [e.get("id") for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+    return ids[0] if len(ids) == 1 and isinstance(ids[0], str) and ids[0] else None
+
+
 def parse_models(body: Any, model: str) -> ServerFacts:
     """``GET /v1/models``: vLLM's ``max_model_len``, llama.cpp's ``meta.n_ctx``, and
     who answers (``owned_by``)."""
+    facts = _parse_models(body, model)
+    served = _served(body)
+    return facts.model_copy(update={"served_model": served}) if served else facts
+
+
+def _parse_models(body: Any, model: str) -> ServerFacts:
     entry = _model_entry(body, model)
     if entry is None:
         return ServerFacts()
@@ -262,6 +275,8 @@ def merge(first: ServerFacts, later: ServerFacts) -> ServerFacts:
         update["note"] = later.note
     if first.tools is None and later.tools is not None:
         update |= {"tools": later.tools, "tools_source": later.tools_source}
+    if first.served_model is None and later.served_model is not None:
+        update["served_model"] = later.served_model
     return first.model_copy(update=update) if update else first
 
 

@@ -19,6 +19,7 @@ from bonsai.services.memory.promotion import promote
 from bonsai.session.fast_model import fast_summary
 from bonsai.session.host import Host
 from bonsai.session.memory import memory_lease
+from bonsai.session.steps.base import Built, TurnScope, TurnStep
 from bonsai.settings import Settings
 
 log = logging.getLogger("bonsai.promotion")
@@ -68,3 +69,22 @@ def maybe_promote(
             log.info("promoted to memory: %s", ", ".join(result.written))
 
     return asyncio.ensure_future(run())
+
+
+class MemoryPromotion(TurnStep):
+    """After a request that folded new messages: lift durable facts from them."""
+
+    def __init__(self, scope: TurnScope) -> None:
+        self.scope = scope
+
+    def after_request(self, built: Built) -> None:
+        scope = self.scope
+        maybe_promote(
+            scope.host,
+            scope.session_id,
+            scope.workspace,
+            scope.settings,
+            built.history,
+            built.before,
+            built.assembly.state,
+        )

@@ -24,6 +24,7 @@ from bonsai.services.retrieval.index import HybridIndex
 from bonsai.session.history_embedder import history_embedder
 from bonsai.session.host import Host
 from bonsai.session.retrieval_view import file_regions, render_hits, view_for, worth_showing
+from bonsai.session.steps.base import TurnScope, TurnStep
 from bonsai.settings import Settings
 
 log = logging.getLogger("bonsai.reinjection")
@@ -83,3 +84,17 @@ def related_context(
         blocks
     )
     return "<related_context>\n" + frame(body) + "\n</related_context>"
+
+
+class Reinjection(TurnStep):
+    """Background data: related earlier history (``retrieval.auto_inject``)."""
+
+    def __init__(self, scope: TurnScope) -> None:
+        self.scope = scope
+
+    def note(self, user_text: str) -> str | None:
+        scope = self.scope
+        if not auto_inject(scope.settings):  # related history searches the whole log
+            return None
+        history = scope.host.store.messages(scope.session_id)
+        return related_context(scope.host, scope.session_id, scope.settings, history, user_text)

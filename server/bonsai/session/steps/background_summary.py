@@ -20,6 +20,7 @@ from bonsai.domain import StoredMessage
 from bonsai.services.providers.types import ProviderError
 from bonsai.session.fast_model import fast_summary
 from bonsai.session.host import Host
+from bonsai.session.steps.base import Built, TurnScope, TurnStep
 
 log = logging.getLogger("bonsai.background")
 
@@ -81,3 +82,20 @@ def maybe_start(
 
     task = tasks[session_id] = asyncio.ensure_future(run())
     return task
+
+
+class BackgroundSummaryStep(TurnStep):
+    """Before a request: wait for a running summary that is due. After it: start
+    one when the request crossed ``context.soft_fraction``."""
+
+    def __init__(self, scope: TurnScope) -> None:
+        self.scope = scope
+
+    async def before_request(self, history: list[StoredMessage], turn: int) -> None:
+        await wait_if_due(self.scope.host, self.scope.session_id, self.scope.bridge)
+
+    def after_request(self, built: Built) -> None:
+        scope = self.scope
+        maybe_start(
+            scope.host, scope.session_id, scope.bridge, built.assembly, built.history, built.turn
+        )

@@ -7,6 +7,7 @@ from bonsai.core.context import Assembly
 from bonsai.domain import StoredMessage
 from bonsai.protocol import models as m
 from bonsai.session.host import Host
+from bonsai.session.steps.base import Built, TurnScope, TurnStep
 from bonsai.settings import Settings
 
 SUGGESTED_KEY = "handoff_suggested"
@@ -75,3 +76,16 @@ def maybe_suggest_handoff(
     daemon.broadcast(session_id, "bonsai/handoff/suggested", note)
     daemon.store.set_state(session_id, SUGGESTED_KEY, True)
     return True
+
+
+class Handoff(TurnStep):
+    """After a request past ``context.handoff_fraction``: suggest a fresh session."""
+
+    def __init__(self, scope: TurnScope) -> None:
+        self.scope = scope
+
+    def after_request(self, built: Built) -> None:
+        scope = self.scope
+        maybe_suggest_handoff(
+            scope.host, scope.session_id, scope.settings, built.assembly, built.history
+        )

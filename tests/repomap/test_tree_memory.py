@@ -1,0 +1,91 @@
+"""A cold build of a 2,000-file repository keeps the whole process tree (the
+building process and its parse workers, summed at the same moment) small: the
+workers load only the tagging code and send their results back chunk by chunk."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+FILES = 2000
+# measured: ~95 MB for the tree, ~33 MB for a worker; a worker importing the service
+# (numpy, pydantic: ~55 MB) or keeping every result it sent breaks these
+TREE_BOUND_MB = 160
+WORKER_BOUND_MB = 50
+
+BUILD = """
+import sys
+from pathlib import Path
+from bonsai.services.repomap import RepoMapService
+from bonsai.settings import RepoMapSettings
+service = RepoMapService(Path(sys.argv[1]), Path(sys.argv[2]), RepoMapSettings(workers=2),
+                         lambda text: (len(text) + 3) // 4)
+stats = service.build()
+result = service.get(tokens=1024)
+service.stop()
+print(stats.parsed, len(result.files))
+"""
+
+
+def _write_repo(root: Path) -> None:
+    for k in range(FILES):
+        pkg = root / f"pkg{k // 100:02d}"
+        pkg.mkdir(parents=True, exist_ok=True)
+        base = (k * 7) % FILES
+        lines = [f"from pkg{base // 100:02d}.mod_{base:04d} import Model{base:04d}\n"]
+        for c in range(3):
+            lines.append(f"\n\nclass Model{k:04d}Part{c}(Model{base:04d}):\n")
+            for m in range(3):
+                lines.append(f"    def handle_{m}_{k:04d}(self, value):\n")
+                lines.append(f"        return helper_{(k + m) % FILES:04d}(value, len(value))\n")
+        lines.append(f"\n\ndef helper_{k:04d}(value, size):\n    return [value, size]\n")
+        (pkg / f"mod_{k:04d}.py").write_text("".join(lines))
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            out += [int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+    except OSError:
+        pass
+    return out
+
+
+def test_a_cold_build_of_2000_files_keeps_the_process_tree_small(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    _write_repo(repo)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BUILD, str(repo), str(tmp_path / "cache.db")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    tree_peak = worker_peak = 0
+    workers: set[int] = set()
+    while proc.poll() is None:
+        kids = _children(proc.pid)
+        workers.update(kids)
+        sizes = [_rss_kb(k) for k in kids]
+        tree_peak = max(tree_peak, _rss_kb(proc.pid) + sum(sizes))
+        worker_peak = max([worker_peak, *sizes])
+        time.sleep(0.01)
+    out, _ = proc.communicate()
+    assert proc.returncode == 0
+    parsed, shown = map(int, out.split())
+    assert parsed == FILES and shown > 0
+    assert workers, "a build of 2,000 files parses in a worker subprocess too"
+    assert tree_peak < TREE_BOUND_MB * 1024, f"process tree peaked at {tree_peak // 1024} MB"
+    assert worker_peak < WORKER_BOUND_MB * 1024, f"a parse worker reached {worker_peak // 1024} MB"
