@@ -20,9 +20,14 @@ removed tokens, share of needed spans recoverable in one recall) and p95
 pipeline time. The default preset's row is checked against the aims.
 
 ``--every N`` replays every N-th file of each folder (default 3: a deterministic,
-evenly spread third; ``--every 1`` for all of it).
+evenly spread third; ``--every 1`` for all of it). ``--half 0`` / ``--half 1``
+keeps every other run of those (the tuning half and the held-out half: the
+presets were tuned on half 0 and are reported on half 1 as well, see
+docs/benchmarks.md). The call times of each run come from its recording's
+timestamps where the format has them, else from the pause model; the header
+says how many runs used which.
 
-    .venv/bin/python bench/cascade.py [FOLDER ...] [--window 32000 --window 128000] [--every 3]
+    .venv/bin/python bench/cascade.py [FOLDER ...] [--window 32000 --window 128000] [--every 3] [--half 0|1]
 """
 
 from __future__ import annotations
@@ -101,15 +106,24 @@ def main() -> None:
     parser.add_argument("folders", nargs="*", type=Path)
     parser.add_argument("--window", type=int, action="append")
     parser.add_argument("--every", type=int, default=3)
+    parser.add_argument("--half", type=int, choices=(0, 1), help="every other run: 0 or 1")
     parser.add_argument("--policy", action="append", help="only these policies (labels)")
     parser.add_argument("--pause-step", type=float, default=30.0)
     parser.add_argument("--pause-user", type=float, default=30.0)
     args = parser.parse_args()
     folders = args.folders or [f for f in DEFAULT_FOLDERS if f.is_dir()]
     sources = load_sources(folders, args.every)
+    if args.half is not None:
+        sources = sources[args.half :: 2]
     pauses = PauseModel(step_seconds=args.pause_step, user_seconds=args.pause_user)
+    half = f", half {args.half} (every other run)" if args.half is not None else ""
     print(f"{len(sources)} recorded runs from {', '.join(str(f) for f in folders)}")
-    print(f"(every {args.every}. file; {pauses.describe()}); costs are managed/raw per family")
+    print(f"(every {args.every}. file{half}); costs are managed/raw per family")
+    stamped = sum(s.times is not None for s in sources)
+    print(
+        f"call times: {stamped} runs from recording timestamps, "
+        f"{len(sources) - stamped} from the {pauses.describe()}"
+    )
     for window in args.window or [32_000, 128_000]:
         print(f"\nwindow {window:,} (usable {window - 16_000:,})")
         print(HEADER)

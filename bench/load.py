@@ -12,7 +12,10 @@ Polling mode (``--polling``): the same streaming run twice, bounded to
 ``--seconds`` (60), on sessions that already hold ``--history`` messages of
 ~2,000 tokens: once alone, once while ``--pollers`` (10) more clients ask for
 ``bonsai/ctx/get`` every ``--poll-ms`` (200 ms), as an open ledger does. Reports
-the streamed-event latency of both runs side by side and the ctx/get latency.
+the streamed-event latency of both runs side by side, the ctx/get latency, the daemon's
+CPU time per event and the ratios of the two runs (what load distorts least). The clients
+are asyncio connections in one loop and the stream server has its own process
+(``bench/load_clients.py``); ``--profile OUT`` profiles the daemon with pollers.
 
     python bench/load.py --polling [--pollers 10] [--poll-ms 200] [--seconds 60]
 

@@ -92,7 +92,7 @@ class ContextSettings(Section):
     )  # the reserve (and max_tokens) never exceeds this share of the window
     gc_trigger: float = 0.40  # continuous GC may stub old outputs above this share
     compact_trigger: float = 0.60  # compaction runs above this share
-    compact_target: float = 0.25  # compaction reclaims down to this share
+    compact_target: float = 0.15  # compaction reclaims down to this share
     min_rewrite_tokens: int = 8_000  # a stub batch must save this many tokens ...
     min_rewrite_fraction: float = (
         0.08  # ... or this share of the request, else nothing is rewritten

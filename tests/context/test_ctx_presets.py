@@ -25,7 +25,7 @@ def test_presets_order_from_keeping_to_saving() -> None:
     assert (balanced.gc_trigger, balanced.compact_trigger, balanced.compact_target) == (
         0.40,
         0.60,
-        0.25,
+        0.15,
     )
     # below the trigger only balanced and save take a batch that pays back in time
     assert keep.payback_horizon == 0 < balanced.payback_horizon

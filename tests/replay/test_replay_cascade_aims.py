@@ -1,10 +1,21 @@
 """The default preset against the cascade's aims (issue 23), on both recorded corpora.
 
-A deterministic, evenly spread subset keeps the suite's runtime modest: every
-recording of the quick corpus and every 10th of the 150 mini-swe-agent runs
-(the bench replays more: ``bench/cascade.py --every 1``). Skipped where a corpus
-is absent. Aims the default does not reach yet are held at their measured level
-(named ``..._held``) so a regression fails; docs/context.md gives the figures.
+The aims are asserted as the issue states them (W = 32k, usable = W − 16k, the
+replay's ``Budget.reserve`` is the 16,000-token ``output_reserve``): every call
+fits, managed ≤ 0.40 of raw, cost ≤ 0.60 (OpenAI-style) and ≤ 0.65
+(Anthropic-style) of raw, needed-later loss ≤ 2% of removed tokens, ≥ 90% of
+needed spans recoverable; at 128k cost ≤ 0.85, no call over the window, fewer
+than 3 rewrites per 100 calls. An aim the default does not reach yet is marked
+``xfail(strict=True)`` with the figure measured: it fails the suite the day it
+passes (so the mark comes off), and docs/context.md gives the figures.
+
+The default is replayed on every run of both corpora, once per window and
+process (cached: the tests share it); the comparison with the published
+policies runs on an evenly spread subset (every recording of the quick corpus,
+every 10th mini-swe-agent run) to keep the run time modest. Smaller subsets are
+not used for the aims: their figures differ from the whole by more than the
+margins (every 10th run: managed 0.423 against 0.39 for all). Skipped where a
+corpus is absent.
 """
 
 from __future__ import annotations
@@ -18,48 +29,74 @@ import pytest
 from bonsai.services.replay import build_config
 from bonsai.services.replay.corpus import Tally, load_sources, measure
 from bonsai.services.replay.loss import Loss
+from bonsai.services.replay.source import ReplaySource
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = Path(os.environ.get("BONSAI_TRAJECTORIES", ROOT.parent / "shared" / "trajectories"))
 LARGE = Path(
     os.environ.get("BONSAI_CORPUS", ROOT.parent / "shared" / "corpus" / "mini-swe-agent-gemini")
 )
-EVERY = 10
+SUBSET = 10  # for the comparison with the published policies
 
-pytestmark = pytest.mark.skipif(
-    not (QUICK.is_dir() and LARGE.is_dir()),
-    reason=f"needs both corpora: {QUICK} and {LARGE} (set BONSAI_TRAJECTORIES, BONSAI_CORPUS)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (QUICK.is_dir() and LARGE.is_dir()),
+        reason=f"needs both corpora: {QUICK} and {LARGE} (set BONSAI_TRAJECTORIES, BONSAI_CORPUS)",
+    ),
+    pytest.mark.timeout(1200),  # the first test of a window replays the whole corpus
+]
+
+
+@cache
+def _sources(every: int) -> tuple[ReplaySource, ...]:
+    return tuple(load_sources([QUICK, LARGE], every))
 
 
 @cache
 def _run(
-    window: int, policy: str = "managed", preset: str | None = "balanced"
+    window: int, policy: str = "managed", preset: str | None = "balanced", every: int = 1
 ) -> tuple[Tally, Loss]:
-    sources = load_sources([QUICK, LARGE], EVERY)
-    return measure(sources, build_config(window=window, policy=policy, preset=preset))  # type: ignore[arg-type]
+    config = build_config(window=window, policy=policy, preset=preset)  # type: ignore[arg-type]
+    assert config.budget.usable == window - 16_000  # the aims' "usable = W − 16k"
+    return measure(list(_sources(every)), config)
 
 
 def test_at_32k_every_call_fits_the_usable_window() -> None:
     tally, _ = _run(32_000)
-    assert tally.turns > 500 and tally.fit() == 1.0
+    assert tally.turns > 6000 and tally.fit() == 1.0
 
 
-def test_at_32k_size_cost_and_loss_are_held() -> None:
-    tally, loss = _run(32_000)
-    # aims: managed ≤ 0.40, OpenAI-style ≤ 0.60, Anthropic-style ≤ 0.65, loss ≤ 2%,
-    # ≥ 90% recoverable; measured on this subset: 0.430, 0.644, 0.671, 2.4%, 82%
-    assert tally.managed <= 0.44 * tally.raw
-    assert tally.family_cost_ratio("openai") <= 0.66
-    assert tally.family_cost_ratio("anthropic") <= 0.69
-    assert loss.needed_share() <= 0.03
-    assert loss.recoverable_share() >= 0.78
+def test_at_32k_managed_input_is_at_most_40_percent_of_raw() -> None:
+    tally, _ = _run(32_000)
+    assert tally.managed <= 0.40 * tally.raw
+
+
+def test_at_32k_cost_meets_the_openai_and_anthropic_aims() -> None:
+    tally, _ = _run(32_000)
+    assert tally.family_cost_ratio("openai") <= 0.60
+    assert tally.family_cost_ratio("anthropic") <= 0.65
+
+
+@pytest.mark.xfail(
+    strict=True, reason="not reached: about 3.6% of removed tokens (docs/context.md)"
+)
+def test_at_32k_needed_later_loss_is_at_most_2_percent_of_removed() -> None:
+    _, loss = _run(32_000)
+    assert loss.removed_tokens > 0
+    assert loss.needed_share() <= 0.02
+
+
+@pytest.mark.xfail(strict=True, reason="not reached: about 85% (docs/context.md)")
+def test_at_32k_nine_in_ten_needed_spans_come_back_in_one_recall() -> None:
+    _, loss = _run(32_000)
+    assert loss.needed_spans > 20
+    assert loss.recoverable_share() >= 0.90
 
 
 def test_at_32k_the_default_is_cheaper_than_the_published_policies() -> None:
-    ours, _ = _run(32_000)
+    ours, _ = _run(32_000, every=SUBSET)
     for policy in ("naive", "prune"):
-        theirs, _ = _run(32_000, policy, None)
+        theirs, _ = _run(32_000, policy, None, every=SUBSET)
         for family in ("openai", "anthropic", "deepseek"):
             assert ours.family_cost_ratio(family) < theirs.family_cost_ratio(family), (
                 policy,
@@ -71,4 +108,9 @@ def test_at_128k_no_call_is_over_the_window_and_rewrites_are_rare() -> None:
     tally, _ = _run(128_000)
     assert tally.fit() == 1.0
     assert tally.rewrites_per_100() < 3
-    assert tally.family_cost_ratio("openai") < 1.0  # aim: ≤ 0.85
+
+
+@pytest.mark.xfail(strict=True, reason="not reached: about 0.95 of raw (docs/context.md)")
+def test_at_128k_cost_is_at_most_85_percent_of_raw() -> None:
+    tally, _ = _run(128_000)
+    assert tally.family_cost_ratio("openai") <= 0.85

@@ -5,6 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import apsw
+import pytest
+
 from bonsai.daemon.state import Daemon
 from bonsai.domain import Message
 from bonsai.services.store.db import open_database
@@ -54,5 +57,19 @@ async def test_views_run_off_the_loop_and_are_kept_until_their_session_moves(
     daemon.store.append(sid, Message(role="assistant", content="second"))
     assert await daemon.views.run(daemon, sid, count, key="count") == 2, "the write is seen"
     assert len(seen) == 2
+    daemon.views.close()
+    daemon.db.close()
+
+
+async def test_a_view_cannot_write_the_log(tmp_path: Path) -> None:
+    daemon = _daemon(tmp_path)
+    sid = daemon.store.create(str(tmp_path)).session_id
+
+    def sneak(host: Host) -> None:
+        host.store.append(sid, Message(role="user", content="written by a read"))
+
+    with pytest.raises(apsw.ReadOnlyError):
+        await daemon.views.run(daemon, sid, sneak)
+    assert daemon.store.messages(sid) == [], "nothing was stored"
     daemon.views.close()
     daemon.db.close()

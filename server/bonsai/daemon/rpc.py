@@ -75,20 +75,22 @@ class Ctx:
 
 Handler = Callable[[Ctx, Any], Awaitable[Wire]]
 HANDLERS: dict[str, Handler] = {}
-# Requests that only read (as ruff's server marks its handlers): they change no
-# state, notify nobody and, where they are costly, run off the event loop.
+# Every handler is marked, as ruff's server marks its handlers. Read-only ones change
+# no state and notify nobody; what they compute beyond a lookup runs off the event
+# loop, on the view worker over one snapshot (``session.views``), so no read ever
+# delays a streamed event. Mutating ones run on the loop, in arrival order.
 READ_ONLY: set[str] = set()
+MUTATING: set[str] = set()
 
 
-def handles(name: str, *, read_only: bool = False) -> Callable[[Handler], Handler]:
-    """Register the handler of one request of the method table, read-only or mutating."""
+def handles(name: str, *, read_only: bool) -> Callable[[Handler], Handler]:
+    """Register the handler of one request of the method table, marked read-only or mutating."""
     method = BY_NAME[name]
     assert method.direction == "request", name
 
     def register(fn: Handler) -> Handler:
         HANDLERS[name] = fn
-        if read_only:
-            READ_ONLY.add(name)
+        (READ_ONLY if read_only else MUTATING).add(name)
         return fn
 
     return register

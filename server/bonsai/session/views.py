@@ -31,6 +31,7 @@ from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings
 from bonsai.services.store.sessions import SessionStore
 from bonsai.session import versions
+from bonsai.session.baseline import ensure_baseline
 from bonsai.session.host import Host, Subscriber
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import ServicePool
@@ -95,11 +96,14 @@ class ViewWorker:
         self._kept: dict[tuple[str, str], _Kept] = {}
 
     async def run(
-        self, host: Host, session_id: str, view: Callable[[Host], T], key: str | None = None
+        self, host: Host, session_id: str | None, view: Callable[[Host], T], key: str | None = None
     ) -> T:
         """``view(read_host)`` on the worker; the hub state it needs is copied here, on the loop.
+        ``session_id`` names the session whose clients the view sees (None: no session's).
         With a ``key``, a view still true is served as kept, without recomputing it."""
-        if key is None:
+        if session_id is not None:
+            await ensure_baseline(host, session_id)  # the one write a first assembly makes
+        if key is None or session_id is None:
             return await self._compute(host, session_id, view)
         settings = host.settings(host.store.get(session_id).workspace)
         stamp = (
@@ -120,7 +124,7 @@ class ViewWorker:
         self._kept[(session_id, key)] = _Kept(stamp, settings, now, value)
         return value
 
-    async def _compute(self, host: Host, session_id: str, view: Callable[[Host], T]) -> T:
+    async def _compute(self, host: Host, session_id: str | None, view: Callable[[Host], T]) -> T:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="bonsai-views")
         # the hub as it is now; the worker's own memos (they are not thread-safe); the
@@ -131,9 +135,15 @@ class ViewWorker:
             repomap_text=dict(host.hub.repomap_text),
             client_settings=dict(host.hub.client_settings),
         )
-        subscribers = {session_id: list(host.subscribers(session_id))}
+        subscribers = {} if session_id is None else {session_id: list(host.subscribers(session_id))}
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._snapshot, host, hub, subscribers, view)
+        try:
+            return await loop.run_in_executor(
+                self._pool, self._snapshot, host, hub, subscribers, view
+            )
+        finally:
+            if host.hub.embedder is None:  # loaded by this view (the tree's attachment rule)
+                host.hub.embedder = hub.embedder
 
     def _snapshot(
         self,
@@ -151,7 +161,8 @@ class ViewWorker:
     def _connection(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = apsw.Connection(str(self.db_path), flags=apsw.SQLITE_OPEN_READWRITE)
+            # read-only: a view that tried to write would fail here, not contend with the loop
+            conn = apsw.Connection(str(self.db_path), flags=apsw.SQLITE_OPEN_READONLY)
             conn.setbusytimeout(BUSY_TIMEOUT_MS)
             conn.execute("PRAGMA foreign_keys = ON")
             self._local.conn = conn

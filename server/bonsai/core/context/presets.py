@@ -28,7 +28,7 @@ PRESETS: dict[PresetName, dict[str, Any]] = {
     "balanced": {
         "gc_trigger": 0.40,
         "compact_trigger": 0.60,
-        "compact_target": 0.25,
+        "compact_target": 0.15,
         "keep_recent_groups": 3,
         "min_rewrite_payback": 2.0,
         "summary_fraction": 0.02,

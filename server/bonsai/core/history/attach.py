@@ -21,6 +21,7 @@ Pure: same nodes, same decision. No I/O, no clock.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ class Decision:
     similarity: Similarity = "lexical"
 
 
+@functools.lru_cache(maxsize=256)  # a question's terms are asked for once per candidate
 def terms(text: str) -> frozenset[str]:
     """Stemmed content terms of ``text``, identifiers whole and in parts, no numbers."""
     return frozenset(stem(t) for t in content_terms(text) if not t.isdigit())

@@ -11,7 +11,7 @@ from bonsai.session.base import runtime
 from bonsai.session.chat import run_turn
 
 
-@handles("bonsai/chat/send")
+@handles("bonsai/chat/send", read_only=False)
 async def send(ctx: Ctx, params: m.ChatSendParams) -> m.ChatSendResult:
     daemon = ctx.daemon
     row = daemon.store.get(params.session_id)
@@ -27,7 +27,7 @@ async def send(ctx: Ctx, params: m.ChatSendParams) -> m.ChatSendResult:
     return m.ChatSendResult(turn_id=rt.send(params.text, go))
 
 
-@handles("bonsai/chat/cancel")
+@handles("bonsai/chat/cancel", read_only=False)
 async def cancel(ctx: Ctx, params: m.ChatCancelParams) -> m.ChatCancelResult:
     ctx.daemon.store.get(params.session_id)
     cancelled = runtime(ctx.daemon, params.session_id).cancel(params.turn_id)

@@ -60,14 +60,14 @@ def _apply(ctx: Ctx, path: Path, changes: dict[str, Any], workspace: str | None)
     ctx.daemon.broadcast_all("bonsai/config/changed", m.ConfigChangedParams(problems=problems))
 
 
-@handles("bonsai/config/set")
+@handles("bonsai/config/set", read_only=False)
 async def set_(ctx: Ctx, params: m.ConfigSetParams) -> m.ConfigGetResult:
     path = _config_file(ctx, params.scope, params.workspace)
     _apply(ctx, path, {params.key: params.value}, params.workspace)
     return _result(ctx, params.workspace)
 
 
-@handles("bonsai/config/preset")
+@handles("bonsai/config/preset", read_only=False)
 async def preset(ctx: Ctx, params: m.ConfigPresetParams) -> m.ConfigGetResult:
     changes: dict[str, Any] = {}
     if params.preset is not None:

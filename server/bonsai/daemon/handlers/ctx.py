@@ -153,9 +153,9 @@ def _action_handler(action: Action) -> Callable[[Ctx, m.CtxNodeParams], Awaitabl
 
 
 for _action in get_args(Action):  # bonsai/ctx/pin, unpin, drop, stub, restore
-    handles(f"bonsai/ctx/{_action}")(_action_handler(_action))
+    handles(f"bonsai/ctx/{_action}", read_only=False)(_action_handler(_action))
 
 
-@handles("bonsai/ctx/compact")
+@handles("bonsai/ctx/compact", read_only=False)
 async def compact(ctx: Ctx, params: m.CtxCompactParams) -> m.CtxCompactResult:
     return await compact_session(ctx.daemon, params)

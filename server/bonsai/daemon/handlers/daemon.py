@@ -26,7 +26,7 @@ async def status(ctx: Ctx, _: m.Empty) -> m.DaemonStatusResult:
     )
 
 
-@handles("bonsai/daemon/stop")
+@handles("bonsai/daemon/stop", read_only=False)
 async def stop(ctx: Ctx, _: m.Empty) -> m.Empty:
     # answer first, then stop: the reply must reach the client
     asyncio.get_running_loop().call_later(0.05, ctx.daemon.stop_requested.set)

@@ -12,6 +12,7 @@ from bonsai.session.episodes import (
     require_on,
     restore,
 )
+from bonsai.session.host import Host
 from bonsai.session.resets import reset
 
 
@@ -22,7 +23,7 @@ async def list_(ctx: Ctx, params: m.SessionRef) -> m.EpisodesListResult:
     return m.EpisodesListResult(episodes=infos)
 
 
-@handles("bonsai/episodes/restore")
+@handles("bonsai/episodes/restore", read_only=False)
 async def restore_(ctx: Ctx, params: m.EpisodeRef) -> m.Empty:
     restore(ctx.daemon, params.session_id, params.number)
     return m.Empty()
@@ -31,7 +32,12 @@ async def restore_(ctx: Ctx, params: m.EpisodeRef) -> m.Empty:
 @handles("bonsai/episodes/recall", read_only=True)
 async def recall(ctx: Ctx, params: m.EpisodesRecallParams) -> m.EpisodesRecallResult:
     check_recall_params(params)
-    daemon, sid = ctx.daemon, params.session_id
+    sid = params.session_id
+    return await ctx.daemon.views.run(ctx.daemon, sid, lambda host: _recall(host, params))
+
+
+def _recall(daemon: Host, params: m.EpisodesRecallParams) -> m.EpisodesRecallResult:
+    sid = params.session_id
     daemon.store.get(sid)
     if params.episode is None:
         hits = recall_hits(daemon, sid, params.query or "", params.limit)
@@ -56,6 +62,6 @@ async def recall(ctx: Ctx, params: m.EpisodesRecallParams) -> m.EpisodesRecallRe
     return m.EpisodesRecallResult(results=hits, next_cursor=nxt if nxt < len(episode.ids) else None)
 
 
-@handles("bonsai/session/reset")
+@handles("bonsai/session/reset", read_only=False)
 async def reset_(ctx: Ctx, params: m.SessionResetParams) -> m.SessionResetResult:
     return reset(ctx.daemon, params.session_id, params.kind)

@@ -55,7 +55,7 @@ async def get(ctx: Ctx, params: m.MemoryNameParams) -> m.MemoryGetResult:
     return await _guard(run)
 
 
-@handles("bonsai/memory/add")
+@handles("bonsai/memory/add", read_only=False)
 async def add(ctx: Ctx, params: m.MemoryAddParams) -> m.MemoryEntryResult:
     async def run() -> m.MemoryEntryResult:
         service = memory_service(ctx.daemon, params.workspace)
@@ -65,7 +65,7 @@ async def add(ctx: Ctx, params: m.MemoryAddParams) -> m.MemoryEntryResult:
     return await _guard(run)
 
 
-@handles("bonsai/memory/edit")
+@handles("bonsai/memory/edit", read_only=False)
 async def edit(ctx: Ctx, params: m.MemoryEditParams) -> m.MemoryEntryResult:
     async def run() -> m.MemoryEntryResult:
         service = memory_service(ctx.daemon, params.workspace)
@@ -75,7 +75,7 @@ async def edit(ctx: Ctx, params: m.MemoryEditParams) -> m.MemoryEntryResult:
     return await _guard(run)
 
 
-@handles("bonsai/memory/forget")
+@handles("bonsai/memory/forget", read_only=False)
 async def forget(ctx: Ctx, params: m.MemoryNameParams) -> m.Empty:
     async def run() -> m.Empty:
         memory_service(ctx.daemon, params.workspace).forget(params.name)
@@ -84,7 +84,7 @@ async def forget(ctx: Ctx, params: m.MemoryNameParams) -> m.Empty:
     return await _guard(run)
 
 
-@handles("bonsai/memory/setEnabled")
+@handles("bonsai/memory/setEnabled", read_only=False)
 async def set_enabled(ctx: Ctx, params: m.MemorySetEnabledParams) -> m.Empty:
     async def run() -> m.Empty:
         memory_service(ctx.daemon, params.workspace).set_enabled(params.name, params.enabled)

@@ -10,7 +10,7 @@ from bonsai.session.chat import send_turn
 from bonsai.session.grading import start_retry, take
 
 
-@handles("bonsai/reflect/retry")
+@handles("bonsai/reflect/retry", read_only=False)
 async def retry(ctx: Ctx, params: m.ReflectOfferParams) -> m.ChatSendResult:
     daemon, sid = ctx.daemon, params.session_id
     daemon.store.get(sid)
@@ -23,7 +23,7 @@ async def retry(ctx: Ctx, params: m.ReflectOfferParams) -> m.ChatSendResult:
     return m.ChatSendResult(turn_id=turn_id)
 
 
-@handles("bonsai/reflect/dismiss")
+@handles("bonsai/reflect/dismiss", read_only=False)
 async def dismiss(ctx: Ctx, params: m.ReflectOfferParams) -> m.Empty:
     ctx.daemon.store.get(params.session_id)
     take(ctx.daemon, params.session_id, params.offer_id)

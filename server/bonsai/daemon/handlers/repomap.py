@@ -10,7 +10,7 @@ from bonsai.protocol import models as m
 from bonsai.session.repomap import repomap_lease
 
 
-@handles("bonsai/repomap/get")
+@handles("bonsai/repomap/get", read_only=False)
 async def get(ctx: Ctx, params: m.RepomapGetParams) -> m.RepomapGetResult:
     workspace = params.workspace
     if params.session_id:

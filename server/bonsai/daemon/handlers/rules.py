@@ -17,10 +17,11 @@ from bonsai.session.rules import (
 @handles("bonsai/rules/list", read_only=True)
 async def list_(ctx: Ctx, params: m.RulesScope) -> m.RulesListResult:
     workspace = scope_workspace(ctx.daemon, params)
-    return m.RulesListResult(workspace=workspace, rules=rule_infos(ctx.daemon, workspace))
+    rules = await ctx.daemon.views.run(ctx.daemon, None, lambda host: rule_infos(host, workspace))
+    return m.RulesListResult(workspace=workspace, rules=rules)
 
 
-@handles("bonsai/rules/add")
+@handles("bonsai/rules/add", read_only=False)
 async def add(ctx: Ctx, params: m.RulesAddParams) -> m.RuleResult:
     workspace = scope_workspace(ctx.daemon, params)
     with user_errors():
@@ -29,7 +30,7 @@ async def add(ctx: Ctx, params: m.RulesAddParams) -> m.RuleResult:
     return m.RuleResult(rule=rule_info(rule))
 
 
-@handles("bonsai/rules/edit")
+@handles("bonsai/rules/edit", read_only=False)
 async def edit(ctx: Ctx, params: m.RulesEditParams) -> m.RuleResult:
     with user_errors():
         rule = rule_store(ctx.daemon).edit(params.id, text=params.text, enabled=params.enabled)
@@ -37,7 +38,7 @@ async def edit(ctx: Ctx, params: m.RulesEditParams) -> m.RuleResult:
     return m.RuleResult(rule=rule_info(rule))
 
 
-@handles("bonsai/rules/delete")
+@handles("bonsai/rules/delete", read_only=False)
 async def delete(ctx: Ctx, params: m.RulesIdParams) -> m.Empty:
     with user_errors():
         rule = rule_store(ctx.daemon).delete(params.id)

@@ -17,9 +17,10 @@ from bonsai.services.store.tree import load_tree
 from bonsai.session import provider_choice
 from bonsai.session.base import bridge_for
 from bonsai.session.convert import session_info, wire_message
+from bonsai.session.host import Host
 
 
-@handles("bonsai/session/create")
+@handles("bonsai/session/create", read_only=False)
 async def create(ctx: Ctx, params: m.SessionCreateParams) -> m.SessionCreateResult:
     if params.client is not None:  # a session only when its first turn can run
         provider_choice.check_client(params.client)
@@ -31,7 +32,7 @@ async def create(ctx: Ctx, params: m.SessionCreateParams) -> m.SessionCreateResu
     return m.SessionCreateResult(session_id=row.session_id)
 
 
-@handles("bonsai/session/fork")
+@handles("bonsai/session/fork", read_only=False)
 async def fork(ctx: Ctx, params: m.SessionForkParams) -> m.SessionForkResult:
     daemon = ctx.daemon
     source = daemon.store.get(params.session_id)
@@ -52,11 +53,14 @@ async def fork(ctx: Ctx, params: m.SessionForkParams) -> m.SessionForkResult:
 
 @handles("bonsai/session/list", read_only=True)
 async def list_(ctx: Ctx, params: m.SessionListParams) -> m.SessionListResult:
-    rows = ctx.daemon.store.list_sessions(params.workspace)
-    return m.SessionListResult(sessions=[session_info(r) for r in rows])
+    def sessions(host: Host) -> m.SessionListResult:
+        rows = host.store.list_sessions(params.workspace)
+        return m.SessionListResult(sessions=[session_info(r) for r in rows])
+
+    return await ctx.daemon.views.run(ctx.daemon, None, sessions)
 
 
-@handles("bonsai/session/attach")
+@handles("bonsai/session/attach", read_only=False)
 async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     store = ctx.daemon.store
     row = store.get(params.session_id)
@@ -69,14 +73,14 @@ async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     return m.SessionAttachResult(session=session_info(row), messages=messages)
 
 
-@handles("bonsai/session/detach")
+@handles("bonsai/session/detach", read_only=False)
 async def detach(ctx: Ctx, params: m.SessionRef) -> m.Empty:
     ctx.daemon.store.get(params.session_id)
     ctx.connection.attached.discard(params.session_id)
     return m.Empty()
 
 
-@handles("bonsai/session/rename")
+@handles("bonsai/session/rename", read_only=False)
 async def rename(ctx: Ctx, params: m.SessionRenameParams) -> m.Empty:
     row = ctx.daemon.store.rename(params.session_id, params.title)
     event = m.SessionEventParams(session_id=row.session_id, kind="titleChanged", title=row.title)
@@ -84,7 +88,7 @@ async def rename(ctx: Ctx, params: m.SessionRenameParams) -> m.Empty:
     return m.Empty()
 
 
-@handles("bonsai/session/delete")
+@handles("bonsai/session/delete", read_only=False)
 async def delete(ctx: Ctx, params: m.SessionRef) -> m.Empty:
     daemon = ctx.daemon
     daemon.store.delete(params.session_id)
@@ -97,7 +101,7 @@ async def delete(ctx: Ctx, params: m.SessionRef) -> m.Empty:
     return m.Empty()
 
 
-@handles("bonsai/session/append")
+@handles("bonsai/session/append", read_only=False)
 async def append(ctx: Ctx, params: m.SessionAppendParams) -> m.SessionAppendResult:
     if params.role == "tool":  # a result without its call would break every later request
         raise InvalidParams(
@@ -112,7 +116,7 @@ async def append(ctx: Ctx, params: m.SessionAppendParams) -> m.SessionAppendResu
     return m.SessionAppendResult(message=wire)
 
 
-@handles("bonsai/session/import")
+@handles("bonsai/session/import", read_only=False)
 async def import_(ctx: Ctx, params: m.SessionImportParams) -> m.SessionImportResult:
     try:
         imported = await asyncio.to_thread(

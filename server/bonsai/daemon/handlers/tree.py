@@ -17,21 +17,21 @@ from bonsai.core.history.tree import (
     hidden_ids,
 )
 from bonsai.daemon.rpc import Ctx, handles
-from bonsai.daemon.state import Daemon
 from bonsai.errors import Conflict, InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.store.tree import TreeStore, load_tree
 from bonsai.session.attach import decisions, info
 from bonsai.session.base import bridge_for, runtime
+from bonsai.session.host import Host
 from bonsai.session.tree_events import tree_changed
 
 
-def _tree(daemon: Daemon, session_id: str) -> Tree:
+def _tree(daemon: Host, session_id: str) -> Tree:
     daemon.store.get(session_id)
     return load_tree(daemon.db, session_id, daemon.store.messages(session_id))
 
 
-def _tokens(daemon: Daemon, session_id: str, tree: Tree) -> dict[str, tuple[int, str]]:
+def _tokens(daemon: Host, session_id: str, tree: Tree) -> dict[str, tuple[int, str]]:
     """Node id → (tokens, confidence), through the session's counter and its memo."""
     bridge = bridge_for(daemon, session_id)
     counts = bridge.memo.counts if bridge.memo is not None else None
@@ -47,7 +47,7 @@ def _tokens(daemon: Daemon, session_id: str, tree: Tree) -> dict[str, tuple[int,
     return out
 
 
-def tree_result(daemon: Daemon, session_id: str, tree: Tree) -> m.TreeGetResult:
+def tree_result(daemon: Host, session_id: str, tree: Tree) -> m.TreeGetResult:
     settings = daemon.settings(daemon.store.get(session_id).workspace).settings
     attach = decisions(daemon, settings, tree)
     counts = _tokens(daemon, session_id, tree)
@@ -107,12 +107,19 @@ async def _operate(ctx: Ctx, params: m.TreeNodeParams, kind: OpKind) -> m.TreeGe
         raise InvalidParams(str(error)) from None
     TreeStore(daemon.db).add(sid, op)
     tree_changed(daemon, sid, kind)
-    return tree_result(daemon, sid, _tree(daemon, sid))
+    return await _view(ctx, sid)  # committed: the worker's snapshot holds the op
+
+
+def _view(ctx: Ctx, session_id: str) -> Awaitable[m.TreeGetResult]:
+    """The tree as the clients see it, built on the view worker (every node counted)."""
+    return ctx.daemon.views.run(
+        ctx.daemon, session_id, lambda host: tree_result(host, session_id, _tree(host, session_id))
+    )
 
 
 @handles("bonsai/tree/get", read_only=True)
 async def get(ctx: Ctx, params: m.SessionRef) -> m.TreeGetResult:
-    return tree_result(ctx.daemon, params.session_id, _tree(ctx.daemon, params.session_id))
+    return await _view(ctx, params.session_id)
 
 
 def _op_handler(kind: OpKind) -> Callable[[Ctx, m.TreeNodeParams], Awaitable[m.TreeGetResult]]:
@@ -123,7 +130,7 @@ def _op_handler(kind: OpKind) -> Callable[[Ctx, m.TreeNodeParams], Awaitable[m.T
 
 
 for _kind in ("fork", "reparent", "hide", "restore", "jump", "attach"):  # bonsai/tree/<op>
-    handles(f"bonsai/tree/{_kind}")(_op_handler(_kind))  # type: ignore[arg-type]
+    handles(f"bonsai/tree/{_kind}", read_only=False)(_op_handler(_kind))  # type: ignore[arg-type]
 
 
 def _side(tree: Tree, leaf: str, own: list[str], tokens: dict[str, int]) -> m.TreeCompareSide:
@@ -147,7 +154,12 @@ def _side(tree: Tree, leaf: str, own: list[str], tokens: dict[str, int]) -> m.Tr
 
 @handles("bonsai/tree/compare", read_only=True)
 async def compare_(ctx: Ctx, params: m.TreeCompareParams) -> m.TreeCompareResult:
-    daemon, sid = ctx.daemon, params.session_id
+    sid = params.session_id
+    return await ctx.daemon.views.run(ctx.daemon, sid, lambda host: _compare(host, params))
+
+
+def _compare(daemon: Host, params: m.TreeCompareParams) -> m.TreeCompareResult:
+    sid = params.session_id
     tree = _tree(daemon, sid)
     try:
         result = compare(tree, params.a, params.b)

@@ -236,14 +236,27 @@ def _word_forms(word: str) -> set[str]:
     return forms
 
 
+def _defined_hits(word: str, parts: WordParts, defined: Container[str]) -> list[str]:
+    """The defined names having one of the word's forms as a part, sorted; stops
+    counting past ``PART_MAX_IDENTS`` (such a word adds nothing), so a common
+    word costs ~50 lookups, not one per name that has it."""
+    forms = [parts.containing(form) for form in _word_forms(word)]
+    candidates = forms[0] if len(forms) == 1 else set().union(*forms)
+    hits: list[str] = []
+    for name in candidates:
+        if name in defined:
+            hits.append(name)
+            if len(hits) > PART_MAX_IDENTS:
+                break
+    return sorted(hits)
+
+
 def prose_idents(text: str, parts: WordParts, defined: Container[str]) -> dict[str, float]:
     """Defined names whose parts the text's plain words are (see module doc)."""
     found: dict[str, float] = {}
     words = {w.lower() for w in _PROSE_WORD.findall(text)} - _FILLERS
     for word in sorted(words):
-        hits = sorted(
-            {n for form in _word_forms(word) for n in parts.containing(form) if n in defined}
-        )
+        hits = _defined_hits(word, parts, defined)
         if 0 < len(hits) <= PART_MAX_IDENTS:
             for name in hits:
                 found[name] = found.get(name, 0.0) + PART_SHARE / len(hits)

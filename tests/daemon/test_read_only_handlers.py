@@ -1,0 +1,141 @@
+"""Read-only requests: every handler is marked, and a long read never holds up a stream.
+
+A read-only handler is computed on the view worker over one snapshot, so while a
+client asks for the tree of a big session, the turn streaming in another session
+keeps reaching its clients as it did alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+import bonsai.daemon.handlers  # noqa: F401  (registers the handlers)
+from bonsai.daemon.rpc import HANDLERS, MUTATING, READ_ONLY, handles
+from bonsai.protocol.methods import METHODS
+from bonsai.sim import Script
+from bonsai.sim.runner import run_simulator
+from bonsai.sim.script import Reply
+from bonsai_testing import (
+    BONSAI,
+    bonsai_env,
+    close_client,
+    events_of,
+    plain,
+    rpc,
+    start_client,
+)
+
+
+def test_every_request_has_a_handler_marked_read_only_or_mutating() -> None:
+    requests = {m.name for m in METHODS if m.direction == "request"}
+    assert requests - set(HANDLERS) == set(), "every request of the method table is handled"
+    unmarked = {name for name in HANDLERS if (name in READ_ONLY) == (name in MUTATING)}
+    assert unmarked == set(), f"marked neither or both: {sorted(unmarked)}"
+    # the reads a client polls are read-only; what changes the log is not
+    assert {"bonsai/ctx/get", "bonsai/tree/get", "bonsai/session/list"} <= READ_ONLY
+    assert {"bonsai/chat/send", "bonsai/tree/hide", "bonsai/session/append"} <= MUTATING
+
+
+def test_a_handler_cannot_be_registered_without_a_mark() -> None:
+    with pytest.raises(TypeError):
+        handles("bonsai/tree/get")  # type: ignore[call-arg]
+
+
+def _big_session(path: Path, seed: int, messages: int) -> Path:
+    """An OpenAI-style recording of ``messages`` long, distinct messages."""
+    rng = random.Random(seed)
+    words = [f"w{seed}x{i}" for i in range(5000)]
+    records = [
+        {
+            "role": "user" if n % 2 == 0 else "assistant",
+            "content": " ".join(rng.choice(words) for _ in range(400)),
+        }
+        for n in range(messages)
+    ]
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return path
+
+
+def _largest_gap(stamps: list[float], start: float, end: float) -> float:
+    """The longest stretch within [start, end] with no event arriving."""
+    inside = [start, *(s for s in stamps if start < s < end), end]
+    return max(b - a for a, b in itertools.pairwise(inside))
+
+
+async def test_a_long_read_does_not_hold_up_another_sessions_stream(
+    home: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    reply = "word " * 2500  # one token a word: ~5 s of deltas 2 ms apart
+    script = Script(steps=[Reply(text=reply)] * 2, latency_ms=2)
+    async with run_simulator(script) as sim:
+        env = bonsai_env(
+            home, BONSAI_PROVIDER="sim", BONSAI_BASE_URL=sim.openai_base_url, BONSAI_MODEL="gpt-4o"
+        )
+        reader, watcher = await asyncio.gather(
+            start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
+        )
+        try:
+            big = []
+            for seed in (1, 2):  # two alike: one read alone, one beside the stream (each cold)
+                recording = _big_session(tmp_path / f"big{seed}.json", seed, 80)
+                params = {"path": str(recording), "workspace": str(workspace), "format": "openai"}
+                big.append((await rpc(reader, "bonsai/session/import", params))["sessionId"])
+            started = time.monotonic()
+            alone = await rpc(reader, "bonsai/tree/get", {"sessionId": big[0]})
+            read_alone = time.monotonic() - started
+            assert len(alone["nodes"]) == 80
+
+            create = {"workspace": str(workspace)}
+            sid = (await rpc(watcher, "bonsai/session/create", create))["sessionId"]
+            await rpc(watcher, "bonsai/session/attach", {"sessionId": sid})
+            events = events_of(watcher)
+            stamps: list[float] = []
+            add = events.add
+
+            def stamped(method: str, params: object) -> None:
+                if method == "bonsai/chat/event" and plain(params)["kind"] == "delta":
+                    stamps.append(time.monotonic())
+                add(method, params)
+
+            events.add = stamped  # type: ignore[method-assign]
+            send = {"sessionId": sid, "text": "talk"}
+            first = (await rpc(watcher, "bonsai/chat/send", send))["turnId"]
+            await events.wait_for("bonsai/chat/event", lambda p: p["kind"] == "done", 90)
+            gaps = sorted(b - a for a, b in itertools.pairwise(stamps))
+            baseline = gaps[int(0.9 * len(gaps))]  # the stream's own pauses, alone
+            stamps.clear()
+
+            second = (await rpc(watcher, "bonsai/chat/send", send))["turnId"]
+            await events.wait_for(
+                "bonsai/chat/event", lambda p: p["turnId"] == second and p["kind"] == "delta"
+            )
+            asked = time.monotonic()
+            beside = await rpc(reader, "bonsai/tree/get", {"sessionId": big[1]})
+            answered = time.monotonic()
+            await events.wait_for(
+                "bonsai/chat/event", lambda p: p["turnId"] == second and p["kind"] == "done", 90
+            )
+        finally:
+            await close_client(reader)
+            await close_client(watcher)
+    assert len(beside["nodes"]) == 80
+    window = answered - asked
+    gap = _largest_gap(stamps, asked, min(answered, stamps[-1]))  # while both ran
+    streamed = [e for e in events.of("bonsai/chat/event") if e["turnId"] in (first, second)]
+    seqs = [e["seq"] for e in streamed]
+    assert seqs == sorted(seqs), "the stream stays in order"
+    # loosely, against this run's own figures: the read took a while (alone and beside
+    # the stream), and while it ran the stream kept arriving with gaps like its own,
+    # never one as long as the read
+    assert window > 4 * baseline, f"a {window:.2f}s read is not long beside {baseline:.2f}s pauses"
+    assert read_alone > 4 * baseline
+    assert gap < window / 2, f"no event for {gap:.2f}s of a {window:.2f}s read"
