@@ -38,6 +38,8 @@ import sysconfig
 import time
 from pathlib import Path
 
+from repomap_corpus import CACHE
+from repomap_localise import localise, print_localise
 from repomap_tasks import (
     SWE_REPOS,
     fetch_sdist,
@@ -50,7 +52,7 @@ from repomap_tasks import (
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 REPOS = OUT / "repos"
-AIDER_VENV = OUT / "aider-venv"
+AIDER_VENV = CACHE / "aider-venv"  # outside the repository, shared by every checkout
 AIDER_PY = AIDER_VENV / "bin" / "python"
 DRIVER = HERE / "repomap_aider_driver.py"
 BUDGETS = (1024, 4096)
@@ -622,6 +624,15 @@ def main() -> None:
         "--recall-only", action="store_true", help="measure localization only, per family"
     )
     parser.add_argument("--families", default="named,prose,swe")
+    parser.add_argument(
+        "--corpus",
+        action="store_true",
+        help="localization on the mini-swe-agent corpus issues (bench/repomap_localise.py)",
+    )
+    parser.add_argument("--corpus-repos", help="only these corpus repositories (comma-separated)")
+    parser.add_argument(
+        "--params", default="{}", help='ablation: JSON {"ranking.LEXICAL_WEIGHT": 0, ...}'
+    )
     parser.add_argument("--ours", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ours:
@@ -631,6 +642,15 @@ def main() -> None:
     problem = "skipped (--no-aider)" if args.no_aider else ensure_aider()
     if problem:
         print("aider:", problem)
+    if args.corpus:
+        wanted = set(args.corpus_repos.split(",")) if args.corpus_repos else None
+        child = [sys.executable, str(HERE / "repomap_localise.py")]
+        aider_py = None if problem else AIDER_PY
+        params = json.loads(args.params)
+        result = localise(wanted, aider_py, child, lambda m: print(m, flush=True), params)
+        (OUT / "repomap-localise.json").write_text(json.dumps(result, indent=1))
+        print_localise(result)
+        return
     if args.recall_only:
         families = args.families.split(",")
         recall = [

@@ -74,6 +74,20 @@ def main() -> None:
         t1 = time.perf_counter()
         _render(rm, files, job.get("tokens", 1024), "", rel_files)
         out["incremental_s"] = time.perf_counter() - t1
+    if job.get("orders"):  # per task and budget: hit, place of the first answer file
+        known = set(rel_files)
+        out["outcomes"] = [
+            {
+                str(tokens): _outcome(
+                    _order(_render(rm, files, tokens, task["text"], rel_files), known),
+                    task["targets"],
+                )
+                for tokens in job["budgets"]
+            }
+            for task in job["tasks"]
+        ]
+        print(json.dumps(out))
+        return
     recalls = {}
     for tokens in job.get("budgets", []):
         hits = []
@@ -84,6 +98,26 @@ def main() -> None:
     out["hits"] = recalls
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
+
+
+def _order(text: str, known: set[str]) -> list[str]:
+    """The files the map text lists, in the order it lists them."""
+    seen: dict[str, None] = {}
+    for line in text.splitlines():
+        name = line.rstrip(":")
+        if name in known:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _outcome(order: list[str], targets: list[str]) -> dict:
+    found = [order.index(t) for t in targets if t in order]
+    return {
+        "hit": all(t in order for t in targets),
+        "place": min(found) if found else None,
+        "files": len(order),
+        "tokens": None,
+    }
 
 
 def _shown(text: str, targets: list[str]) -> bool:

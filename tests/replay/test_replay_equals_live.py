@@ -23,7 +23,8 @@ sys.path.insert(0, str(ROOT / "tests" / "agent"))
 from agent_helpers import call, make_rig  # noqa: E402
 
 from bonsai.services.importers import import_file  # noqa: E402
-from bonsai.services.providers.openai_body import message_to_openai  # noqa: E402
+from bonsai.services.providers.factory import FLAVOURS  # noqa: E402
+from bonsai.services.providers.openai_body import wire_message  # noqa: E402
 from bonsai.services.replay import build_config, open_readonly, replay_steps  # noqa: E402
 from bonsai.services.replay.source import source_from_messages  # noqa: E402
 from bonsai.services.store.sessions import SessionStore  # noqa: E402
@@ -111,9 +112,10 @@ async def test_a_recorded_session_replays_request_for_request_as_it_ran_live(
     rows = replay_steps(source, build_config(model="gpt-4o-mini"))
     assert len(rows) == len(live)
 
+    flavour = FLAVOURS["sim"]  # the provider the rig ran live
     for step, (row, body) in enumerate(zip(rows, live, strict=True)):
         sent = _conversation(body["messages"])
-        replayed = [message_to_openai(m, i) for i, m in enumerate(row.assembly.messages)]
+        replayed = [wire_message(m, i, flavour) for i, m in enumerate(row.assembly.messages)]
         assert replayed == sent, f"request {step} differs"
 
     # what made it worth testing: both bulky outputs were cut, with the spill marker

@@ -46,17 +46,21 @@ def tool_to_openai(tool: ToolSpec) -> dict[str, Any]:
     }
 
 
+def wire_message(msg: Message, position: int, flavour: Flavour) -> dict[str, Any]:
+    """One conversation message exactly as ``flavour``'s request carries it."""
+    message = message_to_openai(msg, position)
+    if flavour == "openai-compatible" and message.get("content", "") is None:
+        # the spec allows null beside tool_calls; llama-cpp-python's server answers
+        # it with HTTP 500 (its schema wants a string), and "" means the same
+        message["content"] = ""
+    return message
+
+
 def build_openai_body(req: ChatRequest, flavour: Flavour) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if req.system:
         messages.append({"role": "system", "content": "\n\n".join(b.text for b in req.system)})
-    for i, m in enumerate(req.messages):
-        message = message_to_openai(m, i)
-        if flavour == "openai-compatible" and message.get("content", "") is None:
-            # the spec allows null beside tool_calls; llama-cpp-python's server answers
-            # it with HTTP 500 (its schema wants a string), and "" means the same
-            message["content"] = ""
-        messages.append(message)
+    messages.extend(wire_message(m, i, flavour) for i, m in enumerate(req.messages))
     body: dict[str, Any] = {"model": req.model, "messages": messages}
     if req.tools:
         body["tools"] = [tool_to_openai(t) for t in req.tools]

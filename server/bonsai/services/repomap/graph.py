@@ -82,6 +82,11 @@ class GraphCore(NamedTuple):
     def_offsets: IntArray
     def_names: IntArray
     def_lines: IntArray
+    # the files' words (``words.py``): ``words`` sorted, file i's word ids are
+    # ``word_ids[word_offsets[i]:word_offsets[i + 1]]``
+    words: list[str] = []  # noqa: RUF012 - replaced, never mutated
+    word_offsets: IntArray = np.zeros(1, dtype=np.int64)
+    word_ids: IntArray = np.zeros(0, dtype=np.int64)
 
     def name_id(self, name: str) -> int:
         """Id of ``name`` in ``names``, or -1."""
@@ -130,6 +135,9 @@ def build_core(tags: Mapping[str, FileTags]) -> GraphCore:
     ids = dict(zip(names, range(len(names)), strict=True))
     ref_names = [n for seg in segments for n in seg.ref_names]
     def_names = [n for seg in segments for n in seg.def_names]
+    words = sorted({w for p in files for w in tags[p].words})
+    word_id = dict(zip(words, range(len(words)), strict=True))
+    file_word_ids = [w for p in files for w in tags[p].words]
     return GraphCore(
         files,
         names,
@@ -141,6 +149,9 @@ def build_core(tags: Mapping[str, FileTags]) -> GraphCore:
         _offsets([len(s.def_names) for s in segments]),
         np.fromiter((NO_NAME if n is None else ids[n] for n in def_names), np.int64),
         np.concatenate([np.zeros(0, np.int64), *(s.def_lines for s in segments)]),
+        words,
+        _offsets([len(tags[p].words) for p in files]),
+        np.fromiter(map(word_id.__getitem__, file_word_ids), np.int64, len(file_word_ids)),
     )
 
 
@@ -185,6 +196,7 @@ class RepoGraph:
         self.n_users = np.bincount(core.ref_names, minlength=n_names)
         self.static = self._static_weights(n_files)
         self.sources, self.targets, self.weights = self._edges(n_files)
+        self.n_ref_edges = len(self.sources) - len(self.pair_name)  # file -> identifier edges
         safe = np.where(named_rows, core.def_names, 0)
         # one spare slot: with no named definition at all, index 0 must still exist
         node_of = np.append(self.node_of_name, -1)
@@ -243,6 +255,11 @@ class RepoGraph:
             return ()
         lo, hi = np.searchsorted(self.pair_name, [nid, nid + 1])
         return tuple(self.pair_fid[lo:hi].tolist())
+
+    def uses_of(self, fid: int) -> tuple[IntArray, FloatArray]:
+        """The identifier nodes file ``fid`` points at, with the edge weights."""
+        lo, hi = np.searchsorted(self.sources[: self.n_ref_edges], [fid, fid + 1])
+        return self.targets[lo:hi], self.weights[lo:hi]
 
     def n_definers_of(self, name: str) -> int:
         nid = self.core.name_id(name)

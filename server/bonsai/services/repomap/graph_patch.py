@@ -53,6 +53,20 @@ def _merge_names(core: GraphCore, new: set[str]) -> GraphCore:
     )
 
 
+def _merge_words(core: GraphCore, new: set[str]) -> GraphCore:
+    """``core`` with ``new`` words merged into its sorted word list (ids remapped)."""
+    merged = sorted([*core.words, *new])
+    is_new = np.zeros(len(merged), dtype=bool)
+    is_new[[bisect_left(merged, w) for w in new]] = True
+    old_to_new = np.flatnonzero(~is_new).astype(np.int64)
+    return core._replace(words=merged, word_ids=old_to_new[core.word_ids])
+
+
+def _word_ids(core: GraphCore, words: tuple[str, ...]) -> IntArray:
+    ids = np.searchsorted(np.asarray(core.words, dtype=object), np.asarray(words, dtype=object))
+    return np.asarray(ids, dtype=np.int64).reshape(len(words))
+
+
 Run = tuple[int, int] | str  # a run of old file ids [lo, hi), or a file with new tags
 
 
@@ -135,6 +149,10 @@ def patch_core_names(
     fresh = {n for n in seen if core.name_id(n) < 0}
     if fresh:
         core = _merge_names(core, fresh)
+    known_words = set(core.words)
+    new_words = {w for ft in edited.values() for w in ft.words if w not in known_words}
+    if new_words:
+        core = _merge_words(core, new_words)
     files = core.files
     gone = {p for p in removed if p in file_index and p not in edited}
     added = [p for p in edited if p not in file_index]
@@ -143,18 +161,23 @@ def patch_core_names(
     runs = _runs(files, file_index, segments)
     refs: dict[str, list[np.ndarray]] = {}
     defs: dict[str, list[np.ndarray]] = {}
+    words: dict[str, list[np.ndarray]] = {}
     for path, seg in segments.items():
         ref_ids, def_ids = _ids(core, seg)
         refs[path] = [ref_ids, seg.ref_factor]
         defs[path] = [def_ids, seg.def_lines]
+        words[path] = [_word_ids(core, edited[path].words)]
     ref_offsets, (ref_names, ref_factor) = _splice(
         core.ref_offsets, [core.ref_names, core.ref_factor], runs, refs
     )
     def_offsets, (def_names, def_lines) = _splice(
         core.def_offsets, [core.def_names, core.def_lines], runs, defs
     )
+    word_offsets, (word_ids,) = _splice(core.word_offsets, [core.word_ids], runs, words)
     patched = core._replace(
         files=files,
+        word_offsets=word_offsets,
+        word_ids=word_ids,
         ref_offsets=ref_offsets,
         ref_names=ref_names,
         ref_factor=ref_factor,

@@ -30,8 +30,8 @@ from bonsai.services.repomap import graph as graph_module
 from bonsai.services.repomap.cache import CachedFile
 from bonsai.services.repomap.graph import GraphCore
 
-FORMAT = "bonsai-repomap-graph/1"
-_STRINGS = ("files", "names")
+FORMAT = "bonsai-repomap-graph/2"  # 2: the files' words
+_STRINGS = ("files", "names", "words")
 _ARRAYS = {  # field -> stored dtype
     "name_factor": "<f8",
     "name_specific": "|b1",
@@ -41,6 +41,8 @@ _ARRAYS = {  # field -> stored dtype
     "def_offsets": "<i8",
     "def_names": "<i4",
     "def_lines": "<i4",
+    "word_offsets": "<i8",
+    "word_ids": "<i4",
 }
 _LOADED = {"i": np.int64, "f": np.float64, "b": np.bool_}  # stored kind -> in memory
 
@@ -165,11 +167,14 @@ def check_core(core: GraphCore) -> None:
         raise SnapshotError("definition arrays differ in length")
     _check_offsets(core.ref_offsets, n_files, len(core.ref_names), "reference")
     _check_offsets(core.def_offsets, n_files, len(core.def_names), "definition")
+    _check_offsets(core.word_offsets, n_files, len(core.word_ids), "word")
+    if core.word_ids.size and (core.word_ids.min() < 0 or core.word_ids.max() >= len(core.words)):
+        raise SnapshotError("an unknown word")
     if core.ref_names.size and (core.ref_names.min() < 0 or core.ref_names.max() >= n_names):
         raise SnapshotError("reference to an unknown name")
     if core.def_names.size and (core.def_names.min() < -1 or core.def_names.max() >= n_names):
         raise SnapshotError("definition of an unknown name")
     if not np.all(np.isfinite(core.ref_factor)) or not np.all(np.isfinite(core.name_factor)):
         raise SnapshotError("weights are not finite")
-    if not (_ascending(core.files) and _ascending(core.names)):
+    if not (_ascending(core.files) and _ascending(core.names) and _ascending(core.words)):
         raise SnapshotError("files or names are not sorted")

@@ -27,6 +27,7 @@ import numpy as np
 from bonsai.core.repomap.pagerank import FloatArray, IntArray, rank_transition
 from bonsai.core.repomap.render import MapEntry, MapTag
 from bonsai.services.repomap.graph import DefTable, RepoGraph
+from bonsai.services.repomap.lexical import is_test_path, lexical_scores, query_of
 from bonsai.services.repomap.mentions import Mentions
 
 _NO_INTS: IntArray = np.zeros(0, dtype=np.int64)
@@ -41,6 +42,10 @@ NAMED_FILE_BONUS = 1.0
 NAMED_FILE_TOP_DEFS = 3
 PAGERANK_TOL = 1e-8  # per node; the L1 change that stops the iteration is n_nodes x this
 NAMED_SCAN_ROWS = 2048  # rows searched for named files before sorting them all
+LEXICAL_WEIGHT = 3.0  # teleport weight of the file whose words best match the text
+LEXICAL_TOP = 20  # files that get lexical weight, best first
+LEXICAL_POWER = 2.0  # weight = LEXICAL_WEIGHT * (score / best score) ** power
+TEST_AS_EVIDENCE = True  # a test file's lexical weight goes to the names it uses
 
 
 class Ranked:
@@ -109,14 +114,40 @@ class _Entries(Sequence[MapEntry]):
         return self._made[index]
 
 
+def lexical_signal(graph: RepoGraph, text: str) -> FloatArray:
+    """Teleport weight per node from the text's words (``lexical.py``): the best
+    ``LEXICAL_TOP`` files by BM25, scaled to the best one. A test file's weight
+    goes to the identifiers it uses (split by their edge weights), so a test
+    that matches the issue is evidence for the code it exercises."""
+    signal = np.zeros(graph.n_nodes)
+    if not text.strip() or LEXICAL_WEIGHT <= 0:
+        return signal
+    scores = lexical_scores(graph.core, query_of(text))
+    best = float(scores.max()) if len(scores) else 0.0
+    if best <= 0:
+        return signal
+    order = np.lexsort((np.arange(len(scores)), -scores))[:LEXICAL_TOP]
+    order = order[scores[order] > 0]
+    weight = LEXICAL_WEIGHT * (scores[order] / best) ** LEXICAL_POWER
+    for fid, w in zip(order.tolist(), weight.tolist(), strict=True):
+        if TEST_AS_EVIDENCE and is_test_path(graph.files[fid]):
+            targets, edge_w = graph.uses_of(fid)
+            if len(targets) and float(edge_w.sum()) > 0:
+                np.add.at(signal, targets, w * edge_w / float(edge_w.sum()))
+                continue
+        signal[fid] += w
+    return signal
+
+
 def personalization(
     graph: RepoGraph,
     chat_files: Collection[str],
     recent_files: Collection[str],
     mentions: Mentions,
+    text: str = "",
 ) -> FloatArray:
     n_files = len(graph.files)
-    signal = np.zeros(graph.n_nodes)
+    signal = lexical_signal(graph, text)
     for path in chat_files:
         if path in graph.file_index:
             signal[graph.file_index[path]] += 1.0
@@ -204,10 +235,12 @@ def rank(
     chat_files: Collection[str],
     recent_files: Collection[str],
     mentions: Mentions,
+    text: str = "",
 ) -> Ranked:
-    """Rank everything for one request (see module doc)."""
+    """Rank everything for one request (see module doc); ``text`` is the user's
+    text that ``mentions`` was read from (its words are matched too)."""
     table = graph.table
-    pers = personalization(graph, chat_files, recent_files, mentions)
+    pers = personalization(graph, chat_files, recent_files, mentions, text)
     ranks = pagerank_of(graph, pers)
     score = score_rows(graph, table, ranks, mentions)
     excluded = np.zeros(len(graph.files), dtype=bool)

@@ -33,24 +33,26 @@ class FileTags(NamedTuple):
     language: str | None
     definitions: tuple[Definition, ...] = ()
     references: dict[str, int] = {}  # noqa: RUF012 - never mutated
+    words: tuple[str, ...] = ()  # distinct stemmed words of the text (words.py)
 
 
 def encode_tags(tags: FileTags) -> str:
     """Compact JSON for the cache (decoding it is one C call)."""
     return json.dumps(
-        [tags.language, [list(d) for d in tags.definitions], tags.references],
+        [tags.language, [list(d) for d in tags.definitions], tags.references, tags.words],
         ensure_ascii=False,
         separators=(",", ":"),
     )
 
 
 def decode_tags(path: str, data: str) -> FileTags:
-    language, defs, refs = json.loads(data)
+    language, defs, refs, *rest = json.loads(data)
     return FileTags(
         path,
         language,
         tuple(map(Definition._make, defs)),
         refs,
+        tuple(rest[0]) if rest else (),
     )
 
 

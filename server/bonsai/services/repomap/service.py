@@ -194,7 +194,7 @@ class RepoMapService:
             parts = self._state.word_parts(graph) if mentions.strip() else NO_PARTS
             found = parse_mentions(mentions, index, graph.defined, parts)
             chat = self._relative_set(chat_files)
-            return rank(graph, chat, self._relative_set(recent_files), found)
+            return rank(graph, chat, self._relative_set(recent_files), found, mentions)
 
     def _relative_set(self, paths: Iterable[str]) -> frozenset[str]:
         return frozenset(r for r in (self._relative(p) for p in paths) if r is not None)

@@ -16,6 +16,7 @@ import tree_sitter as ts
 from bonsai.services.repomap.languages import load_language
 from bonsai.services.repomap.queries import QUERIES
 from bonsai.services.repomap.records import Definition, FileTags
+from bonsai.services.repomap.words import file_words
 
 MAX_IDENT_CHARS = 80
 MAX_SIGNATURE_BYTES = 400
@@ -174,4 +175,4 @@ def extract_tags(path: str, source: bytes, language: str) -> FileTags:
     captures = ts.QueryCursor(compiled.query).captures(tree.root_node)
     raw = _raw_definitions(captures, source)
     refs = _references(captures.get("ref", []), source, {d.name_start for d in raw})
-    return FileTags(path, language, tuple(_nest(raw)), refs)
+    return FileTags(path, language, tuple(_nest(raw)), refs, file_words(path, source))

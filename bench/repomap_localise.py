@@ -1,0 +1,210 @@
+"""Localization on real issues: the corpus instances (bench/repomap_corpus.py),
+bonsai's map beside aider's RepoMap.
+
+    .venv/bin/python bench/repomap.py --corpus [--corpus-repos django__django,...] [--no-aider]
+
+For every task the issue text is the mention (nothing in the chat) and the map
+is asked for at 1,024, 4,096 and 8,192 tokens (chars/4 on both sides). Printed
+per repository and over all tasks, for the whole set and the held-out half:
+
+* recall @ N tokens: every answer file is in the map;
+* gold in the first 1 / 5 / 10 files: the best-placed answer file is among the
+  first k files of the 4,096-token map, in the map's own order (bonsai: its
+  ranking; aider: the order its text lists files, which is how it reads).
+
+bonsai runs in one fresh process per release with its tag cache kept in the
+benchmark cache, so a second run parses nothing. aider's results are kept in
+the cache too, keyed by release and task text (its ranking does not change
+with bonsai's code), so it runs once per task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from repomap_corpus import CACHE, resolved_instances, split_of
+
+BUDGETS = (1024, 4096, 8192)
+PLACE_BUDGET = 4096
+TOPS = (1, 5, 10)
+HERE = Path(__file__).resolve().parent
+
+
+def chars4(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def run_ours(job: dict) -> dict:
+    """Child process: every task of one release, every budget."""
+    import importlib
+
+    from bonsai.services.repomap import RepoMapService
+    from bonsai.settings import RepoMapSettings
+
+    for name, value in (job.get("params") or {}).items():  # ablations: module.CONSTANT
+        module, _, attr = name.rpartition(".")
+        target = importlib.import_module(f"bonsai.services.repomap.{module}")
+        if not hasattr(target, attr):
+            raise SystemExit(f"unknown parameter {name}")
+        setattr(target, attr, value)
+    service = RepoMapService(Path(job["root"]), Path(job["db"]), RepoMapSettings(), chars4)
+    service.build()
+    out: dict[str, dict] = {}
+    for task in job["tasks"]:
+        per: dict[str, dict] = {}
+        for tokens in job["budgets"]:
+            service.forget_previous()
+            result = service.get(tokens=tokens, mentions=task["text"])
+            order = [f.path for f in result.files]  # the map's order: its ranking
+            per[str(tokens)] = _outcome(order, task["targets"], result.tokens)
+        out[task["instance"]] = per
+    service.stop()
+    return out
+
+
+def _outcome(order: list[str], targets: list[str], tokens: int) -> dict:
+    found = [order.index(t) for t in targets if t in order]
+    return {
+        "hit": all(t in order for t in targets),
+        "place": min(found) if found else None,
+        "files": len(order),
+        "tokens": tokens,
+    }
+
+
+def _child(cmd: list[str], job: dict, seed: str = "0") -> dict:
+    env = dict(os.environ, PYTHONHASHSEED=seed)
+    proc = subprocess.run(
+        [*cmd, json.dumps(job)], capture_output=True, text=True, env=env, timeout=5400
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed:\n{proc.stderr[-3000:]}")
+    result: dict = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _files(root: Path) -> list[str]:
+    from bonsai.services.repomap.discovery import IgnoreRules, discover
+
+    return [c.path for c in discover(IgnoreRules(root)).files]
+
+
+def _aider_key(release: str, task: dict) -> str:
+    text = json.dumps([release, task["text"], task["targets"], list(BUDGETS)])
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def run_aider(aider_py: Path, release: str, root: Path, tasks: list[dict]) -> dict[str, dict]:
+    """aider's outcomes per instance, from the cache where known."""
+    memo_path = CACHE / "aider-localise.json"
+    try:
+        memo: dict[str, dict] = json.loads(memo_path.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    todo = [t for t in tasks if _aider_key(release, t) not in memo]
+    if todo:
+        job = {
+            "root": str(root),
+            "files": _files(root),
+            "tasks": todo,
+            "budgets": list(BUDGETS),
+            "orders": True,
+        }
+        driver = HERE / "repomap_aider_driver.py"
+        result = _child([str(aider_py), str(driver)], job, seed="1")
+        for task, per in zip(todo, result["outcomes"], strict=True):
+            memo[_aider_key(release, task)] = per
+        memo_path.write_text(json.dumps(memo))
+    return {t["instance"]: memo[_aider_key(release, t)] for t in tasks}
+
+
+def localise(
+    repos: set[str] | None,
+    aider_py: Path | None,
+    ours_cmd: list[str],
+    log: Callable[[str], None],
+    params: dict | None = None,
+) -> dict:
+    instances = resolved_instances(only=repos)
+    split = split_of(instances)
+    by_release: dict[str, list[dict]] = {}
+    for inst in instances:
+        by_release.setdefault(f"{inst['project'].lower()}-{inst['version']}", []).append(inst)
+    report: dict = {"tasks": {}, "split": split, "params": params or {}}
+    for release, group in sorted(by_release.items()):
+        root = Path(group[0]["root"])
+        tasks = [
+            {"instance": g["instance"], "text": g["text"], "targets": g["targets"]} for g in group
+        ]
+        log(f"{release}: {len(tasks)} tasks")
+        db = CACHE / "dbs" / f"{release}.db"
+        db.parent.mkdir(parents=True, exist_ok=True)
+        job = {"root": str(root), "db": str(db), "tasks": tasks, "budgets": list(BUDGETS)}
+        job["params"] = params or {}
+        ours = _child(ours_cmd, job)
+        theirs = run_aider(aider_py, release, root, tasks) if aider_py else {}
+        for g in group:
+            report["tasks"][g["instance"]] = {
+                "repo": g["repo"],
+                "release": release,
+                "targets": g["targets"],
+                "ours": ours[g["instance"]],
+                "aider": theirs.get(g["instance"]),
+            }
+    return report
+
+
+def _figures(rows: list[dict], side: str) -> dict[str, float] | None:
+    outcomes = [r[side] for r in rows if r.get(side)]
+    if not outcomes or len(outcomes) < len(rows):
+        return None
+    n = len(outcomes)
+    out = {f"recall@{b}": sum(o[str(b)]["hit"] for o in outcomes) / n for b in BUDGETS}
+    for k in TOPS:
+        places = [o[str(PLACE_BUDGET)]["place"] for o in outcomes]
+        out[f"top{k}"] = sum(p is not None and p < k for p in places) / n
+    out["files@1024"] = sum(o["1024"]["files"] for o in outcomes) / n
+    return out
+
+
+def _line(label: str, n: int, ours: dict | None, theirs: dict | None) -> str:
+    def cells(f: dict | None) -> str:
+        if f is None:
+            return "   n/a" * 6
+        keys = [f"top{k}" for k in TOPS] + [f"recall@{b}" for b in BUDGETS]
+        return "".join(f"{f[k]:6.2f}" for k in keys)
+
+    return f"{label:<28}{n:>4} {cells(ours)}  |{cells(theirs)}"
+
+
+def print_localise(report: dict) -> None:
+    tasks = report["tasks"]
+    split = report["split"]
+    head = "".join(f"{h:>6}" for h in ("@1", "@5", "@10", "r1k", "r4k", "r8k"))
+    print(f"\n{'':<28}{'n':>4} {head}  |{head}")
+    print(f"{'':<28}{'':>4} {'bonsai: gold in first k files, recall':<36}  |aider")
+    groups: dict[str, list[dict]] = {}
+    for instance, row in sorted(tasks.items()):
+        groups.setdefault(row["repo"].split("__")[1], []).append({**row, "instance": instance})
+    for repo, rows in sorted(groups.items()):
+        print(_line(repo, len(rows), _figures(rows, "ours"), _figures(rows, "aider")))
+    every = [{**row, "instance": i} for i, row in sorted(tasks.items())]
+    held = [r for r in every if split.get(r["instance"]) == "held-out"]
+    tune = [r for r in every if split.get(r["instance"]) == "tune"]
+    for label, rows in (("ALL", every), ("tune half", tune), ("held-out half", held)):
+        print(_line(label, len(rows), _figures(rows, "ours"), _figures(rows, "aider")))
+    ours = _figures(every, "ours")
+    if ours:
+        print(f"mean files shown at 1,024 tokens: bonsai {ours['files@1024']:.1f}", end="")
+        theirs = _figures(every, "aider")
+        print(f", aider {theirs['files@1024']:.1f}" if theirs else "")
+
+
+if __name__ == "__main__":  # child process for one release: repomap_localise.py JOB
+    print(json.dumps(run_ours(json.loads(sys.argv[1]))))
