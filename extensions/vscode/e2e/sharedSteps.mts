@@ -190,7 +190,7 @@ const sharedApproval: Step = {
     await first.locator(".entry.approval.pending").waitFor();
     await context.page.locator(APPROVAL_ITEM, { hasText: "approve bash" }).waitFor();
     // One evaluation: the prompt is up and the statusline says so (read apart, they race a redraw).
-    const nvimStatus = await nvimWait(
+    await nvimWait(
       context,
       "require('bonsai.approval').count() == 1 and require('bonsai').statusline():find('approval waiting', 1, true) and require('bonsai').statusline()",
       "the Neovim prompt and its statusline flag",
