@@ -22,6 +22,7 @@ same files and questions on every machine.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -163,7 +164,7 @@ class Entry:
 
     def markdown(self) -> str:
         return (
-            f"---\ndescription: {self.description}\ncreated: {self.created.isoformat()}\n"
+            f"---\ndescription: {json.dumps(self.description)}\ncreated: {self.created.isoformat()}\n"
             f"updated: {self.updated.isoformat()}\n---\n{self.body}\n"
         )
 
