@@ -58,7 +58,8 @@ def _render(rm, files, tokens, text, rel_files):
 
 
 def main() -> None:
-    job = json.loads(sys.argv[1])
+    arg = sys.argv[1]  # the job as JSON, or @file holding it
+    job = json.loads(Path(arg[1:]).read_text() if arg.startswith("@") else arg)
     root = job["root"]
     rel_files = job["files"]
     files = [os.path.join(root, f) for f in rel_files]

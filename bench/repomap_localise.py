@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -79,10 +80,17 @@ def _outcome(order: list[str], targets: list[str], tokens: int) -> dict:
 
 
 def _child(cmd: list[str], job: dict, seed: str = "0") -> dict:
+    """Run ``cmd`` on ``job``, passed as ``@file`` (a large repository's file list
+    is longer than an argument may be)."""
     env = dict(os.environ, PYTHONHASHSEED=seed)
-    proc = subprocess.run(
-        [*cmd, json.dumps(job)], capture_output=True, text=True, env=env, timeout=5400
-    )
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(job, fh)
+    try:
+        proc = subprocess.run(
+            [*cmd, "@" + fh.name], capture_output=True, text=True, env=env, timeout=5400
+        )
+    finally:
+        os.unlink(fh.name)
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed:\n{proc.stderr[-3000:]}")
     result: dict = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -207,4 +215,6 @@ def print_localise(report: dict) -> None:
 
 
 if __name__ == "__main__":  # child process for one release: repomap_localise.py JOB
-    print(json.dumps(run_ours(json.loads(sys.argv[1]))))
+    arg = sys.argv[1]
+    job = json.loads(Path(arg[1:]).read_text() if arg.startswith("@") else arg)
+    print(json.dumps(run_ours(job)))

@@ -234,6 +234,17 @@ H.test("the ledger header shows a fill bar, percent and totals", function()
   H.eq("ledger", lr.next_view("turns"))
 end)
 
+H.test("a command while the first session is still starting says so", function()
+  local state = require("bonsai.state")
+  local seen = H.capture_notify()
+  state.creating = true
+  H.eq(nil, state.require_session())
+  state.creating = false
+  H.eq(nil, state.require_session())
+  H.contains(seen[1].msg, "the session is still starting: try again in a moment")
+  H.contains(seen[2].msg, "no session yet: open one with :Bonsai chat")
+end)
+
 H.test("a tool call's summary starts with what it is about", function()
   local render = require("bonsai.chat_render")
   H.eq(

@@ -271,10 +271,16 @@ function M.open(opts)
     return
   end
   local params = { workspace = config.workspace() }
+  -- Creating may take seconds (a local server is asked about its model first): say so.
+  state.creating = true
+  vim.api.nvim_echo({ { "bonsai: starting a new session…" } }, false, {})
   client_settings.call(methods.session_create, params, function(result)
+    state.creating = false
     M.attach(result.sessionId, function(view)
       show(view, opts.text)
     end)
+  end, function()
+    state.creating = false
   end)
 end
 

@@ -78,9 +78,13 @@ end
 ---@param method string
 ---@param params table
 ---@param on_result fun(result: any)?
-function M.call(method, params, on_result)
+---@param on_error fun(err: table)? also called on an error
+function M.call(method, params, on_result, on_error)
   params.client = M.from_env()
   client.request(method, params, function(err, result)
+    if err and on_error then
+      on_error(err)
+    end
     if err and err.code == M.CONFIG_ERROR then
       vim.notify("bonsai: " .. err.message, vim.log.levels.WARN)
     elseif err then

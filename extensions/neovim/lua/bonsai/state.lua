@@ -20,6 +20,10 @@ M.ctx = {}
 ---@type string?
 M.current = nil
 
+--- A `bonsai/session/create` is in flight (it can take seconds on a local server).
+---@type boolean
+M.creating = false
+
 ---@param session_id string
 function M.set_current(session_id)
   M.current = session_id
@@ -41,7 +45,9 @@ end
 ---@return string?
 function M.require_session(session_id)
   session_id = session_id or M.session_for_buffer()
-  if not session_id then
+  if not session_id and M.creating then
+    vim.notify("bonsai: the session is still starting: try again in a moment", vim.log.levels.WARN)
+  elseif not session_id then
     vim.notify("bonsai: no session yet: open one with :Bonsai chat", vim.log.levels.WARN)
   end
   return session_id
