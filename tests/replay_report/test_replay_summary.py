@@ -34,6 +34,7 @@ REPORT_FIELDS = {
     "sessionId",
     "events",
     "perTurn",
+    "timing",
 }
 TURN_FIELDS = {
     "step",
