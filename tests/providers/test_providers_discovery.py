@@ -112,6 +112,28 @@ def _local(**models: ModelInfo) -> ProviderSettings:
     return ProviderSettings(provider="openai-compatible", model="smollm2", models=models)
 
 
+async def test_a_server_of_several_models_none_chosen_says_which_to_set() -> None:
+    routes = ollama("num_ctx 16384")
+    routes[("GET", "/v1/models")] = {
+        "object": "list",
+        "data": [
+            {"id": "qwen2.5-coder:7b", "object": "model", "owned_by": "library"},
+            {"id": "llama3.2:3b", "object": "model", "owned_by": "library"},
+        ],
+    }
+    with shape_server(routes) as (base, _seen):
+        facts = await discover(base, "gpt-4o-mini")  # nobody chose a model
+    assert facts.served_model is None
+    assert facts.served_models == ("qwen2.5-coder:7b", "llama3.2:3b")
+    unchosen = resolve_window(ProviderSettings(provider="openai-compatible"), facts)
+    assert any(
+        "serves 2 models (qwen2.5-coder:7b, llama3.2:3b)" in n and "set BONSAI_MODEL" in n
+        for n in unchosen.notes
+    )
+    chosen = resolve_window(_local(), facts, model="llama3.2:3b")
+    assert not any("BONSAI_MODEL" in n for n in chosen.notes)
+
+
 def test_unknown_local_model_gets_a_small_window_and_a_visible_note() -> None:
     window = resolve_window(_local(), ServerFacts(server="llama-cpp-python"))
     assert window.info.context_window == 8_192 and window.info.context_window < 128_000

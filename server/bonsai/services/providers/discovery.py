@@ -65,6 +65,7 @@ class ServerFacts(BaseModel):
     text_tools_source: str = ""
     note: str = ""  # a caveat about the window (e.g. Ollama's default)
     served_model: str | None = None  # the one model ``GET /v1/models`` lists, when it lists one
+    served_models: tuple[str, ...] = ()  # every model it lists, when it lists several
     reachable: bool = True
 
 
@@ -84,7 +85,7 @@ def server_root(base_url: str) -> str:
     return re.sub(r"/v1$", "", base)
 
 
-def _same_model(entry_id: Any, model: str) -> bool:
+def same_model(entry_id: Any, model: str) -> bool:
     if not isinstance(entry_id, str):
         return False
     a, b = entry_id.strip().lower(), model.strip().lower()
@@ -98,23 +99,27 @@ def _model_entry(body: Any, model: str) -> dict[str, Any] | None:
         return None
     entries = [e for e in data if isinstance(e, dict)]
     for entry in entries:
-        if _same_model(entry.get("id"), model):
+        if same_model(entry.get("id"), model):
             return entry
     return entries[0] if len(entries) == 1 else None
 
 
-def _served(body: Any) -> str | None:
+def _listed(body: Any) -> list[str]:
     data = body.get("data") if isinstance(body, dict) else None
     ids = [e.get("id") for e in data if isinstance(e, dict)] if isinstance(data, list) else []
-    return ids[0] if len(ids) == 1 and isinstance(ids[0], str) and ids[0] else None
+    return [i for i in ids if isinstance(i, str) and i]
 
 
 def parse_models(body: Any, model: str) -> ServerFacts:
     """``GET /v1/models``: vLLM's ``max_model_len``, llama.cpp's ``meta.n_ctx``, and
     who answers (``owned_by``)."""
     facts = _parse_models(body, model)
-    served = _served(body)
-    return facts.model_copy(update={"served_model": served}) if served else facts
+    listed = _listed(body)
+    if len(listed) == 1:
+        return facts.model_copy(update={"served_model": listed[0]})
+    if len(listed) > 1:
+        return facts.model_copy(update={"served_models": tuple(listed)})
+    return facts
 
 
 def _parse_models(body: Any, model: str) -> ServerFacts:
@@ -221,7 +226,7 @@ def _loaded_ctx(ps: Any, model: str) -> int | None:
     models = ps.get("models") if isinstance(ps, dict) else None
     for entry in models if isinstance(models, list) else []:
         if isinstance(entry, dict) and (
-            _same_model(entry.get("name"), model) or _same_model(entry.get("model"), model)
+            same_model(entry.get("name"), model) or same_model(entry.get("model"), model)
         ):
             return _positive_int(entry.get("context_length"))
     return None
@@ -277,6 +282,8 @@ def merge(first: ServerFacts, later: ServerFacts) -> ServerFacts:
         update |= {"tools": later.tools, "tools_source": later.tools_source}
     if first.served_model is None and later.served_model is not None:
         update["served_model"] = later.served_model
+    if not first.served_models and later.served_models:
+        update["served_models"] = later.served_models
     return first.model_copy(update=update) if update else first
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from bonsai.services.providers.discovery import ServerFacts
+from bonsai.services.providers.discovery import ServerFacts, same_model
 from bonsai.services.providers.registry import ModelRow, lookup_model
 from bonsai.settings import ModelInfo, ProviderSettings
 
@@ -48,7 +48,26 @@ def _local(settings: ProviderSettings) -> bool:
 def resolve_window(
     settings: ProviderSettings, facts: ServerFacts | None, model: str | None = None
 ) -> WindowFacts:
-    name = model or settings.model
+    resolved = _resolve(settings, facts, model or settings.model)
+    note = _unserved_note(facts, model or settings.model)
+    return resolved.model_copy(update={"notes": (*resolved.notes, note)}) if note else resolved
+
+
+def _unserved_note(facts: ServerFacts | None, name: str) -> str:
+    """A server that lists several models, none of them the session's: say which to set."""
+    if facts is None or len(facts.served_models) < 2:
+        return ""
+    if any(same_model(served, name) for served in facts.served_models):
+        return ""
+    shown = ", ".join(facts.served_models[:5])
+    more = f" and {len(facts.served_models) - 5} more" if len(facts.served_models) > 5 else ""
+    return (
+        f"this server serves {len(facts.served_models)} models ({shown}{more}), "
+        f"none named {name!r}: set BONSAI_MODEL or providers.model to one of them"
+    )
+
+
+def _resolve(settings: ProviderSettings, facts: ServerFacts | None, name: str) -> WindowFacts:
     row = lookup_model(name, settings.models)
     info = row.info
     server_note = (facts.note,) if facts is not None and facts.note else ()
