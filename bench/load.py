@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -42,61 +41,6 @@ from bonsai.cli.client import DaemonClient
 from load_clients import AsyncClient, cpu_s, start_stream_process
 
 DEADLINE_S = 300
-
-
-# ----------------------------------------------------------------- timestamped SSE server
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tokens: int) -> None:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = next(
-        (
-            int(line.split(b":")[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length")
-        ),
-        0,
-    )
-    await reader.readexactly(length)
-    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
-    for _ in range(tokens):
-        chunk = {
-            "id": "x",
-            "object": "chat.completion.chunk",
-            "model": "gpt-4o-mini",
-            "choices": [
-                {"index": 0, "delta": {"content": f"[{time.time():.6f}]"}, "finish_reason": None}
-            ],
-        }
-        writer.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-        await writer.drain()
-        await asyncio.sleep(0.002)
-    end = {
-        "id": "x",
-        "object": "chat.completion.chunk",
-        "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": tokens, "total_tokens": 100 + tokens},
-    }
-    writer.write(b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n")
-    await writer.drain()
-    writer.close()
-
-
-def start_stream_server(tokens: int) -> int:
-    ready: dict[str, int] = {}
-    started = threading.Event()
-
-    def run() -> None:
-        async def main() -> None:
-            server = await asyncio.start_server(lambda r, w: _handle(r, w, tokens), "127.0.0.1", 0)
-            ready["port"] = server.sockets[0].getsockname()[1]
-            started.set()
-            await server.serve_forever()
-
-        asyncio.run(main())
-
-    threading.Thread(target=run, daemon=True).start()
-    started.wait(10)
-    return ready["port"]
 
 
 # ----------------------------------------------------------------- helpers
@@ -178,7 +122,7 @@ def client_loop(
 
 
 def streaming(args: argparse.Namespace) -> None:
-    port = start_stream_server(args.tokens)
+    stream_proc, port = start_stream_process(args.tokens)
     home = Path(tempfile.mkdtemp(prefix="bonsai-load-"))
     proc, _ = start_daemon(home, port)
     setup = DaemonClient.connect(home, start=False)
@@ -221,6 +165,7 @@ def streaming(args: argparse.Namespace) -> None:
     )
     setup.request("bonsai/daemon/stop")
     proc.wait(30)
+    stream_proc.kill()
 
 
 async def _stream(
