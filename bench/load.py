@@ -173,15 +173,18 @@ async def _stream(
     sid: str,
     send: bool,
     lat: list[float],
+    frames: list[int],
     until: float,
 ) -> None:
-    """Attach and, for a sender, run turns back to back until ``until``; stamp every delta."""
+    """Attach and, for a sender, run turns back to back until ``until``; stamp every delta
+    (``lat``: one latency per token; ``frames``: one item per delta event received)."""
     finished: list[asyncio.Event] = []
 
     def on_event(method: str, params: dict, at: float) -> None:
         if method != "bonsai/chat/event":
             return
         if params["kind"] == "delta":
+            frames.append(1)
             for part in params["text"].split("]"):
                 if part.startswith("["):
                     lat.append((at - float(part[1:])) * 1000)
@@ -240,6 +243,7 @@ async def _measure(
     streamers = [await AsyncClient.connect(home) for _ in range(args.clients)]
     watchers = [await AsyncClient.connect(home) for _ in range(pollers)]
     latencies: list[float] = []
+    frames: list[int] = []
     polls: list[float] = []
     cold: list[float] = []
     until = time.monotonic() + args.seconds
@@ -257,7 +261,7 @@ async def _measure(
     every = args.poll_ms / 1000
     await asyncio.gather(
         *(
-            _stream(c, sids[i % len(sids)], i < len(sids), latencies, until)
+            _stream(c, sids[i % len(sids)], i < len(sids), latencies, frames, until)
             for i, c in enumerate(streamers)
         ),
         *(_poll(c, sids[i % len(sids)], every, polls, cold, until) for i, c in enumerate(watchers)),
@@ -270,6 +274,7 @@ async def _measure(
     return {
         "events": len(latencies),
         "events_s": len(latencies) / elapsed,
+        "per_frame": len(latencies) / max(1, len(frames)),
         "p50": pct(latencies, 0.5),
         "p95": pct(latencies, 0.95),
         "p99": pct(latencies, 0.99),
@@ -324,14 +329,14 @@ def polling(args: argparse.Namespace) -> None:
     print(
         f"  {'':14}{'events':>9}{'ev/s':>7}{'p50 ms':>8}{'p95 ms':>8}{'p99 ms':>8}"
         f"{'ctx/get':>8}{'get p50':>8}{'get p95':>8}{'CPU %':>6}{'µs/ev':>7}{'RSS MB':>7}"
-        f"{'load':>6}{'bench %':>8}"
+        f"{'load':>6}{'bench %':>8}{'tok/ev':>7}"
     )
     for name, r in runs.items():
         print(
             f"  {name:14}{r['events']:>9,.0f}{r['events_s']:>7,.0f}{r['p50']:>8.2f}"
             f"{r['p95']:>8.2f}{r['p99']:>8.2f}{r['polls']:>8,.0f}{r['poll_p50']:>8.1f}"
             f"{r['poll_p95']:>8.1f}{r['cpu_pct']:>6.0f}{r['cpu_us_event']:>7.0f}{r['rss']:>7.0f}"
-            f"{r['load']:>6.1f}{r['own_pct']:>8.0f}"
+            f"{r['load']:>6.1f}{r['own_pct']:>8.0f}{r['per_frame']:>7.1f}"
         )
     alone, busy = runs["alone"], runs["with pollers"]
     print(
@@ -340,6 +345,10 @@ def polling(args: argparse.Namespace) -> None:
         f"×{busy['cpu_us_event'] / max(alone['cpu_us_event'], 1e-9):.2f}"
     )
     print(f"  (each poller's first ctx/get, not counted above: at most {busy['cold_max']:,.0f} ms)")
+    print(
+        "  (events: deltas as the stream server sent them, each stamped; tok/ev: how many "
+        "the daemon sent in one delta event)"
+    )
 
 
 def idle(args: argparse.Namespace) -> None:
