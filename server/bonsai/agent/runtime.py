@@ -56,7 +56,7 @@ class SessionRuntime:
         pending, self._pending = self._pending, None
         if pending is not None:
             turn_id, texts = pending
-            self._publish(turn_id, m.DeltaEvent.model_construct(text="".join(texts)))
+            self._publish(turn_id, m.DeltaEvent(text="".join(texts)))
 
     def _coalesce(self, turn_id: str, text: str) -> None:
         pending = self._pending
