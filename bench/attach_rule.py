@@ -13,7 +13,7 @@ warm (its terms already seen, as a repeated view of the tree finds them):
 "Before" is ``core/history/attach.py`` at ``--before`` (a git revision), loaded
 beside the current one in the same process, so load distorts both alike.
 
-    .venv/bin/python bench/attach_rule.py --before efd7a72 [--sizes 100,1000,5000]
+    .venv/bin/python bench/attach_rule.py --before 0ae6d7a [--sizes 100,1000,5000]
 """
 
 from __future__ import annotations
