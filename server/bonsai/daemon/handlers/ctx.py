@@ -16,6 +16,7 @@ from bonsai.session.base import bridge_for, notify_ctx
 from bonsai.session.compaction import compact_session
 from bonsai.session.host import Host
 from bonsai.session.server_facts import as_sent, ensure_facts, ledger_notes, session_notes
+from bonsai.session.views import Encoded
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
 
@@ -88,10 +89,12 @@ def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
 
 
 @handles("bonsai/ctx/get", read_only=True)
-async def get(ctx: Ctx, params: m.CtxGetParams) -> m.CtxGetResult:
+async def get(ctx: Ctx, params: m.CtxGetParams) -> Encoded:
+    """The view, encoded on the worker; asked again while nothing moved, the same bytes."""
     await ensure_facts(ctx.daemon, params.session_id)  # on the loop: it may ask the server
-    key = f"ctx/get:{params.view}"
-    return await ctx.daemon.views.run(ctx.daemon, params.session_id, lambda h: _get(h, params), key)
+    key = f"ctx/get:{params.model_dump_json()}"
+    view = ctx.daemon.views
+    return await view.run(ctx.daemon, params.session_id, lambda h: Encoded.of(_get(h, params)), key)
 
 
 def _get(host: Host, params: m.CtxGetParams) -> m.CtxGetResult:
