@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -45,6 +46,10 @@ from bonsai.session.view_store import MessageCache, ViewStore
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 FRESH_S = 1.0
+# The worker shares the GIL with the loop: while a view computes, the loop waits up to
+# the interpreter's switch interval (5 ms by default) each time a streamed event is due.
+# Once a worker exists the interval is at most this, so a view delays an event ~1 ms.
+LOOP_GIL_WAIT_S = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +158,7 @@ class ViewWorker:
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
+            sys.setswitchinterval(min(sys.getswitchinterval(), LOOP_GIL_WAIT_S))
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="bonsai-views")
         return self._pool
 
