@@ -82,6 +82,7 @@ class Ranked:
         self._order: IntArray = _NO_INTS
         self._complete = False
         self.ranks: FloatArray | None = None  # the PageRank vector this came from
+        self.rows_hint = 0  # rows the caller will ask for: the first order makes as many
 
     def rebound(self, graph: RepoGraph) -> Ranked:
         """This ranking for ``graph``, a view with the same arrays as ours but
@@ -95,6 +96,7 @@ class Ranked:
         """The best ``count`` rows (fewer when there are fewer), best first."""
         if count <= len(self._order) or self._complete:
             return self._order[:count]
+        wanted, count = count, max(count, self.rows_hint)
         keep, table = self._keep, self.table
         if count * 2 >= len(keep):
             rows, neg = keep, -_scores(table.fid, self._base, self._file_bonus, keep)
@@ -102,7 +104,7 @@ class Ranked:
         else:
             rows, neg = self._best(count)
         self._order = rows[np.lexsort((table.line[rows], table.fid[rows], neg))]
-        return self._order[:count]
+        return self._order[:wanted]
 
     def _best(self, count: int) -> tuple[IntArray, FloatArray]:
         """The rows scoring at least the ``count``-th best score, with their
@@ -311,9 +313,11 @@ def rank(
     recent_files: Collection[str],
     mentions: Mentions,
     text: str = "",
+    rows: int = 0,
 ) -> Ranked:
     """Rank everything for one request (see module doc); ``text`` is the user's
-    text that ``mentions`` was read from (its words are matched too)."""
+    text that ``mentions`` was read from (its words are matched too); ``rows``:
+    how many rows the caller will read (one partial sort then serves all)."""
     table = graph.table
     pers = personalization(graph, chat_files, recent_files, mentions, text)
     ranks = pagerank_of(graph, pers)
@@ -334,7 +338,7 @@ def rank(
     total = float(file_rank.sum())
     normalised = file_rank / total if total > 0 else file_rank
     ranked = Ranked(normalised, base, file_bonus, keep, graph)
-    ranked.ranks = ranks
+    ranked.ranks, ranked.rows_hint = ranks, rows
     ranked.named = _named_files(graph, ranked, mentions)
     graph.last_ranked = (inputs, ranked)
     return ranked
