@@ -90,13 +90,14 @@ def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
     found = parse_mentions(text, state.path_index(graph), graph.defined, state.word_parts(graph))
     scores = ranking.text_scores(graph, text)
     ranks = ranking.pagerank_of(graph, ranking.personalization(graph, (), (), found, text, scores))
-    lanes = fusion.lanes(graph, found, scores, ranks[: len(graph.files)])
+    lanes = fusion.lanes(graph, found, scores, ranks[: len(graph.files)], text)
     files = graph.files
     out = {
         "bm25": _place(lanes.bm25, targets, files),
         "lexical": _place(lanes.lexical, targets, files),
         "mentions": _place(lanes.mentions, targets, files),
         "pagerank": _place(lanes.pagerank, targets, files),
+        "phrases": _place(lanes.phrases, targets, files),
         "fused": _place(fusion.fuse(graph, lanes), targets, files),
     }
     for i, params in enumerate(grid):
@@ -104,7 +105,7 @@ def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
         for k, v in params.items():
             setattr(fusion, k, v)
         try:
-            variant = fusion.lanes(graph, found, scores, ranks[: len(graph.files)])
+            variant = fusion.lanes(graph, found, scores, ranks[: len(graph.files)], text)
             out[f"grid{i}"] = _place(fusion.fuse(graph, variant), targets, files)
         finally:
             for k, v in saved.items():
@@ -236,7 +237,7 @@ def _line(label: str, n: int, ours: dict | None, theirs: dict | None) -> str:
     return f"{label:<28}{n:>4} {cells(ours)}  |{cells(theirs)}"
 
 
-LANES = ("bm25", "lexical", "mentions", "pagerank", "fused")
+LANES = ("bm25", "lexical", "mentions", "pagerank", "phrases", "fused")
 
 
 def print_lanes(report: dict, grid: list[dict] | None = None) -> None:

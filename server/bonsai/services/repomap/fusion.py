@@ -1,9 +1,9 @@
 """The file order of a map: three lanes of evidence fused by reciprocal rank.
 
 * **lexical**: BM25 of the text's words over each file's words (``lexical.py``:
-  names, docstrings, comments, string literals, path). A test file's score is
-  handed to the files defining the names it uses (a test that matches the issue
-  is evidence for the code it exercises; the answer is rarely the test). A
+  names, docstrings, comments, string literals, path), test files left out
+  (the answer is rarely the test; their evidence for the code they exercise
+  reaches the map through PageRank's teleport, ``ranking.lexical_signal``). A
   generated file (``words.is_generated``: its words are only its path and the
   names it defines) also gets ``SIBLING_SHARE`` of the score of the file it is
   named after in its directory (``cds_parsetab.py`` beside ``cds.py``): a fix
@@ -25,6 +25,7 @@ in several to lead. Everything is vectorised over files; deterministic.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from typing import NamedTuple
 
@@ -34,7 +35,7 @@ from bonsai.core.repomap.pagerank import FloatArray
 from bonsai.services.repomap.graph import RepoGraph
 from bonsai.services.repomap.lexical import is_test_path
 from bonsai.services.repomap.mentions import Mentions
-from bonsai.services.repomap.words import GENERATED_MARK
+from bonsai.services.repomap.words import GENERATED_MARK, text_words
 
 RRF_K = 10.0
 W_LEXICAL = 1.0
@@ -47,6 +48,8 @@ EVIDENCE_SHARE = 0.0  # of a test file's score, the part handed on (measured: 0 
 TEST_FILE_DAMP = 1.0  # a test file's fused score, times this
 SIBLING_SHARE = 0.5  # of its source file's lexical score, to a generated file
 EVIDENCE_MODE = "uses"  # "uses": to every definer; "matching": only those sharing words
+W_PHRASES = 0.0  # lane of the files holding every word of a message the text quotes
+MAX_PHRASES = 8
 FUSION_MODE = "rrf"  # "rrf": reciprocal rank; "mix": scores scaled to the lane's best
 
 
@@ -55,6 +58,7 @@ class Lanes(NamedTuple):
     mentions: FloatArray
     pagerank: FloatArray
     bm25: FloatArray  # the raw BM25 (before test evidence), > 0: shares a word
+    phrases: FloatArray  # words of quoted messages held (``phrases_lane``)
 
 
 def _definers_of_nodes(graph: RepoGraph, nodes: np.ndarray, weights: FloatArray) -> FloatArray:
@@ -118,30 +122,45 @@ def source_sibling(graph: RepoGraph, fid: int) -> int | None:
     return None
 
 
+_SIBLINGS: list[tuple[object, list[tuple[int, int]]]] = []  # (word ids, pairs) of the last
+
+
+def generated_siblings(graph: RepoGraph) -> list[tuple[int, int]]:
+    """(generated file, its source file) pairs, kept while the core's word ids
+    stay the same array (an edit that changes no words keeps them)."""
+    key = graph.core.word_ids
+    if _SIBLINGS and _SIBLINGS[0][0] is key:
+        return _SIBLINGS[0][1]
+    pairs: list[tuple[int, int]] = []
+    for fid in generated_files(graph):
+        source = source_sibling(graph, fid)
+        if source is not None:
+            pairs.append((fid, source))
+    _SIBLINGS[:] = [(key, pairs)]
+    return pairs
+
+
 def lexical_lane(graph: RepoGraph, bm25: FloatArray) -> FloatArray:
-    """BM25 per file, with the best test files' scores handed to the files
-    defining the names they use (split by their reference weights)."""
-    lane = bm25.copy()
+    """BM25 per file, test files left out; with ``EVIDENCE_SHARE`` above 0 the
+    best test files' scores are handed to the files defining the names they use
+    (split by their reference weights). Measured on the corpus, handing them on
+    put hub modules first (a test uses them all), so the share is 0."""
     is_test = test_mask(graph)
-    tests = np.flatnonzero((bm25 > 0) & is_test).tolist()
-    tests.sort(key=lambda f: (-float(bm25[f]), f))
-    for fid in tests:
-        lane[fid] = 0.0
-    for fid in tests[:EVIDENCE_TOP]:
-        targets, edge_w = graph.uses_of(fid)
-        total = float(edge_w.sum())
-        if len(targets) and total > 0:
-            vote = EVIDENCE_SHARE * float(bm25[fid]) * edge_w / total
-            spread = _definers_of_nodes(graph, targets, vote)
-            if EVIDENCE_MODE == "matching":
-                spread = np.where(bm25 > 0, spread, 0.0)
-            lane += spread
+    lane = np.where(is_test, 0.0, bm25)
+    if EVIDENCE_SHARE > 0:
+        tests = np.flatnonzero((bm25 > 0) & is_test)
+        for fid in tests[np.lexsort((tests, -bm25[tests]))][:EVIDENCE_TOP].tolist():
+            targets, edge_w = graph.uses_of(fid)
+            total = float(edge_w.sum())
+            if len(targets) and total > 0:
+                vote = EVIDENCE_SHARE * float(bm25[fid]) * edge_w / total
+                spread = _definers_of_nodes(graph, targets, vote)
+                if EVIDENCE_MODE == "matching":
+                    spread = np.where(bm25 > 0, spread, 0.0)
+                lane += spread
     if SIBLING_SHARE > 0:
-        generated = generated_files(graph)
-        for fid in generated:
-            source = source_sibling(graph, fid)
-            if source is not None:
-                lane[fid] = max(lane[fid], SIBLING_SHARE * float(lane[source]))
+        for fid, source in generated_siblings(graph):
+            lane[fid] = max(lane[fid], SIBLING_SHARE * float(lane[source]))
     return lane
 
 
@@ -163,10 +182,56 @@ def mentions_lane(graph: RepoGraph, mentions: Mentions) -> FloatArray:
     return lane
 
 
-def lanes(graph: RepoGraph, mentions: Mentions, bm25: FloatArray, file_rank: FloatArray) -> Lanes:
-    """The three lanes from the text's BM25 per file, its mentions and the
-    personalized PageRank of the files."""
-    return Lanes(lexical_lane(graph, bm25), mentions_lane(graph, mentions), file_rank, bm25)
+_QUOTED = re.compile(r"\"([^\"\n]{8,300})\"|'([^'\n]{8,300})'|`([^`\n]{8,300})`")
+_MESSAGE = re.compile(
+    r"^[ \t]*(?:[A-Za-z_.]{0,80}(?:Error|Exception|Warning)|ERROR|WARNING)\b:?[ \t]*(.{8,300})$",
+    re.M,
+)
+
+
+def quoted_phrases(text: str) -> list[str]:
+    """Messages the text quotes: strings in quotes or backticks with a space in
+    them, and the message of an ``...Error:`` / ``WARNING`` line (first ones)."""
+    found: list[str] = []
+    for match in _QUOTED.finditer(text):
+        phrase = next(g for g in match.groups() if g is not None)
+        if " " in phrase.strip():
+            found.append(phrase)
+    found.extend(m.group(1) for m in _MESSAGE.finditer(text))
+    return found[:MAX_PHRASES]
+
+
+def phrases_lane(graph: RepoGraph, text: str) -> FloatArray:
+    """Per file, the number of quoted phrases all of whose known words (at least
+    two) it holds, each counted by its word count: a quoted error or log message
+    is found in the file whose string literal it comes from."""
+    core = graph.core
+    lane = np.zeros(len(graph.files))
+    if W_PHRASES <= 0 or not len(core.word_ids):
+        return lane
+    for phrase in quoted_phrases(text):
+        ids = []
+        for word in sorted(text_words(phrase)):
+            i = bisect_left(core.words, word)
+            if i < len(core.words) and core.words[i] == word:
+                ids.append(i)
+        if len(ids) < 2:
+            continue
+        hits = np.flatnonzero(np.isin(core.word_ids, np.asarray(ids, dtype=np.int64)))
+        fids = np.searchsorted(core.word_offsets, hits, side="right") - 1
+        count = np.bincount(fids, minlength=len(lane))
+        lane += np.where(count >= len(ids), float(len(ids)), 0.0)
+    return lane
+
+
+def lanes(
+    graph: RepoGraph, mentions: Mentions, bm25: FloatArray, file_rank: FloatArray, text: str = ""
+) -> Lanes:
+    """The lanes from the text's BM25 per file, its mentions, the personalized
+    PageRank of the files and the text's quoted messages."""
+    lexical = lexical_lane(graph, bm25)
+    quoted = phrases_lane(graph, text) if text else np.zeros(len(graph.files))
+    return Lanes(lexical, mentions_lane(graph, mentions), file_rank, bm25, quoted)
 
 
 def _reciprocal(score: FloatArray) -> FloatArray:
@@ -204,6 +269,8 @@ def fuse(graph: RepoGraph, lanes_: Lanes) -> FloatArray:
         + W_MENTIONS * _reciprocal(lanes_.mentions)
         + W_PAGERANK * prior
     )
+    if W_PHRASES > 0:
+        fused = fused + W_PHRASES * _reciprocal(lanes_.phrases)
     if TEST_FILE_DAMP != 1.0:
         fused = np.where(test_mask(graph), TEST_FILE_DAMP * fused, fused)
     total = float(fused.sum())
