@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection, Sequence
-from typing import overload
+from typing import NamedTuple, overload
 
 import numpy as np
 
@@ -58,6 +58,32 @@ TEST_AS_EVIDENCE = True  # a test file's lexical weight goes to the names it use
 FUSED_ORDER = True  # files ordered by the fused lanes (fusion.py), not PageRank alone
 
 
+class _Sorted:
+    """The rows a ranking has sorted so far (shared by a ranking and the copy of
+    it a relined graph gets)."""
+
+    __slots__ = ("complete", "order")
+
+    def __init__(self) -> None:
+        self.order: IntArray = _NO_INTS
+        self.complete = False
+
+
+class RankMemo(NamedTuple):
+    """What a ranking needs to be rebound to a relined graph (kept on the graph;
+    holds no graph, so replaced graphs are freed without a cycle collection)."""
+
+    inputs: tuple[object, ...]
+    ranks: FloatArray
+    file_rank: FloatArray
+    base: FloatArray
+    file_bonus: FloatArray
+    keep: IntArray
+    named: list[str]
+    rows_hint: int
+    sorted: _Sorted
+
+
 class Ranked:
     """The ranking of one request. ``order(count)`` gives the best ``count``
     definition-table rows (ties by path, then line), scoring and sorting only
@@ -73,6 +99,7 @@ class Ranked:
         file_bonus: FloatArray,
         keep: IntArray,
         graph: RepoGraph,
+        done: _Sorted | None = None,
     ) -> None:
         self.file_rank = file_rank  # per file id, normalised to sum 1
         self.graph = graph
@@ -81,30 +108,44 @@ class Ranked:
         self._base = base
         self._file_bonus = file_bonus
         self._keep = keep  # rows outside the conversation
-        self._order: IntArray = _NO_INTS
-        self._complete = False
-        self.ranks: FloatArray | None = None  # the PageRank vector this came from
+        self._sorted = _Sorted() if done is None else done
+        self.rows_hint = 0  # rows the caller will ask for: the first order makes as many
 
-    def rebound(self, graph: RepoGraph) -> Ranked:
-        """This ranking for ``graph``, a view with the same arrays as ours but
-        other definition lines (``RepoGraph.relined``): the order is kept."""
-        other = Ranked(self.file_rank, self._base, self._file_bonus, self._keep, graph)
-        other.named, other.ranks = self.named, self.ranks
-        other._order, other._complete = self._order, self._complete
-        return other
+    def memo(self, inputs: tuple[object, ...], ranks: FloatArray) -> RankMemo:
+        return RankMemo(
+            inputs,
+            ranks,
+            self.file_rank,
+            self._base,
+            self._file_bonus,
+            self._keep,
+            self.named,
+            self.rows_hint,
+            self._sorted,
+        )
+
+    @classmethod
+    def rebound(cls, memo: RankMemo, graph: RepoGraph) -> Ranked:
+        """The memo's ranking for ``graph``, a view with the same arrays but other
+        definition lines (``RepoGraph.relined``): the order is kept."""
+        ranked = cls(memo.file_rank, memo.base, memo.file_bonus, memo.keep, graph, memo.sorted)
+        ranked.named, ranked.rows_hint = memo.named, memo.rows_hint
+        return ranked
 
     def order(self, count: int) -> IntArray:
         """The best ``count`` rows (fewer when there are fewer), best first."""
-        if count <= len(self._order) or self._complete:
-            return self._order[:count]
+        done = self._sorted
+        if count <= len(done.order) or done.complete:
+            return done.order[:count]
+        wanted, count = count, max(count, self.rows_hint)
         keep, table = self._keep, self.table
         if count * 2 >= len(keep):
             rows, neg = keep, -_scores(table.fid, self._base, self._file_bonus, keep)
-            self._complete = True
+            done.complete = True
         else:
             rows, neg = self._best(count)
-        self._order = rows[np.lexsort((table.line[rows], table.fid[rows], neg))]
-        return self._order[:count]
+        done.order = rows[np.lexsort((table.line[rows], table.fid[rows], neg))]
+        return done.order[:wanted]
 
     def _best(self, count: int) -> tuple[IntArray, FloatArray]:
         """The rows scoring at least the ``count``-th best score, with their
@@ -339,20 +380,21 @@ def rank(
     recent_files: Collection[str],
     mentions: Mentions,
     text: str = "",
+    rows: int = 0,
 ) -> Ranked:
     """Rank everything for one request (see module doc); ``text`` is the user's
-    text that ``mentions`` was read from (its words are matched too)."""
+    text that ``mentions`` was read from (its words are matched too); ``rows``:
+    how many rows the caller will read (one partial sort then serves all)."""
     table = graph.table
     scores = text_scores(graph, text)
     pers = personalization(graph, chat_files, recent_files, mentions, text, scores)
     ranks = pagerank_of(graph, pers)
     said = repr((sorted(mentions.files.items()), mentions.idents, sorted(chat_files), text))
-    inputs = (id(ranks), said)
+    words = hashlib.blake2b(scores.tobytes(), digest_size=16).hexdigest()  # fusion reads them
+    inputs = (id(ranks), said, words)
     last = graph.last_ranked
-    if last is not None and last[0] == inputs and last[1].ranks is ranks:
-        ranked: Ranked = last[1].rebound(graph)  # a relined graph: same arrays, same order
-        graph.last_ranked = (inputs, ranked)
-        return ranked
+    if last is not None and last.inputs == inputs and last.ranks is ranks:
+        return Ranked.rebound(last, graph)  # a relined graph: same arrays, same order
     file_score = None
     if FUSED_ORDER:
         file_lanes = lanes(graph, mentions, scores, ranks[: len(graph.files)], text)
@@ -367,9 +409,9 @@ def rank(
     total = float(file_rank.sum())
     normalised = file_rank / total if total > 0 else file_rank
     ranked = Ranked(normalised, base, file_bonus, keep, graph)
-    ranked.ranks = ranks
+    ranked.rows_hint = rows
     ranked.named = _named_files(graph, ranked, mentions)
-    graph.last_ranked = (inputs, ranked)
+    graph.last_ranked = ranked.memo(inputs, ranks)
     return ranked
 
 
