@@ -11,8 +11,9 @@ subprocesses of this script too, so every figure comes from a fresh process.
 Figures: cold build (empty cache -> first map), warm build (filled cache, new
 process -> first map; ``--warm-runs`` processes, the spread is printed),
 incremental update (one file edited -> new map: a first edit, then the middle
-of three keeping the file's names and of three adding a function; wall and CPU
-time, as the machine may be shared), peak RSS,
+of three in a row that each keep the file's names and of three that each add
+one more function; wall and CPU time, as the machine may be shared), peak RSS
+of the whole process tree (``bonsai.dev.tree_rss``),
 and file-localization recall: tasks written like issues that name identifiers
 (never files); a task is a hit when its defining file appears in the map, at
 1,024 and 4,096 tokens. aider varies between runs, so it runs ``--aider-runs``
@@ -38,8 +39,9 @@ import sysconfig
 import time
 from pathlib import Path
 
+from bonsai.dev.tree_rss import TreeSampler
 from repomap_corpus import CACHE
-from repomap_localise import localise, print_localise
+from repomap_localise import localise, print_lanes, print_localise
 from repomap_tasks import (
     SWE_REPOS,
     fetch_sdist,
@@ -180,61 +182,13 @@ def _shown(text: str, task: dict) -> bool:
     return all(rel in shown for rel in targets_of(task))
 
 
-class TreeSampler:
-    """Peak RSS of this process plus its children, summed at the same moment
-    (read from /proc every 10 ms in a thread), and the peak of any one child."""
-
-    def __init__(self) -> None:
-        import threading
-
-        self.tree_kb = self.child_kb = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    @staticmethod
-    def _rss_kb(pid: int) -> int:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        except OSError:
-            pass
-        return 0
-
-    @staticmethod
-    def _children(pid: int) -> list[int]:
-        out: list[int] = []
-        try:
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                out += [
-                    int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
-                ]
-        except OSError:
-            pass
-        return out
-
-    def _run(self) -> None:
-        me = os.getpid()
-        while not self._stop.wait(0.01):
-            kids = [self._rss_kb(k) for k in self._children(me)]
-            self.tree_kb = max(self.tree_kb, self._rss_kb(me) + sum(kids))
-            self.child_kb = max([self.child_kb, *kids])
-
-    def stop(self) -> tuple[float, float]:
-        """(tree, largest child) peaks in MB."""
-        self._stop.set()
-        self._thread.join()
-        return self.tree_kb / 1024, self.child_kb / 1024
-
-
 def run_ours(job: dict) -> dict:
     from bonsai.services.repomap import RepoMapService
     from bonsai.settings import RepoMapSettings
 
     root, db = Path(job["root"]), Path(job["db"])
     out: dict = {}
-    sampler = TreeSampler()
+    sampler = TreeSampler().start()
     t0, c0 = time.perf_counter(), time.process_time()
     service = RepoMapService(root, db, RepoMapSettings(), chars4)
     stats = service.build()
@@ -314,21 +268,22 @@ def _timed_edit(service, target: Path, text: str, task: str = "") -> tuple[float
 
 def _edits(service, target: Path, task: str = "") -> dict:
     """One file edited, then the map asked for with the session's task text: the
-    first edit (loads the grammar), then three more of each kind (keeping the
-    file's names, adding a function); wall and CPU seconds (CPU: what the
-    process itself spent, whatever the load)."""
+    first edit (loads the grammar), then three that each keep every name of the
+    file as it was just before (a changed comment), then three that each add one
+    more function; wall and CPU seconds (CPU: what the process itself spent,
+    whatever the load), the middle of each three."""
     original = target.read_text()
     out: dict = {}
     first = original + "\n# first edit\n"
     out["incremental_first_s"] = _timed_edit(service, target, first, task)[0]
-    body, added = [], []
+    body = [
+        _timed_edit(service, target, original + f"\n# an edit, no new name {k}\n", task)
+        for k in range(3)
+    ]
+    added, text = [], original
     for k in range(3):
-        body.append(
-            _timed_edit(service, target, original + f"\n# an edit, no new name {k}\n", task)
-        )
-        added.append(
-            _timed_edit(service, target, original + f"\n\ndef bench_added_{k}():\n    pass\n", task)
-        )
+        text += f"\n\ndef bench_added_{k}():\n    pass\n"
+        added.append(_timed_edit(service, target, text, task))
     for key, runs in (("incremental_body", body), ("incremental", added)):
         out[key + "_s"] = sorted(r[0] for r in runs)[1]
         out[key + "_cpu_s"] = sorted(r[1] for r in runs)[1]
@@ -633,6 +588,9 @@ def main() -> None:
     parser.add_argument(
         "--params", default="{}", help='ablation: JSON {"ranking.LEXICAL_WEIGHT": 0, ...}'
     )
+    parser.add_argument(
+        "--grid", default="[]", help='corpus: fusion variants [{"RRF_K": 10}, ...] (fusion.py)'
+    )
     parser.add_argument("--ours", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ours:
@@ -647,9 +605,11 @@ def main() -> None:
         child = [sys.executable, str(HERE / "repomap_localise.py")]
         aider_py = None if problem else AIDER_PY
         params = json.loads(args.params)
-        result = localise(wanted, aider_py, child, lambda m: print(m, flush=True), params)
+        grid = json.loads(args.grid)
+        result = localise(wanted, aider_py, child, lambda m: print(m, flush=True), params, grid)
         (OUT / "repomap-localise.json").write_text(json.dumps(result, indent=1))
         print_localise(result)
+        print_lanes(result, grid)
         return
     if args.recall_only:
         families = args.families.split(",")

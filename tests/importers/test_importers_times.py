@@ -105,6 +105,24 @@ def test_mini_swe_agent_times_from_extra_and_none_when_absent() -> None:
     assert session.times == pytest.approx([T0 + 20, T0 + 20, T0 + 20, T0 + 20, T0 + 50])
 
 
+def test_mini_swe_agent_reply_response_says_when_its_request_went_out() -> None:
+    """A reply saved with its provider response (``extra.response.created``) was
+    requested then: the message before it (the tool output) gets that time, so the
+    replay's idle time between two calls is the provider's own clock."""
+    doc = json.loads(recordings.mini_swe_v11())
+    doc["messages"][2]["extra"]["response"] = {"created": int(T0) + 100}
+    doc["messages"][5]["extra"] = {"response": {"created": int(T0) + 460}}
+    session = parse_text(json.dumps(doc), "mini-swe-agent")
+    first, second = int(T0) + 100, int(T0) + 460
+    # system, task (sent with the first request), reply, tool output (sent at 460), reply
+    assert session.times == pytest.approx([first, first, first, second, second])
+    rows = replay_steps(imported_source(session), build_config(window=32_000))
+    assert {r.timing for r in rows} == {"recording timestamps"}
+    idles = [r.bill.idle for r in rows if r.bill is not None]
+    assert idles == [None, pytest.approx(360.0)]
+    assert rows[1].turn.cached_input_tokens == 0  # past a 5-minute cache: nothing cached
+
+
 def test_formats_without_times_say_so() -> None:
     assert parse_text(recordings.swe_agent(), "swe-agent").times is None
     assert parse_text(recordings.aider(), "aider").times is None

@@ -4,11 +4,11 @@ workers load only the tagging code and send their results back chunk by chunk.""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from bonsai.dev.tree_rss import TreeSampler, runs_module
 
 FILES = 2000
 # measured: ~95 MB for the tree, ~33 MB for a worker; a worker importing the service
@@ -45,33 +45,6 @@ def _write_repo(root: Path) -> None:
         (pkg / f"mod_{k:04d}.py").write_text("".join(lines))
 
 
-def _rss_kb(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            out += [int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
-    except OSError:
-        pass
-    return out
-
-
-def _runs_worker(pid: int) -> bool:
-    try:
-        return b"repomap.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
 def test_a_cold_build_of_2000_files_keeps_the_process_tree_small(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     _write_repo(repo)
@@ -80,18 +53,10 @@ def test_a_cold_build_of_2000_files_keeps_the_process_tree_small(tmp_path: Path)
         stdout=subprocess.PIPE,
         text=True,
     )
-    tree_peak = worker_peak = 0
-    workers: set[int] = set()
-    while proc.poll() is None:
-        # a child still between fork and exec shares (and reports) the builder's
-        # memory: count it once it runs the worker
-        kids = [k for k in _children(proc.pid) if _runs_worker(k)]
-        workers.update(kids)
-        sizes = [_rss_kb(k) for k in kids]
-        tree_peak = max(tree_peak, _rss_kb(proc.pid) + sum(sizes))
-        worker_peak = max([worker_peak, *sizes])
-        time.sleep(0.01)
+    sampler = TreeSampler(proc.pid, lambda pid: runs_module(pid, "repomap.worker")).start()
     out, _ = proc.communicate()
+    sampler.stop()
+    tree_peak, worker_peak, workers = sampler.tree_kb, sampler.child_kb, sampler.seen
     assert proc.returncode == 0
     parsed, shown = map(int, out.split())
     assert parsed == FILES and shown > 0

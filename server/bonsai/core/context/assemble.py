@@ -80,7 +80,7 @@ def _auto_compact(work: Work) -> tuple[Work, list[Record], bool]:
             plan = _tier1_only(plan)
             due = True
     state, _, note = compacted_state(work, plan, text)
-    after = analyse(work.inp, state, work.frame.tools)
+    after = analyse(work.inp, state, work.frame.tools, work)
     records = compaction_records(work, after, plan, note_extra or note)
     return after, [*notes, *records], due
 

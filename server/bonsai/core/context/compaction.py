@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bonsai.core.context.candidates import stub_candidates, superseded_reads
+from bonsai.core.context.candidates import stub_candidates
 from bonsai.core.context.context_state import ContextState, StubEntry, SummaryMode
 from bonsai.core.context.fold import Fold, choose_fold, fold_state
 from bonsai.core.context.frame import visible_tools
@@ -62,12 +62,14 @@ def plan_on(work: Work, target: int, mode: CompactionMode) -> CompactionPlan:
     candidates = stub_candidates(
         work.nodes,
         work.protected,
-        superseded_reads(work.inp.items),
+        work.superseded,
         min_tokens=settings.min_stub_tokens,
         include_failed=True,
     )
     stubs, _ = choose_stubs(work, candidates, target, "compaction")
-    tier1 = analyse(work.inp, add_stubs(work.state, stubs), work.frame.tools) if stubs else work
+    tier1 = work
+    if stubs:
+        tier1 = analyse(work.inp, add_stubs(work.state, stubs), work.frame.tools, work)
     fold = choose_fold(tier1, target) if tier1.used > target else None
     if fold is not None and fold.projected >= tier1.used:
         fold = None  # the summary would cost more than what it folds

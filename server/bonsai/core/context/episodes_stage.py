@@ -237,7 +237,7 @@ def archive_pass(work: Work, episodes: list[Episode]) -> tuple[Work, list[Record
     state = work.state.model_copy(
         update={"episodes": current.model_copy(update={"archives": archives})}
     )
-    after = analyse(work.inp, state, work.frame.tools)
+    after = analyse(work.inp, state, work.frame.tools, work)
     return after, [*(_archive_record(p) for p in plans), _batch_record(work, after, saved, kept)]
 
 

@@ -17,7 +17,7 @@ The stages after it see ``Work.cold`` and apply the same free payback. One
 
 from __future__ import annotations
 
-from bonsai.core.context.candidates import Candidate, stub_candidates, superseded_reads
+from bonsai.core.context.candidates import Candidate, stub_candidates
 from bonsai.core.context.context_state import StubEntry
 from bonsai.core.context.pipeline_types import Record
 from bonsai.core.context.stubbing import add_stubs, stub_records, take_stub
@@ -36,7 +36,7 @@ def expiry_stubs(work: Work) -> tuple[Work, list[Record]]:
     candidates = stub_candidates(
         work.nodes,
         work.protected,
-        superseded_reads(work.inp.items),
+        work.superseded,
         min_tokens=settings.min_stub_tokens,
         include_failed=False,
     )
@@ -48,7 +48,7 @@ def expiry_stubs(work: Work) -> tuple[Work, list[Record]]:
             saved += take_stub(work, _labelled(cand), "gc", chosen)
     if not chosen:
         return work, []
-    after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools)
+    after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools, work)
     return after, stub_records(chosen)
 
 

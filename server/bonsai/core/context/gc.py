@@ -10,7 +10,7 @@ new since the previous call (those are uncached anyway).
 
 from __future__ import annotations
 
-from bonsai.core.context.candidates import stub_candidates, superseded_reads
+from bonsai.core.context.candidates import stub_candidates
 from bonsai.core.context.context_state import StubEntry
 from bonsai.core.context.pipeline_types import Record
 from bonsai.core.context.pricing import break_even_calls
@@ -33,7 +33,7 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
     candidates = stub_candidates(
         work.nodes,
         work.protected,
-        superseded_reads(work.inp.items),
+        work.superseded,
         min_tokens=settings.min_stub_tokens,
         include_failed=False,
     )
@@ -61,7 +61,7 @@ def economic(work: Work) -> tuple[Work, list[Record]]:
     candidates = stub_candidates(
         work.nodes,
         work.protected,
-        superseded_reads(work.inp.items),
+        work.superseded,
         min_tokens=settings.min_stub_tokens,
         include_failed=False,
     )
@@ -90,7 +90,7 @@ def _apply(
     work: Work, chosen: dict[str, StubEntry], saved: int, kept: int
 ) -> tuple[Work, list[Record]]:
     used = work.used
-    after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools)
+    after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools, work)
     batch = Record(
         kind="gc",
         detail=f"{len(chosen)} stubs saved {saved:,} tokens; {cache_note(kept, after.used)}",

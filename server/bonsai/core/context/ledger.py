@@ -27,7 +27,8 @@ _RANK: dict[str, int] = {"low": 0, "high": 1, "exact": 2}
 
 
 def weakest(levels: list[str]) -> Confidence:
-    level = min(levels, key=lambda c: _RANK.get(c, 0), default="exact")
+    found = set(levels)  # a few distinct levels: rank those, not every row
+    level = min(found, key=lambda c: _RANK.get(c, 0), default="exact")
     return "low" if level not in _RANK else level  # type: ignore[return-value]
 
 
@@ -111,12 +112,13 @@ def _tool_row(
 _SECTIONS = {"stubbed": "stubs", "summarized": "summaries", "archived": "episodes"}
 
 
-def _node_row(node: Node, work: Work) -> LedgerRow:
-    """The ledger row of a message node, reused from the memo while it is unchanged."""
+def _node_row(node: Node, work: Work, step: str | None) -> LedgerRow:
+    """The ledger row of a message node (``step``: the head of its step), reused
+    from the memo while it is unchanged."""
     item, memo = node.item, work.inp.memo
     tokens = node.full_tokens if node.state == "dropped" else node.tokens
     reason = node.reason or work.protected.get(item.id, "")
-    key = (node.state, tokens, reason, node.confidence)
+    key = (node.state, tokens, reason, node.confidence, step)
     if memo is not None:
         hit = memo.rows.get(item.id, item.message)
         if hit is not None and hit[0] == key:
@@ -133,6 +135,7 @@ def _node_row(node: Node, work: Work) -> LedgerRow:
         reason=reason,
         turn=item.turn,
         images=message.images,
+        step=step,
     )
     if memo is not None:
         memo.rows.put(item.id, item.message, (key, row))
@@ -151,9 +154,7 @@ def message_rows(work: Work) -> list[LedgerRow]:
     rows: list[LedgerRow] = []
 
     def row_of(node: Node) -> LedgerRow:
-        row = _node_row(node, work)
-        head = heads.get(node.item.id)
-        return row.model_copy(update={"step": head}) if head else row
+        return _node_row(node, work, heads.get(node.item.id))
 
     for i, node in enumerate(work.nodes):
         if i == pos and work.state.summary is not None:

@@ -2,9 +2,10 @@
 
 Optional: pass one :class:`AssemblyMemo` per session in ``AssembleInput.memo``
 and keep it between calls. It remembers, per item id, the message's token
-count, its digest for the prefix hash and its ledger row, and re-checks the
-message on every hit (identity first, then equality), so a stale entry can
-never change a result. Assembling with or without a memo gives the same bytes.
+count, its digest for the prefix hash, its ledger row and its stub's count, and
+re-checks the message on every hit (identity first, then equality), so a stale
+entry can never change a result. The superseded reads are kept up to date as
+the log grows (``supersede.Supersession``). Assembling with or without a memo gives the same bytes.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class AssemblyMemo:
         self.digests = _Table()
         self.rows = _Table()
         self.stubbed = _Table()
+        self.supersession: Any = None  # a ``supersede.Supersession``, made on first use
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]

@@ -18,9 +18,14 @@ from bonsai.settings import ContextSettings
 
 
 def protected_ids(
-    items: list[Item], groups: list[Group], state: ContextState, settings: ContextSettings
+    items: list[Item],
+    groups: list[Group],
+    state: ContextState,
+    settings: ContextSettings,
+    superseded: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Item id → the reason it is protected."""
+    """Item id → the reason it is protected (``superseded``: ``superseded_reads(items)``
+    when the caller has it already)."""
     out: dict[str, str] = {}
     for group in groups[max(0, len(groups) - settings.keep_recent_groups) :]:
         for item_id in group.ids:
@@ -32,7 +37,8 @@ def protected_ids(
         if item.message.role == "system":
             out.setdefault(item.id, "system message")
     gone = frozenset(state.stubs) | frozenset(state.drops) | state.folded()
-    superseded = superseded_reads(items)
+    if superseded is None:
+        superseded = superseded_reads(items)
     for item in items:
         if item.message.role == "tool" and item.id not in gone:
             target = pointer_target(item.message.content)

@@ -10,6 +10,7 @@ from bonsai.core.context.candidates import Candidate, make_stub
 from bonsai.core.context.context_state import ContextState, StubEntry, StubOrigin
 from bonsai.core.context.pipeline_types import Record
 from bonsai.core.context.pricing import Pricing, payback_ratio
+from bonsai.core.context.view import stubbed_message
 from bonsai.core.context.work import Work
 from bonsai.settings import ContextSettings
 
@@ -72,8 +73,8 @@ def take_stub(work: Work, cand: Candidate, origin: StubOrigin, chosen: dict[str,
     """Add a stub for ``cand`` when it saves tokens; returns the saving."""
     node = cand.node
     entry = make_stub(node.item, node.full_tokens, cand.reason, origin, work.inp.turn, work.calls)
-    stubbed = node.item.message.model_copy(update={"content": entry.text})
-    gain = node.tokens - work.inp.counter.count_message(stubbed).tokens
+    _, stub_tokens, _ = stubbed_message(node.item, entry.text, work.inp.counter, work.inp.memo)
+    gain = node.tokens - stub_tokens
     if gain <= 0:
         return 0
     chosen[node.item.id] = entry

@@ -59,9 +59,10 @@ def _full_count(
     return value
 
 
-def _stubbed(
+def stubbed_message(
     item: Item, text: str, counter: TokenCounter, memo: AssemblyMemo | None
 ) -> tuple[Message, int, Confidence]:
+    """``item`` sent as the stub ``text``: the message and its count (memoised)."""
     key = f"{item.id}\x00{text}"
     if memo is not None:
         hit = memo.stubbed.get(key, item.message)
@@ -148,7 +149,7 @@ def build_nodes(
             node = _archived_node(item, archived[item.id], tokens, conf, counter, memo)
         elif item.id in state.stubs:
             stub = state.stubs[item.id]
-            message, stub_tokens, stub_conf = _stubbed(item, stub.text, counter, memo)
+            message, stub_tokens, stub_conf = stubbed_message(item, stub.text, counter, memo)
             reason = f"{stub.reason} ({tokens:,} tokens restorable)"
             node = Node(item, "stubbed", message, stub_tokens, tokens, stub_conf, reason)
         else:

@@ -6,7 +6,7 @@ size), so a stage never reacts to a number one step old.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bonsai.core.context.context_state import ContextState
@@ -17,6 +17,7 @@ from bonsai.core.context.pipeline_types import AssembleInput
 from bonsai.core.context.prefix import prefix_hash
 from bonsai.core.context.pricing import Pricing, family_rule
 from bonsai.core.context.protect import protected_ids
+from bonsai.core.context.supersede import superseded_of
 from bonsai.core.context.view import (
     Node,
     build_nodes,
@@ -38,10 +39,9 @@ class Work:
     nodes: list[Node]
     calls: dict[str, tuple[str, str]]
     summary_tokens: int
-
-    @property
-    def used(self) -> int:
-        return self.frame.tokens + self.summary_tokens + sum(n.tokens for n in self.nodes)
+    superseded: dict[str, str]  # read id → why it is superseded (``superseded_reads``)
+    used: int  # tokens of the request as it stands
+    _wire: list[tuple[list[Message], str]] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def usable(self) -> int:
@@ -63,6 +63,12 @@ class Work:
 
     def wire(self) -> tuple[list[Message], str]:
         """The conversation without the tail, and the hash of the cacheable prefix."""
+        if not self._wire:
+            self._wire.append(self._build_wire())
+        messages, prefix = self._wire[0]
+        return list(messages), prefix
+
+    def _build_wire(self) -> tuple[list[Message], str]:
         memo = self.inp.memo
         pos = summary_position(self.nodes, self.state)
         messages: list[Message] = []
@@ -119,21 +125,30 @@ def _digest(key: str, message: Message, memo: AssemblyMemo | None) -> bytes:
     return hit  # type: ignore[no-any-return]
 
 
-def analyse(inp: AssembleInput, state: ContextState, tools: list[dict[str, Any]]) -> Work:
+def analyse(
+    inp: AssembleInput, state: ContextState, tools: list[dict[str, Any]], like: Work | None = None
+) -> Work:
+    """The request ``inp`` builds under ``state``. ``like``: an analysis of the same
+    input under another state (a stage's rewrite), whose facts about the items
+    alone (groups, tool calls, superseded reads) are reused."""
     frame = build_frame(inp.parts, tools, state, inp.settings, inp.family, inp.counter)
-    groups = group_items(inp.items)
+    same = like if like is not None and like.inp is inp else None
+    groups = same.groups if same is not None else group_items(inp.items)
     nodes = build_nodes(inp.items, state, inp.counter, inp.memo)
     summary_tokens = 0
     if state.summary is not None and summary_position(nodes, state) is not None:
         first = first_folded_seq(nodes, state)
         summary_tokens = inp.counter.count_message(summary_message(state.summary, first)).tokens
+    superseded = same.superseded if same is not None else superseded_of(inp.items, inp.memo)
     return Work(
         inp=inp,
         state=state,
         frame=frame,
         groups=groups,
-        protected=protected_ids(inp.items, groups, state, inp.settings),
+        protected=protected_ids(inp.items, groups, state, inp.settings, superseded),
         nodes=nodes,
-        calls=call_names(inp.items),
+        calls=same.calls if same is not None else call_names(inp.items),
         summary_tokens=summary_tokens,
+        superseded=superseded,
+        used=frame.tokens + summary_tokens + sum(n.tokens for n in nodes),
     )

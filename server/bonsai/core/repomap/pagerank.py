@@ -110,10 +110,15 @@ def transition(
     forward = src < split
     if not 0 < split < n_nodes or np.any(forward == (dst < split)):
         return Transition(n_nodes, src, dst, share, dangling)
-    backward = ~forward
+    n_forward = int(np.count_nonzero(forward))
+    if forward[:n_forward].all():  # forward edges first (the repository map's order): slices
+        fwd: slice | npt.NDArray[np.bool_] = slice(0, n_forward)
+        back: slice | npt.NDArray[np.bool_] = slice(n_forward, None)
+    else:
+        fwd, back = forward, ~forward
     halves = (
-        Half(src[forward], dst[forward] - split, share[forward]),
-        Half(src[backward] - split, dst[backward], share[backward]),
+        Half(src[fwd], dst[fwd] - split, share[fwd]),
+        Half(src[back] - split, dst[back], share[back]),
     )
     return Transition(n_nodes, src, dst, share, dangling, split, halves)
 
@@ -130,21 +135,29 @@ def rank_transition(
     damping: float = 0.85,
     tol: float = 1e-8,
     max_iter: int = 100,
+    start: FloatArray | None = None,
 ) -> FloatArray:
     """``personalized_pagerank`` on a prepared graph. A bipartite graph is ranked
     by over-relaxed block Gauss-Seidel sweeps (side B from side A, then side A
-    from the new side B): the same fixed point in fewer passes over the edges."""
+    from the new side B): the same fixed point in fewer passes over the edges.
+
+    ``start``: the iteration's first vector (default: the personalization). A
+    previous result of a slightly different graph or personalization (a warm
+    start) reaches the stopping tolerance in a few sweeps instead of ~20; the
+    result then lies within the tolerance of the cold-started one, not on the
+    same bits."""
     n_nodes = graph.n_nodes
     if n_nodes <= 0:
         return np.zeros(0, dtype=np.float64)
     _check_damping(damping)
     teleport = _teleport(n_nodes, personalization)
+    first = _start(n_nodes, start, teleport)
     if graph.halves is not None:
-        return _bipartite(graph, graph.halves, teleport, damping, tol, max_iter)
+        return _bipartite(graph, graph.halves, teleport, damping, tol, max_iter, first)
     src, dst, share = graph.sources, graph.targets, graph.share
     carried = np.empty(len(src))
     scaled = np.empty(n_nodes)
-    x = teleport.copy()
+    x = first.copy()
     for _ in range(max_iter):
         np.take(x, src, out=carried)
         carried *= share
@@ -161,6 +174,17 @@ def rank_transition(
         if delta < n_nodes * tol:
             break
     return x / float(x.sum())
+
+
+def _start(n_nodes: int, start: FloatArray | None, teleport: FloatArray) -> FloatArray:
+    """The first iterate: ``start`` normalised when usable, else the teleport."""
+    if start is None:
+        return teleport
+    x = np.asarray(start, dtype=np.float64)
+    if x.shape != (n_nodes,) or not np.all(np.isfinite(x)) or x.min() < 0:
+        raise PageRankError(f"start must have {n_nodes} finite non-negative entries")
+    total = float(x.sum())
+    return x / total if total > 0 else teleport
 
 
 def _half_step(
@@ -191,11 +215,12 @@ def _bipartite(
     damping: float,
     tol: float,
     max_iter: int,
+    first: FloatArray,
 ) -> FloatArray:
     """Sweeps over-relaxed by ``RELAXATION``; should they fail to converge (no
     bound guarantees they do on every graph), plain sweeps from the start."""
     for omega in (RELAXATION, 1.0):
-        x, converged = _sweeps(graph, halves, teleport, damping, tol, max_iter, omega)
+        x, converged = _sweeps(graph, halves, teleport, damping, tol, max_iter, omega, first)
         if converged:
             break
     return x / float(x.sum())
@@ -209,10 +234,11 @@ def _sweeps(
     tol: float,
     max_iter: int,
     omega: float,
+    first: FloatArray,
 ) -> tuple[FloatArray, bool]:
     split = graph.split
     threshold = graph.n_nodes * tol * BIPARTITE_TOL_FACTOR
-    x = teleport.copy()
+    x = first.copy()
     for _ in range(max_iter):
         lost = float(x[graph.dangling].sum())
         base = teleport * (damping * lost + (1.0 - damping))

@@ -37,7 +37,7 @@ from bonsai.services.importers.openai_fmt import parse_tool_calls
 from bonsai.services.importers.parts import join_content
 from bonsai.services.importers.shell import shell_evidence
 from bonsai.services.importers.skipped import Skipped
-from bonsai.services.importers.stamps import Stamps, record_time
+from bonsai.services.importers.stamps import Stamps, record_time, response_time
 
 ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 CHAT_ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -71,6 +71,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     for index, item in enumerate(items):
         path = f"messages[{index}]"
         obj = as_dict(item, loc, path)
+        stamps.sent(state.messages, response_time(obj))
         stamps.record(state.messages, record_time(obj))
         role = obj.get("role")
         if role == "exit":

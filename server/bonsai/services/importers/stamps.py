@@ -2,7 +2,9 @@
 
 Claude Code and Codex CLI lines carry a ``timestamp`` (ISO 8601), OpenHands
 events too; mini-swe-agent messages may carry one (``timestamp``, or
-``extra.timestamp`` in newer versions); SWE-agent trajectories and aider chat
+``extra.timestamp`` in newer versions), and a model reply saved with its provider
+response says when that request was served (``extra.response.created``, the
+chat-completions ``created`` field); SWE-agent trajectories and aider chat
 histories do not. An importer calls :meth:`Stamps.record` before each record it
 reads: every message that record adds gets the record's time. A record
 without a time takes the last known one (the first known one before any), so
@@ -44,6 +46,13 @@ def parse_time(value: Any) -> float | None:
     return stamp.timestamp()
 
 
+def response_time(record: dict[str, Any]) -> float | None:
+    """When the provider served the request a reply answers (``extra.response.created``)."""
+    extra = record.get("extra")
+    response = extra.get("response") if isinstance(extra, dict) else None
+    return parse_time(response.get("created")) if isinstance(response, dict) else None
+
+
 def record_time(record: dict[str, Any]) -> float | None:
     """The time a JSON record states (``timestamp``, ``created_at``, ``extra.timestamp``)."""
     for key in ("timestamp", "created_at"):
@@ -67,6 +76,16 @@ class Stamps:
         self._settle(messages)
         if when is not None:
             self._last = when
+
+    def sent(self, messages: list[Message], when: float | None) -> None:
+        """A request went out at ``when`` with ``messages`` (the importer's list so
+        far): the newest of them was written by then, and what follows is later."""
+        self._settle(messages)
+        if when is None:
+            return
+        if self._times and (self._times[-1] is None or self._times[-1] < when):
+            self._times[-1] = when
+        self._last = max(when, self._last or when)
 
     def _settle(self, messages: list[Message]) -> None:
         missing = len(messages) - len(self._times)

@@ -30,7 +30,7 @@ import builtins
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -180,6 +180,9 @@ class RepoGraph:
         self.core = core
         self.tags = tags
         self.last_rank: tuple[str, FloatArray] | None = None  # (personalization key, ranks)
+        # ranks of the graph this one was patched from, renumbered (``rank_carry.py``)
+        self.warm_start: FloatArray | None = None
+        self.last_ranked: Any = None  # ``ranking.RankMemo`` of the last request
         self.files = core.files
         self.file_index = file_index or {p: i for i, p in enumerate(core.files)}
         n_files, n_names = len(core.files), len(core.names)
@@ -221,17 +224,27 @@ class RepoGraph:
     def _edges(self, n_files: int) -> tuple[IntArray, IntArray, FloatArray]:
         """Reference edges (file order, then tag order) then definition edges."""
         core = self.core
-        ref_src = np.repeat(np.arange(n_files, dtype=np.int64), np.diff(core.ref_offsets))
         ref_node = self.node_of_name[core.ref_names]
-        keep = ref_node >= 0
-        kept_names = core.ref_names[keep]
-        ref_w = self.static[kept_names] * core.ref_factor[keep]
+        keep = np.flatnonzero(ref_node >= 0)  # indices: np.take beats a boolean mask
+        ref_src = np.searchsorted(core.ref_offsets, keep, side="right") - 1
+        ref_w = self.static[core.ref_names.take(keep)] * core.ref_factor.take(keep)
         def_src = self.node_of_name[self.pair_name]
         return (
-            np.concatenate([ref_src[keep], def_src]),
-            np.concatenate([ref_node[keep], self.pair_fid]),
+            np.concatenate([ref_src, def_src]),
+            np.concatenate([ref_node.take(keep), self.pair_fid]),
             np.concatenate([ref_w, np.ones(len(def_src))]),
         )
+
+    def relined(self, core: GraphCore) -> RepoGraph:
+        """This view for ``core``, which differs from ours in definition lines
+        at most (``same_structure``): every derived array is shared, and so is
+        the last ranking, which an equal personalization then reuses."""
+        view = object.__new__(RepoGraph)
+        view.__dict__.update(self.__dict__)  # the edges, and the transition once made
+        view.core = core
+        view.table = self.table._replace(line=core.def_lines)
+        view.warm_start = None if self.last_rank is None else self.last_rank[1]
+        return view
 
     @cached_property
     def transition(self) -> Transition:
@@ -296,6 +309,20 @@ class DefinedNames:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._graph.idents)
+
+
+def same_structure(old: GraphCore, new: GraphCore) -> bool:
+    """Do the two cores give the same ranking view (files, names, references
+    with their weights, and definitions all equal; lines and words may differ)?"""
+    return (
+        old.files is new.files
+        and old.names is new.names
+        and np.array_equal(old.ref_offsets, new.ref_offsets)
+        and np.array_equal(old.def_offsets, new.def_offsets)
+        and np.array_equal(old.ref_names, new.ref_names)
+        and np.array_equal(old.def_names, new.def_names)
+        and np.array_equal(old.ref_factor, new.ref_factor)
+    )
 
 
 def build_graph(tags: Mapping[str, FileTags]) -> RepoGraph:

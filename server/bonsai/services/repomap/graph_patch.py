@@ -30,9 +30,23 @@ from bonsai.services.repomap.graph import (
 from bonsai.services.repomap.records import FileTags
 
 
+def _merged(old: list[str], new: set[str]) -> list[str]:
+    """``old`` (sorted) with the ``new`` names inserted in order: a few slices,
+    no sort of the whole list."""
+    merged: list[str] = []
+    at = 0
+    for name in sorted(new):
+        i = bisect_left(old, name, at)
+        merged += old[at:i]
+        merged.append(name)
+        at = i
+    merged += old[at:]
+    return merged
+
+
 def _merge_names(core: GraphCore, new: set[str]) -> GraphCore:
     """``core`` with ``new`` names merged into the sorted list (ids remapped)."""
-    merged = sorted([*core.names, *new])
+    merged = _merged(core.names, new)
     positions = sorted(bisect_left(merged, n) for n in new)
     is_new = np.zeros(len(merged), dtype=bool)
     is_new[positions] = True
@@ -55,7 +69,7 @@ def _merge_names(core: GraphCore, new: set[str]) -> GraphCore:
 
 def _merge_words(core: GraphCore, new: set[str]) -> GraphCore:
     """``core`` with ``new`` words merged into its sorted word list (ids remapped)."""
-    merged = sorted([*core.words, *new])
+    merged = _merged(core.words, new)
     is_new = np.zeros(len(merged), dtype=bool)
     is_new[[bisect_left(merged, w) for w in new]] = True
     old_to_new = np.flatnonzero(~is_new).astype(np.int64)
@@ -67,12 +81,64 @@ def _word_ids(core: GraphCore, words: tuple[str, ...]) -> IntArray:
     return np.asarray(ids, dtype=np.int64).reshape(len(words))
 
 
+def _known(words: list[str], word: str) -> bool:
+    i = bisect_left(words, word)
+    return i < len(words) and words[i] == word
+
+
+def _relined(
+    core: GraphCore,
+    segments: Mapping[str, FileSegments],
+    edited: Mapping[str, FileTags],
+    file_index: Mapping[str, int],
+) -> GraphCore | None:
+    """The core after edits that kept every file's references (names and counts)
+    and definition names, and brought no new word: the same arrays with the
+    edited files' lines and words replaced (None when an edit did more)."""
+    lines = core.def_lines
+    word_ids = core.word_ids
+    for path, seg in segments.items():
+        fid = file_index.get(path)
+        if fid is None:
+            return None
+        r0, r1 = int(core.ref_offsets[fid]), int(core.ref_offsets[fid + 1])
+        d0, d1 = int(core.def_offsets[fid]), int(core.def_offsets[fid + 1])
+        ref_ids, def_ids = _ids(core, seg)
+        if not (
+            np.array_equal(ref_ids, core.ref_names[r0:r1])
+            and np.array_equal(seg.ref_factor, core.ref_factor[r0:r1])
+            and np.array_equal(def_ids, core.def_names[d0:d1])
+        ):
+            return None
+        w0, w1 = int(core.word_offsets[fid]), int(core.word_offsets[fid + 1])
+        ids = _word_ids(core, edited[path].words)
+        if len(ids) != w1 - w0:
+            return None
+        if not np.array_equal(ids, word_ids[w0:w1]):
+            word_ids = word_ids.copy() if word_ids is core.word_ids else word_ids
+            word_ids[w0:w1] = ids
+        if not np.array_equal(seg.def_lines, lines[d0:d1]):
+            lines = lines.copy() if lines is core.def_lines else lines
+            lines[d0:d1] = seg.def_lines
+    return core._replace(def_lines=lines, word_ids=word_ids)
+
+
 Run = tuple[int, int] | str  # a run of old file ids [lo, hi), or a file with new tags
 
 
 def _runs(files: list[str], index: Mapping[str, int], new: Collection[str]) -> list[Run]:
     """The new file list as runs of consecutive old files and single new ones."""
     runs: list[Run] = []
+    if len(files) == len(index) and all(p in index for p in new):  # the same files
+        at = 0
+        for fid in sorted(index[p] for p in new):
+            if fid > at:
+                runs.append((at, fid))
+            runs.append(files[fid])
+            at = fid + 1
+        if at < len(files):
+            runs.append((at, len(files)))
+        return runs
     for path in files:
         if path in new:
             runs.append(path)
@@ -147,14 +213,17 @@ def patch_core_names(
         seen.update(seg.ref_names)
         seen.update(n for n in seg.def_names if n is not None)
     fresh = {n for n in seen if core.name_id(n) < 0}
+    new_words = {w for ft in edited.values() for w in ft.words if not _known(core.words, w)}
+    gone = {p for p in removed if p in file_index and p not in edited}
+    if not fresh and not new_words and not gone:
+        relined = _relined(core, segments, edited, file_index)
+        if relined is not None:
+            return relined, []
     if fresh:
         core = _merge_names(core, fresh)
-    known_words = set(core.words)
-    new_words = {w for ft in edited.values() for w in ft.words if w not in known_words}
     if new_words:
         core = _merge_words(core, new_words)
     files = core.files
-    gone = {p for p in removed if p in file_index and p not in edited}
     added = [p for p in edited if p not in file_index]
     if gone or added:
         files = sorted({*(p for p in core.files if p not in gone), *added})

@@ -66,7 +66,9 @@ def lexical_scores(core: GraphCore, query: dict[str, float]) -> FloatArray:
     if not ids:
         return scores
     id_array = np.asarray(ids, dtype=np.int64)
-    hits = np.flatnonzero(np.isin(core.word_ids, id_array))
+    wanted = np.zeros(len(core.words), dtype=bool)
+    wanted[id_array] = True
+    hits = np.flatnonzero(wanted[core.word_ids])  # a table lookup: cheaper than np.isin
     if not len(hits):
         return scores
     hit_fid = np.searchsorted(core.word_offsets, hits, side="right") - 1

@@ -7,14 +7,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from bonsai.core.repomap.render import FittedMap, MapEntry
 from bonsai.services.repomap.cache import TagCache
-from bonsai.services.repomap.graph import RepoGraph, build_graph
+from bonsai.services.repomap.graph import GraphCore, RepoGraph, build_graph, same_structure
 from bonsai.services.repomap.graph_patch import patch_core_names
 from bonsai.services.repomap.graph_store import (
     Snapshot,
@@ -28,6 +28,7 @@ from bonsai.services.repomap.mentions import (
     WordParts,
     build_path_index,
 )
+from bonsai.services.repomap.rank_carry import carried_ranks
 from bonsai.services.repomap.ranking import Ranked
 from bonsai.services.repomap.records import FileTags, MapFile, MapTagOut, RepoMap
 from bonsai.services.repomap.stability import RenderState, decide, fingerprint
@@ -48,6 +49,11 @@ class Fit(Protocol):
         count_tokens: Callable[[str], int],
         order: Callable[[str], Any] | None = None,
     ) -> FittedMap: ...
+
+
+def entry_rows(budget: int) -> int:
+    """How many of the ranking's rows a map of ``budget`` tokens may read."""
+    return 4 * budget + ENTRY_SLACK
 
 
 def leaders(ranked: Ranked, chat: Collection[str], count: int) -> list[str]:
@@ -82,6 +88,21 @@ def map_files(ranked: Ranked, included: int) -> list[MapFile]:
         )
         for f in ordered
     ]
+
+
+def _patched_view(
+    old: RepoGraph, core: GraphCore, fresh: list[str], tags: Mapping[str, FileTags]
+) -> RepoGraph:
+    """The ranking view of a patched core: the old view itself when nothing but
+    lines changed (its ranking stays valid), else derived afresh, starting its
+    next PageRank from the old ranks."""
+    if same_structure(old.core, core):
+        return old.relined(core)
+    same_files = core.files is old.files
+    graph = RepoGraph(core, tags, old.file_index if same_files else None)
+    if old.last_rank is not None:  # ``pagerank_of`` decides whether to use it
+        graph.warm_start = carried_ranks(old, old.last_rank[1], graph, fresh)
+    return graph
 
 
 def _plausible_ranks(ranks: np.ndarray, n_nodes: int) -> bool:
@@ -139,8 +160,7 @@ class MapState:
             before = self.graph.core.names
             patched, fresh = patch_core_names(self.graph.core, edited, self.removed, index)
             self._grow_word_parts(before, patched.names, fresh)
-            same_files = patched.files is self.graph.files
-            self.graph = RepoGraph(patched, self.tags, index if same_files else None)
+            self.graph = _patched_view(self.graph, patched, fresh, self.tags)
             self.pending, self.removed = set(), set()
             self.origin = "patched"
         if self.graph is None:
@@ -258,7 +278,7 @@ class MapState:
                 changed=False,
                 reason=decision.reason,
             )
-        entries = ranked.entries(4 * budget + ENTRY_SLACK)
+        entries = ranked.entries(entry_rows(budget))
         fitted = fit(entries, budget, count_tokens, lambda p: (-rank_of[p], p))
         files = map_files(ranked, fitted.entries)
         chosen = frozenset(entries[: fitted.entries])

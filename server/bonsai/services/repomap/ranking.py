@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection, Sequence
-from typing import overload
+from typing import NamedTuple, overload
 
 import numpy as np
 
 from bonsai.core.repomap.pagerank import FloatArray, IntArray, rank_transition
 from bonsai.core.repomap.render import MapEntry, MapTag
+from bonsai.services.repomap.fusion import fuse, lanes
 from bonsai.services.repomap.graph import DefTable, RepoGraph
 from bonsai.services.repomap.lexical import is_test_path, lexical_scores, query_of
 from bonsai.services.repomap.mentions import Mentions
@@ -41,43 +42,140 @@ NAMED_IDENT_BONUS = 2.0
 NAMED_FILE_BONUS = 1.0
 NAMED_FILE_TOP_DEFS = 3
 PAGERANK_TOL = 1e-8  # per node; the L1 change that stops the iteration is n_nodes x this
+# an edited graph this large starts its PageRank from the ranks before the edit
+# (a few sweeps instead of ~20); smaller graphs rank from scratch, which costs
+# ~1 ms there and gives the same bits as a fresh process
+WARM_START_MIN_EDGES = 20_000
+# ``Ranked.order(count)`` first scores this many of the best rows by base (about
+# what the within-file division needs; more are taken when they do not suffice)
+CANDIDATE_FACTOR = 8
+CANDIDATE_SLACK = 256
 NAMED_SCAN_ROWS = 2048  # rows searched for named files before sorting them all
 LEXICAL_WEIGHT = 3.0  # teleport weight of the file whose words best match the text
 LEXICAL_TOP = 20  # files that get lexical weight, best first
 LEXICAL_POWER = 2.0  # weight = LEXICAL_WEIGHT * (score / best score) ** power
 TEST_AS_EVIDENCE = True  # a test file's lexical weight goes to the names it uses
+FUSED_ORDER = True  # files ordered by the fused lanes (fusion.py), not PageRank alone
+
+
+class _Sorted:
+    """The rows a ranking has sorted so far (shared by a ranking and the copy of
+    it a relined graph gets)."""
+
+    __slots__ = ("complete", "order")
+
+    def __init__(self) -> None:
+        self.order: IntArray = _NO_INTS
+        self.complete = False
+
+
+class RankMemo(NamedTuple):
+    """What a ranking needs to be rebound to a relined graph (kept on the graph;
+    holds no graph, so replaced graphs are freed without a cycle collection)."""
+
+    inputs: tuple[object, ...]
+    ranks: FloatArray
+    file_rank: FloatArray
+    base: FloatArray
+    file_bonus: FloatArray
+    keep: IntArray
+    named: list[str]
+    rows_hint: int
+    sorted: _Sorted
 
 
 class Ranked:
     """The ranking of one request. ``order(count)`` gives the best ``count``
-    definition-table rows (ties by path, then line), sorting only what it must."""
+    definition-table rows (ties by path, then line), scoring and sorting only
+    what it must: a row's score is at most its base (``score_rows``), so the
+    rows whose base reaches the best ``count``-th score are the only candidates,
+    and a row's within-file rank depends only on the rows of its file with a
+    higher base, which are candidates too."""
 
     def __init__(
-        self, file_rank: FloatArray, score: FloatArray, keep: IntArray, graph: RepoGraph
+        self,
+        file_rank: FloatArray,
+        base: FloatArray,
+        file_bonus: FloatArray,
+        keep: IntArray,
+        graph: RepoGraph,
+        done: _Sorted | None = None,
     ) -> None:
         self.file_rank = file_rank  # per file id, normalised to sum 1
         self.graph = graph
         self.table = graph.table
         self.named: list[str] = []  # files leading the order because the user named them
-        self._score = score
+        self._base = base
+        self._file_bonus = file_bonus
         self._keep = keep  # rows outside the conversation
-        self._order: IntArray = _NO_INTS
-        self._complete = False
+        self._sorted = _Sorted() if done is None else done
+        self.rows_hint = 0  # rows the caller will ask for: the first order makes as many
+
+    def memo(self, inputs: tuple[object, ...], ranks: FloatArray) -> RankMemo:
+        return RankMemo(
+            inputs,
+            ranks,
+            self.file_rank,
+            self._base,
+            self._file_bonus,
+            self._keep,
+            self.named,
+            self.rows_hint,
+            self._sorted,
+        )
+
+    @classmethod
+    def rebound(cls, memo: RankMemo, graph: RepoGraph) -> Ranked:
+        """The memo's ranking for ``graph``, a view with the same arrays but other
+        definition lines (``RepoGraph.relined``): the order is kept."""
+        ranked = cls(memo.file_rank, memo.base, memo.file_bonus, memo.keep, graph, memo.sorted)
+        ranked.named, ranked.rows_hint = memo.named, memo.rows_hint
+        return ranked
 
     def order(self, count: int) -> IntArray:
         """The best ``count`` rows (fewer when there are fewer), best first."""
-        if count <= len(self._order) or self._complete:
-            return self._order[:count]
+        done = self._sorted
+        if count <= len(done.order) or done.complete:
+            return done.order[:count]
+        wanted, count = count, max(count, self.rows_hint)
         keep, table = self._keep, self.table
-        neg = -self._score[keep]
         if count * 2 >= len(keep):
-            rows, self._complete = keep, True
+            rows, neg = keep, -_scores(table.fid, self._base, self._file_bonus, keep)
+            done.complete = True
         else:
-            cut = np.partition(neg, count - 1)[count - 1]
-            chosen = neg <= cut  # every row tied with the last one too
-            rows, neg = keep[chosen], neg[chosen]
-        self._order = rows[np.lexsort((table.line[rows], table.fid[rows], neg))]
-        return self._order[:count]
+            rows, neg = self._best(count)
+        done.order = rows[np.lexsort((table.line[rows], table.fid[rows], neg))]
+        return done.order[:wanted]
+
+    def _best(self, count: int) -> tuple[IntArray, FloatArray]:
+        """The rows scoring at least the ``count``-th best score, with their
+        negated scores. Exact: the candidates are the rows with the best bases
+        (and every row of a named file); a row left out has at least as many
+        rows of its file above it as that file has candidates, which bounds its
+        score; the candidates widen until their ``count``-th score beats every
+        such bound."""
+        keep, fid, base, bonus = self._keep, self.table.fid, self._base, self._file_bonus
+        in_keep = base[keep]
+        bonused = bonus[fid[keep]] > 0  # rows of named files: always candidates
+        wanted = CANDIDATE_FACTOR * count + CANDIDATE_SLACK
+        while wanted < len(keep):
+            floor = np.partition(in_keep, len(keep) - wanted)[len(keep) - wanted]
+            taken = (in_keep >= floor) | bonused
+            cand = keep[taken]
+            neg = -_scores(fid, base, bonus, cand)
+            if count <= len(cand):
+                cut = float(np.partition(neg, count - 1)[count - 1])
+                left = keep[~taken]
+                above = np.bincount(fid[cand], minlength=len(bonus))[fid[left]]
+                bound = float((base[left] / (1.0 + above)).max()) if len(left) else -np.inf
+                if -cut > bound:
+                    chosen = neg <= cut  # every row tied with the last one too
+                    return cand[chosen], neg[chosen]
+            wanted *= 4
+        neg = -_scores(fid, base, bonus, keep)
+        cut = float(np.partition(neg, count - 1)[count - 1]) if count <= len(keep) else np.inf
+        chosen = neg <= cut
+        return keep[chosen], neg[chosen]
 
     def entries(self, limit: int) -> Sequence[MapEntry]:
         """The best ``limit`` rows as map entries, made when first read (the
@@ -114,15 +212,22 @@ class _Entries(Sequence[MapEntry]):
         return self._made[index]
 
 
-def lexical_signal(graph: RepoGraph, text: str) -> FloatArray:
-    """Teleport weight per node from the text's words (``lexical.py``): the best
-    ``LEXICAL_TOP`` files by BM25, scaled to the best one. A test file's weight
+def text_scores(graph: RepoGraph, text: str) -> FloatArray:
+    """BM25 of the text's words per file (``lexical.py``); zeros without a text
+    or with ``LEXICAL_WEIGHT`` 0 (the words are not used then)."""
+    if not text.strip() or LEXICAL_WEIGHT <= 0:
+        return np.zeros(len(graph.files))
+    return lexical_scores(graph.core, query_of(text))
+
+
+def lexical_signal(graph: RepoGraph, scores: FloatArray) -> FloatArray:
+    """Teleport weight per node from the files' BM25 ``scores``: the best
+    ``LEXICAL_TOP`` files, scaled to the best one. A test file's weight
     goes to the identifiers it uses (split by their edge weights), so a test
     that matches the issue is evidence for the code it exercises."""
     signal = np.zeros(graph.n_nodes)
-    if not text.strip() or LEXICAL_WEIGHT <= 0:
+    if LEXICAL_WEIGHT <= 0:
         return signal
-    scores = lexical_scores(graph.core, query_of(text))
     best = float(scores.max()) if len(scores) else 0.0
     if best <= 0:
         return signal
@@ -145,9 +250,12 @@ def personalization(
     recent_files: Collection[str],
     mentions: Mentions,
     text: str = "",
+    scores: FloatArray | None = None,
 ) -> FloatArray:
+    """The teleport vector (see module doc); ``scores``: the text's BM25 per file
+    when the caller has it (else computed from ``text``)."""
     n_files = len(graph.files)
-    signal = lexical_signal(graph, text)
+    signal = lexical_signal(graph, text_scores(graph, text) if scores is None else scores)
     for path in chat_files:
         if path in graph.file_index:
             signal[graph.file_index[path]] += 1.0
@@ -175,7 +283,7 @@ def _within_file_rank(fid: IntArray, score: FloatArray) -> IntArray:
     line (rows come grouped by file in line order, and the sort is stable)."""
     by_score = np.argsort(-score, kind="stable")
     grouped = fid[by_score]
-    if len(fid) and int(fid[-1]) < 1 << 16:
+    if len(fid) and int(fid.max()) < 1 << 16:
         grouped = grouped.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
     order = by_score[np.argsort(grouped, kind="stable")]
     sorted_fid = fid[order]
@@ -184,6 +292,17 @@ def _within_file_rank(fid: IntArray, score: FloatArray) -> IntArray:
     k = np.empty_like(order)
     k[order] = np.arange(len(order)) - group_start
     return k
+
+
+def _scores(fid: IntArray, base: FloatArray, file_bonus: FloatArray, rows: IntArray) -> FloatArray:
+    """The scores of ``rows`` (ascending; every row of a file with a higher base
+    than one of them must be among them): the k-th best row of a file by base
+    scores base / (1 + k), plus the file's bonus for its first
+    ``NAMED_FILE_TOP_DEFS`` rows."""
+    row_fid = fid[rows]
+    k = _within_file_rank(row_fid, base[rows])
+    score = base[rows] / (1.0 + k)
+    return score + np.where(k < NAMED_FILE_TOP_DEFS, file_bonus[row_fid], 0.0)
 
 
 def _gets_bonus(graph: RepoGraph, name: str, weight: float) -> bool:
@@ -204,19 +323,43 @@ def _bonus_vectors(graph: RepoGraph, mentions: Mentions) -> tuple[FloatArray, Fl
     return ident_bonus, file_bonus
 
 
-def score_rows(
-    graph: RepoGraph, table: DefTable, ranks: FloatArray, mentions: Mentions
-) -> FloatArray:
+def row_base(
+    graph: RepoGraph,
+    table: DefTable,
+    ranks: FloatArray,
+    mentions: Mentions,
+    file_score: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Per row, the score before the within-file division (the rank its
+    identifier passes to its file, or a share of the file's rank, plus the
+    named-identifier bonus); per file, the named-file bonus. With
+    ``file_score`` a file's best row scores its file score and its other rows
+    that times their PageRank score relative to the best, so the rows fill the
+    map in the files' order."""
     file_rank = ranks[: len(graph.files)]
     is_def = table.node >= 0
     node = np.where(is_def, table.node, 0)
     flow = np.where(is_def, ranks[node] / table.ndef, 0.0)
     base = flow + np.where(is_def, UNREFERENCED_SHARE, FILE_ONLY_SHARE) * file_rank[table.fid]
+    if file_score is not None and len(base):
+        starts = table.offsets[:-1]
+        best = np.maximum.reduceat(base, np.minimum(starts, len(base) - 1))
+        best = np.where(np.diff(table.offsets) > 0, best, 1.0)
+        base = file_score[table.fid] * base / np.maximum(best[table.fid], 1e-300)
     ident_bonus, file_bonus = _bonus_vectors(graph, mentions)
-    base = base + np.where(is_def, ident_bonus[node] / table.ndef, 0.0)
-    k = _within_file_rank(table.fid, base)
-    score = base / (1.0 + k)
-    return score + np.where(k < NAMED_FILE_TOP_DEFS, file_bonus[table.fid], 0.0)
+    return base + np.where(is_def, ident_bonus[node] / table.ndef, 0.0), file_bonus
+
+
+def score_rows(
+    graph: RepoGraph,
+    table: DefTable,
+    ranks: FloatArray,
+    mentions: Mentions,
+    file_score: FloatArray | None = None,
+) -> FloatArray:
+    """Every row's score (``Ranked`` computes only the ones its order needs)."""
+    base, file_bonus = row_base(graph, table, ranks, mentions, file_score)
+    return _scores(table.fid, base, file_bonus, np.arange(len(base)))
 
 
 def pagerank_of(graph: RepoGraph, pers: FloatArray) -> FloatArray:
@@ -225,7 +368,8 @@ def pagerank_of(graph: RepoGraph, pers: FloatArray) -> FloatArray:
     key = hashlib.blake2b(pers.tobytes(), digest_size=16).hexdigest()
     if graph.last_rank is not None and graph.last_rank[0] == key:
         return graph.last_rank[1]
-    ranks = rank_transition(graph.transition, pers, tol=PAGERANK_TOL)
+    warm = graph.warm_start if len(graph.sources) >= WARM_START_MIN_EDGES else None
+    ranks = rank_transition(graph.transition, pers, tol=PAGERANK_TOL, start=warm)
     graph.last_rank = (key, ranks)
     return ranks
 
@@ -236,23 +380,38 @@ def rank(
     recent_files: Collection[str],
     mentions: Mentions,
     text: str = "",
+    rows: int = 0,
 ) -> Ranked:
     """Rank everything for one request (see module doc); ``text`` is the user's
-    text that ``mentions`` was read from (its words are matched too)."""
+    text that ``mentions`` was read from (its words are matched too); ``rows``:
+    how many rows the caller will read (one partial sort then serves all)."""
     table = graph.table
-    pers = personalization(graph, chat_files, recent_files, mentions, text)
+    scores = text_scores(graph, text)
+    pers = personalization(graph, chat_files, recent_files, mentions, text, scores)
     ranks = pagerank_of(graph, pers)
-    score = score_rows(graph, table, ranks, mentions)
+    said = repr((sorted(mentions.files.items()), mentions.idents, sorted(chat_files), text))
+    words = hashlib.blake2b(scores.tobytes(), digest_size=16).hexdigest()  # fusion reads them
+    inputs = (id(ranks), said, words)
+    last = graph.last_ranked
+    if last is not None and last.inputs == inputs and last.ranks is ranks:
+        return Ranked.rebound(last, graph)  # a relined graph: same arrays, same order
+    file_score = None
+    if FUSED_ORDER:
+        file_lanes = lanes(graph, mentions, scores, ranks[: len(graph.files)], text)
+        file_score = fuse(graph, file_lanes)
+    base, file_bonus = row_base(graph, table, ranks, mentions, file_score)
     excluded = np.zeros(len(graph.files), dtype=bool)
     for path in chat_files:
         if path in graph.file_index:
             excluded[graph.file_index[path]] = True
-    keep = np.flatnonzero(~excluded[table.fid]) if excluded.any() else np.arange(len(score))
-    file_rank = ranks[: len(graph.files)]
+    keep = np.flatnonzero(~excluded[table.fid]) if excluded.any() else np.arange(len(base))
+    file_rank = ranks[: len(graph.files)] if file_score is None else file_score
     total = float(file_rank.sum())
     normalised = file_rank / total if total > 0 else file_rank
-    ranked = Ranked(normalised, score, keep, graph)
+    ranked = Ranked(normalised, base, file_bonus, keep, graph)
+    ranked.rows_hint = rows
     ranked.named = _named_files(graph, ranked, mentions)
+    graph.last_ranked = ranked.memo(inputs, ranks)
     return ranked
 
 
