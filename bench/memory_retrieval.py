@@ -303,8 +303,11 @@ def main(argv: list[str] | None = None) -> int:
 
             folder = build_tiny_model(Path(tmp))
             label = "tiny test model (tests/memory/tiny_model2vec.py; no configured model)"
-        rows = [run_size(int(s), folder, args.repeat, args.cache) for s in args.sizes.split(",")]
-    report(rows, label)
+        for size in args.sizes.split(","):
+            # each size reported as soon as it is measured (a long run cut
+            # short keeps what it measured)
+            report([run_size(int(size), folder, args.repeat, args.cache)], label)
+            sys.stdout.flush()
     return 0
 
 
