@@ -26,6 +26,7 @@ import numpy as np
 
 from bonsai.core.repomap.pagerank import FloatArray, IntArray, rank_transition
 from bonsai.core.repomap.render import MapEntry, MapTag
+from bonsai.services.repomap.fusion import fuse, lanes
 from bonsai.services.repomap.graph import DefTable, RepoGraph
 from bonsai.services.repomap.lexical import is_test_path, lexical_scores, query_of
 from bonsai.services.repomap.mentions import Mentions
@@ -54,6 +55,7 @@ LEXICAL_WEIGHT = 3.0  # teleport weight of the file whose words best match the t
 LEXICAL_TOP = 20  # files that get lexical weight, best first
 LEXICAL_POWER = 2.0  # weight = LEXICAL_WEIGHT * (score / best score) ** power
 TEST_AS_EVIDENCE = True  # a test file's lexical weight goes to the names it uses
+FUSED_ORDER = True  # files ordered by the fused lanes (fusion.py), not PageRank alone
 
 
 class _Sorted:
@@ -210,15 +212,22 @@ class _Entries(Sequence[MapEntry]):
         return self._made[index]
 
 
-def lexical_signal(graph: RepoGraph, text: str) -> FloatArray:
-    """Teleport weight per node from the text's words (``lexical.py``): the best
-    ``LEXICAL_TOP`` files by BM25, scaled to the best one. A test file's weight
+def text_scores(graph: RepoGraph, text: str) -> FloatArray:
+    """BM25 of the text's words per file (``lexical.py``); zeros without a text
+    or with ``LEXICAL_WEIGHT`` 0 (the words are not used then)."""
+    if not text.strip() or LEXICAL_WEIGHT <= 0:
+        return np.zeros(len(graph.files))
+    return lexical_scores(graph.core, query_of(text))
+
+
+def lexical_signal(graph: RepoGraph, scores: FloatArray) -> FloatArray:
+    """Teleport weight per node from the files' BM25 ``scores``: the best
+    ``LEXICAL_TOP`` files, scaled to the best one. A test file's weight
     goes to the identifiers it uses (split by their edge weights), so a test
     that matches the issue is evidence for the code it exercises."""
     signal = np.zeros(graph.n_nodes)
-    if not text.strip() or LEXICAL_WEIGHT <= 0:
+    if LEXICAL_WEIGHT <= 0:
         return signal
-    scores = lexical_scores(graph.core, query_of(text))
     best = float(scores.max()) if len(scores) else 0.0
     if best <= 0:
         return signal
@@ -241,9 +250,12 @@ def personalization(
     recent_files: Collection[str],
     mentions: Mentions,
     text: str = "",
+    scores: FloatArray | None = None,
 ) -> FloatArray:
+    """The teleport vector (see module doc); ``scores``: the text's BM25 per file
+    when the caller has it (else computed from ``text``)."""
     n_files = len(graph.files)
-    signal = lexical_signal(graph, text)
+    signal = lexical_signal(graph, text_scores(graph, text) if scores is None else scores)
     for path in chat_files:
         if path in graph.file_index:
             signal[graph.file_index[path]] += 1.0
@@ -312,25 +324,41 @@ def _bonus_vectors(graph: RepoGraph, mentions: Mentions) -> tuple[FloatArray, Fl
 
 
 def row_base(
-    graph: RepoGraph, table: DefTable, ranks: FloatArray, mentions: Mentions
+    graph: RepoGraph,
+    table: DefTable,
+    ranks: FloatArray,
+    mentions: Mentions,
+    file_score: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Per row, the score before the within-file division (the rank its
     identifier passes to its file, or a share of the file's rank, plus the
-    named-identifier bonus); per file, the named-file bonus."""
+    named-identifier bonus); per file, the named-file bonus. With
+    ``file_score`` a file's best row scores its file score and its other rows
+    that times their PageRank score relative to the best, so the rows fill the
+    map in the files' order."""
     file_rank = ranks[: len(graph.files)]
     is_def = table.node >= 0
     node = np.where(is_def, table.node, 0)
     flow = np.where(is_def, ranks[node] / table.ndef, 0.0)
     base = flow + np.where(is_def, UNREFERENCED_SHARE, FILE_ONLY_SHARE) * file_rank[table.fid]
+    if file_score is not None and len(base):
+        starts = table.offsets[:-1]
+        best = np.maximum.reduceat(base, np.minimum(starts, len(base) - 1))
+        best = np.where(np.diff(table.offsets) > 0, best, 1.0)
+        base = file_score[table.fid] * base / np.maximum(best[table.fid], 1e-300)
     ident_bonus, file_bonus = _bonus_vectors(graph, mentions)
     return base + np.where(is_def, ident_bonus[node] / table.ndef, 0.0), file_bonus
 
 
 def score_rows(
-    graph: RepoGraph, table: DefTable, ranks: FloatArray, mentions: Mentions
+    graph: RepoGraph,
+    table: DefTable,
+    ranks: FloatArray,
+    mentions: Mentions,
+    file_score: FloatArray | None = None,
 ) -> FloatArray:
     """Every row's score (``Ranked`` computes only the ones its order needs)."""
-    base, file_bonus = row_base(graph, table, ranks, mentions)
+    base, file_bonus = row_base(graph, table, ranks, mentions, file_score)
     return _scores(table.fid, base, file_bonus, np.arange(len(base)))
 
 
@@ -358,20 +386,26 @@ def rank(
     text that ``mentions`` was read from (its words are matched too); ``rows``:
     how many rows the caller will read (one partial sort then serves all)."""
     table = graph.table
-    pers = personalization(graph, chat_files, recent_files, mentions, text)
+    scores = text_scores(graph, text)
+    pers = personalization(graph, chat_files, recent_files, mentions, text, scores)
     ranks = pagerank_of(graph, pers)
-    said = repr((sorted(mentions.files.items()), mentions.idents, sorted(chat_files)))
-    inputs = (id(ranks), said)
+    said = repr((sorted(mentions.files.items()), mentions.idents, sorted(chat_files), text))
+    words = hashlib.blake2b(scores.tobytes(), digest_size=16).hexdigest()  # fusion reads them
+    inputs = (id(ranks), said, words)
     last = graph.last_ranked
     if last is not None and last.inputs == inputs and last.ranks is ranks:
         return Ranked.rebound(last, graph)  # a relined graph: same arrays, same order
-    base, file_bonus = row_base(graph, table, ranks, mentions)
+    file_score = None
+    if FUSED_ORDER:
+        file_lanes = lanes(graph, mentions, scores, ranks[: len(graph.files)], text)
+        file_score = fuse(graph, file_lanes)
+    base, file_bonus = row_base(graph, table, ranks, mentions, file_score)
     excluded = np.zeros(len(graph.files), dtype=bool)
     for path in chat_files:
         if path in graph.file_index:
             excluded[graph.file_index[path]] = True
     keep = np.flatnonzero(~excluded[table.fid]) if excluded.any() else np.arange(len(base))
-    file_rank = ranks[: len(graph.files)]
+    file_rank = ranks[: len(graph.files)] if file_score is None else file_score
     total = float(file_rank.sum())
     normalised = file_rank / total if total > 0 else file_rank
     ranked = Ranked(normalised, base, file_bonus, keep, graph)
