@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -42,61 +41,6 @@ from bonsai.cli.client import DaemonClient
 from load_clients import AsyncClient, cpu_s, start_stream_process
 
 DEADLINE_S = 300
-
-
-# ----------------------------------------------------------------- timestamped SSE server
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tokens: int) -> None:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = next(
-        (
-            int(line.split(b":")[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length")
-        ),
-        0,
-    )
-    await reader.readexactly(length)
-    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
-    for _ in range(tokens):
-        chunk = {
-            "id": "x",
-            "object": "chat.completion.chunk",
-            "model": "gpt-4o-mini",
-            "choices": [
-                {"index": 0, "delta": {"content": f"[{time.time():.6f}]"}, "finish_reason": None}
-            ],
-        }
-        writer.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-        await writer.drain()
-        await asyncio.sleep(0.002)
-    end = {
-        "id": "x",
-        "object": "chat.completion.chunk",
-        "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": tokens, "total_tokens": 100 + tokens},
-    }
-    writer.write(b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n")
-    await writer.drain()
-    writer.close()
-
-
-def start_stream_server(tokens: int) -> int:
-    ready: dict[str, int] = {}
-    started = threading.Event()
-
-    def run() -> None:
-        async def main() -> None:
-            server = await asyncio.start_server(lambda r, w: _handle(r, w, tokens), "127.0.0.1", 0)
-            ready["port"] = server.sockets[0].getsockname()[1]
-            started.set()
-            await server.serve_forever()
-
-        asyncio.run(main())
-
-    threading.Thread(target=run, daemon=True).start()
-    started.wait(10)
-    return ready["port"]
 
 
 # ----------------------------------------------------------------- helpers
@@ -178,7 +122,7 @@ def client_loop(
 
 
 def streaming(args: argparse.Namespace) -> None:
-    port = start_stream_server(args.tokens)
+    stream_proc, port = start_stream_process(args.tokens)
     home = Path(tempfile.mkdtemp(prefix="bonsai-load-"))
     proc, _ = start_daemon(home, port)
     setup = DaemonClient.connect(home, start=False)
@@ -221,6 +165,7 @@ def streaming(args: argparse.Namespace) -> None:
     )
     setup.request("bonsai/daemon/stop")
     proc.wait(30)
+    stream_proc.kill()
 
 
 async def _stream(
@@ -228,15 +173,18 @@ async def _stream(
     sid: str,
     send: bool,
     lat: list[float],
+    frames: list[int],
     until: float,
 ) -> None:
-    """Attach and, for a sender, run turns back to back until ``until``; stamp every delta."""
+    """Attach and, for a sender, run turns back to back until ``until``; stamp every delta
+    (``lat``: one latency per token; ``frames``: one item per delta event received)."""
     finished: list[asyncio.Event] = []
 
     def on_event(method: str, params: dict, at: float) -> None:
         if method != "bonsai/chat/event":
             return
         if params["kind"] == "delta":
+            frames.append(1)
             for part in params["text"].split("]"):
                 if part.startswith("["):
                     lat.append((at - float(part[1:])) * 1000)
@@ -295,6 +243,7 @@ async def _measure(
     streamers = [await AsyncClient.connect(home) for _ in range(args.clients)]
     watchers = [await AsyncClient.connect(home) for _ in range(pollers)]
     latencies: list[float] = []
+    frames: list[int] = []
     polls: list[float] = []
     cold: list[float] = []
     until = time.monotonic() + args.seconds
@@ -312,7 +261,7 @@ async def _measure(
     every = args.poll_ms / 1000
     await asyncio.gather(
         *(
-            _stream(c, sids[i % len(sids)], i < len(sids), latencies, until)
+            _stream(c, sids[i % len(sids)], i < len(sids), latencies, frames, until)
             for i, c in enumerate(streamers)
         ),
         *(_poll(c, sids[i % len(sids)], every, polls, cold, until) for i, c in enumerate(watchers)),
@@ -325,6 +274,7 @@ async def _measure(
     return {
         "events": len(latencies),
         "events_s": len(latencies) / elapsed,
+        "per_frame": len(latencies) / max(1, len(frames)),
         "p50": pct(latencies, 0.5),
         "p95": pct(latencies, 0.95),
         "p99": pct(latencies, 0.99),
@@ -379,14 +329,14 @@ def polling(args: argparse.Namespace) -> None:
     print(
         f"  {'':14}{'events':>9}{'ev/s':>7}{'p50 ms':>8}{'p95 ms':>8}{'p99 ms':>8}"
         f"{'ctx/get':>8}{'get p50':>8}{'get p95':>8}{'CPU %':>6}{'µs/ev':>7}{'RSS MB':>7}"
-        f"{'load':>6}{'bench %':>8}"
+        f"{'load':>6}{'bench %':>8}{'tok/ev':>7}"
     )
     for name, r in runs.items():
         print(
             f"  {name:14}{r['events']:>9,.0f}{r['events_s']:>7,.0f}{r['p50']:>8.2f}"
             f"{r['p95']:>8.2f}{r['p99']:>8.2f}{r['polls']:>8,.0f}{r['poll_p50']:>8.1f}"
             f"{r['poll_p95']:>8.1f}{r['cpu_pct']:>6.0f}{r['cpu_us_event']:>7.0f}{r['rss']:>7.0f}"
-            f"{r['load']:>6.1f}{r['own_pct']:>8.0f}"
+            f"{r['load']:>6.1f}{r['own_pct']:>8.0f}{r['per_frame']:>7.1f}"
         )
     alone, busy = runs["alone"], runs["with pollers"]
     print(
@@ -395,6 +345,10 @@ def polling(args: argparse.Namespace) -> None:
         f"×{busy['cpu_us_event'] / max(alone['cpu_us_event'], 1e-9):.2f}"
     )
     print(f"  (each poller's first ctx/get, not counted above: at most {busy['cold_max']:,.0f} ms)")
+    print(
+        "  (events: deltas as the stream server sent them, each stamped; tok/ev: how many "
+        "the daemon sent in one delta event)"
+    )
 
 
 def idle(args: argparse.Namespace) -> None:

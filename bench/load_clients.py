@@ -1,4 +1,4 @@
-"""The measuring side of ``bench/load.py --polling``: light clients and a stream server
+"""The measuring side of ``bench/load.py``: light clients and a stream server
 that keep out of the way of what they measure.
 
 Every client is one asyncio connection in one event loop (no thread per client,

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from bonsai.dev.tree_rss import TreeSampler
 from repomap_corpus import CACHE
-from repomap_localise import localise, print_localise
+from repomap_localise import localise, print_lanes, print_localise
 from repomap_tasks import (
     SWE_REPOS,
     fetch_sdist,
@@ -588,6 +588,9 @@ def main() -> None:
     parser.add_argument(
         "--params", default="{}", help='ablation: JSON {"ranking.LEXICAL_WEIGHT": 0, ...}'
     )
+    parser.add_argument(
+        "--grid", default="[]", help='corpus: fusion variants [{"RRF_K": 10}, ...] (fusion.py)'
+    )
     parser.add_argument("--ours", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ours:
@@ -602,9 +605,11 @@ def main() -> None:
         child = [sys.executable, str(HERE / "repomap_localise.py")]
         aider_py = None if problem else AIDER_PY
         params = json.loads(args.params)
-        result = localise(wanted, aider_py, child, lambda m: print(m, flush=True), params)
+        grid = json.loads(args.grid)
+        result = localise(wanted, aider_py, child, lambda m: print(m, flush=True), params, grid)
         (OUT / "repomap-localise.json").write_text(json.dumps(result, indent=1))
         print_localise(result)
+        print_lanes(result, grid)
         return
     if args.recall_only:
         families = args.families.split(",")

@@ -5,7 +5,11 @@ the issue (``<pr_description>``), ``info.submission`` the diff the agent
 submitted. The corpus does not say which runs resolved their instance (74.2 %
 of the run did), so the answer is a proxy: the files of the submitted patch
 that are library code (tests and files the agent created are dropped); an
-instance whose patch keeps no such file is skipped.
+instance whose patch keeps no such file is skipped. A file changed by exactly
+the same lines in two or more instances of one repository is dropped too: that
+is the evaluation harness's environment setup (sphinx's runs all pin the same
+dependencies in ``setup.py`` and ``tox.ini``), not a fix — two different issues
+are not fixed by the same change.
 
 The repository is the PyPI sdist of a release whose code is still unfixed: the
 candidates of ``RELEASES`` are tried newest first and the first one on which
@@ -105,10 +109,17 @@ def _issue(messages: list[dict]) -> str | None:
     return None
 
 
+def _change(chunk: str) -> str:
+    """The changed lines of one file's diff (context and line numbers left out)."""
+    lines = chunk.splitlines()
+    return "\n".join(x for x in lines if x[:1] in "+-" and not x.startswith(("+++", "---")))
+
+
 def corpus_instances(folder: Path = CORPUS) -> list[dict]:
     """One entry per trajectory: instance id, repository key, issue text, and the
-    library part of the submitted diff by file (targets are settled per release)."""
-    out: list[dict] = []
+    library part of the submitted diff by file (targets are settled per release;
+    a change repeated verbatim across instances is setup, see the module doc)."""
+    found: list[dict] = []
     for path in sorted(folder.glob("*.traj.json")):
         traj = json.loads(path.read_text())
         instance = traj.get("instance_id") or path.name.split(".")[0]
@@ -117,7 +128,17 @@ def corpus_instances(folder: Path = CORPUS) -> list[dict]:
         submission = (traj.get("info") or {}).get("submission") or ""
         parts = {p: d for p, d in _split_diff(submission).items() if not is_test_path(p)}
         if repo in RELEASES and text and parts:
-            out.append({"instance": instance, "repo": repo, "text": text, "diffs": parts})
+            found.append({"instance": instance, "repo": repo, "text": text, "diffs": parts})
+    seen: dict[tuple[str, str, str], int] = {}
+    for inst in found:
+        for p, d in inst["diffs"].items():
+            key = (inst["repo"], p, _change(d))
+            seen[key] = seen.get(key, 0) + 1
+    out: list[dict] = []
+    for inst in found:
+        kept = {p: d for p, d in inst["diffs"].items() if seen[(inst["repo"], p, _change(d))] < 2}
+        if kept:
+            out.append({**inst, "diffs": kept, "setup": sorted(set(inst["diffs"]) - set(kept))})
     return out
 
 
@@ -197,7 +218,7 @@ def resolve(instance: dict) -> dict | None:
     """The instance with its release (``project``, ``version``, ``root``) and its
     ``targets`` (library files of the patch present in it), or None."""
     project, versions = RELEASES[instance["repo"]]
-    diff = "".join(instance["diffs"].values())
+    diff = "".join(instance["diffs"].values())  # without the setup changes
     for version in versions:
         root = release_dir(project, version)
         if root is None:
@@ -238,8 +259,9 @@ def resolved_instances(folder: Path = CORPUS, only: set[str] | None = None) -> l
             )
             memo_path.parent.mkdir(parents=True, exist_ok=True)
             memo_path.write_text(json.dumps(memo, indent=1, sort_keys=True))
-        if memo[key].get("targets"):
-            out.append({**inst, **memo[key]})
+        targets = [t for t in memo[key].get("targets") or () if t in inst["diffs"]]
+        if targets:  # (a memo from before setup changes were dropped may list them)
+            out.append({**inst, **memo[key], "targets": targets})
     return out
 
 

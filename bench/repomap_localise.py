@@ -58,7 +58,7 @@ def run_ours(job: dict) -> dict:
     service.build()
     out: dict[str, dict] = {}
     for task in job["tasks"]:
-        per: dict[str, dict] = {}
+        per: dict[str, dict] = {"lanes": lane_places(service, task, job.get("grid") or [])}
         for tokens in job["budgets"]:
             service.forget_previous()
             result = service.get(tokens=tokens, mentions=task["text"])
@@ -66,6 +66,60 @@ def run_ours(job: dict) -> dict:
             per[str(tokens)] = _outcome(order, task["targets"], result.tokens)
         out[task["instance"]] = per
     service.stop()
+    return out
+
+
+def _place(score, targets: list[str], files: list[str]) -> int | None:
+    import numpy as np
+
+    order = np.lexsort((np.arange(len(score)), -score)).tolist()
+    position = {files[f]: i for i, f in enumerate(order) if score[f] > 0}
+    found = [position[t] for t in targets if t in position]
+    return min(found) if found else None
+
+
+def _phrases_alone(fusion, graph, text: str):
+    """The quoted-messages lane whether or not the fusion weighs it."""
+    saved = fusion.W_PHRASES
+    fusion.W_PHRASES = max(saved, 1.0)
+    try:
+        return fusion.phrases_lane(graph, text)
+    finally:
+        fusion.W_PHRASES = saved
+
+
+def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
+    """Where the best answer file sits in each lane's own file order (lexical,
+    mentions, PageRank), in their fusion, and in each fusion variant of ``grid``."""
+    from bonsai.services.repomap import fusion, ranking
+    from bonsai.services.repomap.mentions import parse_mentions
+
+    text, targets = task["text"], task["targets"]
+    state = service._state
+    graph = state.current_graph()
+    found = parse_mentions(text, state.path_index(graph), graph.defined, state.word_parts(graph))
+    scores = ranking.text_scores(graph, text)
+    ranks = ranking.pagerank_of(graph, ranking.personalization(graph, (), (), found, text, scores))
+    lanes = fusion.lanes(graph, found, scores, ranks[: len(graph.files)], text)
+    files = graph.files
+    out = {
+        "bm25": _place(lanes.bm25, targets, files),
+        "lexical": _place(lanes.lexical, targets, files),
+        "mentions": _place(lanes.mentions, targets, files),
+        "pagerank": _place(lanes.pagerank, targets, files),
+        "phrases": _place(_phrases_alone(fusion, graph, text), targets, files),
+        "fused": _place(fusion.fuse(graph, lanes), targets, files),
+    }
+    for i, params in enumerate(grid):
+        saved = {k: getattr(fusion, k) for k in params}
+        for k, v in params.items():
+            setattr(fusion, k, v)
+        try:
+            variant = fusion.lanes(graph, found, scores, ranks[: len(graph.files)], text)
+            out[f"grid{i}"] = _place(fusion.fuse(graph, variant), targets, files)
+        finally:
+            for k, v in saved.items():
+                setattr(fusion, k, v)
     return out
 
 
@@ -138,6 +192,7 @@ def localise(
     ours_cmd: list[str],
     log: Callable[[str], None],
     params: dict | None = None,
+    grid: list[dict] | None = None,
 ) -> dict:
     instances = resolved_instances(only=repos)
     split = split_of(instances)
@@ -155,6 +210,7 @@ def localise(
         db.parent.mkdir(parents=True, exist_ok=True)
         job = {"root": str(root), "db": str(db), "tasks": tasks, "budgets": list(BUDGETS)}
         job["params"] = params or {}
+        job["grid"] = grid or []
         ours = _child(ours_cmd, job)
         theirs = run_aider(aider_py, release, root, tasks) if aider_py else {}
         for g in group:
@@ -191,6 +247,38 @@ def _line(label: str, n: int, ours: dict | None, theirs: dict | None) -> str:
     return f"{label:<28}{n:>4} {cells(ours)}  |{cells(theirs)}"
 
 
+LANES = ("bm25", "lexical", "mentions", "pagerank", "phrases", "fused")
+
+
+def print_lanes(report: dict, grid: list[dict] | None = None) -> None:
+    """First 1 / 5 / 10 of each lane alone and of their fusion, per half and
+    per repository (the map's own order is the "map" column)."""
+    tasks, split = report["tasks"], report["split"]
+    names = [*LANES, *(f"grid{i}" for i in range(len(grid or [])))]
+    groups: dict[str, list[str]] = {"ALL": sorted(tasks)}
+    groups["tune half"] = [i for i in sorted(tasks) if split.get(i) == "tune"]
+    groups["held-out half"] = [i for i in sorted(tasks) if split.get(i) == "held-out"]
+    for i in sorted(tasks):
+        groups.setdefault(tasks[i]["repo"].split("__")[1], []).append(i)
+    print("\nfirst 1 / 5 / 10 files, per lane (map: the 4,096-token map's order)")
+    print(f"{'':<16}{'n':>4}" + "".join(f"{n:>16}" for n in ["map", *names]))
+    for label, ids in groups.items():
+        cells = []
+        for lane in ["map", *names]:
+            places = [
+                tasks[i]["ours"][str(PLACE_BUDGET)]["place"]
+                if lane == "map"
+                else tasks[i]["ours"]["lanes"].get(lane)
+                for i in ids
+            ]
+            n = max(1, len(places))
+            fig = [sum(p is not None and p < k for p in places) / n for k in TOPS]
+            cells.append("{:.2f}/{:.2f}/{:.2f}".format(*fig))
+        print(f"{label:<16}{len(ids):>4}" + "".join(f"{c:>16}" for c in cells))
+    for i, params in enumerate(grid or []):
+        print(f"  grid{i}: {json.dumps(params, sort_keys=True)}")
+
+
 def print_localise(report: dict) -> None:
     tasks = report["tasks"]
     split = report["split"]
@@ -207,6 +295,9 @@ def print_localise(report: dict) -> None:
     tune = [r for r in every if split.get(r["instance"]) == "tune"]
     for label, rows in (("ALL", every), ("tune half", tune), ("held-out half", held)):
         print(_line(label, len(rows), _figures(rows, "ours"), _figures(rows, "aider")))
+    fills = [row["ours"][str(b)]["tokens"] / b for row in every for b in BUDGETS if row.get("ours")]
+    if fills:
+        print(f"budget fill (tokens / budget): {min(fills):.3f}-{max(fills):.3f}")
     ours = _figures(every, "ours")
     if ours:
         print(f"mean files shown at 1,024 tokens: bonsai {ours['files@1024']:.1f}", end="")

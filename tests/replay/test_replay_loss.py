@@ -90,3 +90,34 @@ def test_distinctive_items_are_paths_identifiers_numbers_and_long_lines() -> Non
     assert items_of_line("https://github.com/org/repo/issues/12345") == {
         "https://github.com/org/repo/issues/12345"  # the whole line, never its path parts
     }
+
+
+def test_a_name_inside_a_longer_one_is_not_a_use() -> None:
+    later = "Now I write reproduce_zeta_loader.py and set ZETA_LIMIT_MAX to 42420."
+    loss = _loss(_session(later))
+    assert loss.needed_spans == 0, "zeta_loader.py, ZETA_LIMIT and 4242 are parts of other names"
+
+
+def test_the_languages_own_names_are_not_items() -> None:
+    for line in ("raise ValueError", "os.path.join(a)", "sys.exit(1)", "isinstance(x)"):
+        assert not items_of_line(line), line
+    assert items_of_line("parse_header(os_path)") == {"parse_header", "os_path"}
+    assert items_of_line("see json.py") == {"json.py"}  # a file named like a module
+
+
+def test_an_output_echoing_what_the_agent_wrote_before_it_is_not_a_loss() -> None:
+    # the agent names the file and the constant itself, the listing echoes them
+    messages = _session(USES)
+    first = messages[1]
+    messages[1] = first.model_copy(
+        update={"content": "I will look for src/pkg/zeta_loader.py and ZETA_LIMIT = 4242."}
+    )
+    loss = _loss(messages)
+    assert loss.needed_spans == 0 and loss.needed_tokens == 0
+
+
+def test_the_measure_is_the_same_on_every_run() -> None:
+    runs = {repr(_loss(_session(USES)).needed) for _ in range(2)}
+    assert len(runs) == 1
+    (span,) = _loss(_session(USES)).needed
+    assert span.how == "stub" and span.recoverable and "ZETA_LIMIT" in span.items

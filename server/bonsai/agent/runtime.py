@@ -4,6 +4,13 @@
 behind a per-session lock, in arrival order. Events get a per-session
 sequence number; the events of the running turn are kept so a client that
 attaches mid-stream can catch up.
+
+**Coalescing:** deltas emitted in one step of the event loop (several SSE
+chunks that one network read brought in) go out as one ``delta`` event with
+their texts joined, at the end of that step. An idle daemon reads one chunk at
+a time, so this adds no wait; a busy one sends fewer, larger events instead of
+falling behind. Any other event first sends the deltas before it, so the order
+of the stream is unchanged.
 """
 
 from __future__ import annotations
@@ -34,8 +41,36 @@ class SessionRuntime:
     running: str | None = None
     backlog: list[m.ChatEventWire] = field(default_factory=list)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # the turn and the texts of deltas emitted in this loop step, not yet published
+    _pending: tuple[str, list[str]] | None = None
 
     def emit(self, turn_id: str, event: m.ChatEvent) -> None:
+        if isinstance(event, m.DeltaEvent):
+            self._coalesce(turn_id, event.text)
+            return
+        self.flush()
+        self._publish(turn_id, event)
+
+    def flush(self) -> None:
+        """Publish the deltas still waiting for the end of the loop step, as one."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            turn_id, texts = pending
+            self._publish(turn_id, m.DeltaEvent(text="".join(texts)))
+
+    def _coalesce(self, turn_id: str, text: str) -> None:
+        pending = self._pending
+        if pending is not None and pending[0] == turn_id:
+            pending[1].append(text)
+            return
+        self.flush()
+        self._pending = (turn_id, [text])
+        try:
+            asyncio.get_running_loop().call_soon(self.flush)
+        except RuntimeError:  # no loop (a synchronous caller): nothing to wait for
+            self.flush()
+
+    def _publish(self, turn_id: str, event: m.ChatEvent) -> None:
         seq = next(self._seq)
         full = m.chat_event_params(event, session_id=self.session_id, turn_id=turn_id, seq=seq)
         if turn_id == self.running:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import functools
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Generator
@@ -46,6 +47,7 @@ from bonsai.protocol.models import Wire
 from bonsai.services.env_errors import runtime_problem
 from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.sessions import UnknownSession
+from bonsai.session.views import Encoded
 
 log = logging.getLogger("bonsai.rpc")
 # No bonsai params nest this deep; deeper values are refused before validation
@@ -73,7 +75,7 @@ class Ctx:
     protocol: BonsaiProtocol
 
 
-Handler = Callable[[Ctx, Any], Awaitable[Wire]]
+Handler = Callable[[Ctx, Any], Awaitable[Wire | Encoded]]
 HANDLERS: dict[str, Handler] = {}
 # Every handler is marked, as ruff's server marks its handlers. Read-only ones change
 # no state and notify nobody; what they compute beyond a lookup runs off the event
@@ -184,7 +186,7 @@ def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awai
             if not ctx.connection.authenticated:
                 raise Unauthorized("authentication required")
             result = await handler(ctx, method.params.model_validate(raw))
-            return result.dump()
+            return result if isinstance(result, Encoded) else result.dump()
         except asyncio.CancelledError:
             raise
         except Exception as error:
@@ -254,6 +256,12 @@ class BonsaiProtocol(LanguageServerProtocol):
             self._request_futures.pop(msg_id, None)
             self._send_response(msg_id, error=error.to_response_error())
             return
+        result = None if future.cancelled() or error is not None else future.result()
+        if isinstance(result, Encoded):  # encoded on the view worker: sent as it is
+            self._request_futures.pop(msg_id, None)
+            self._result_types.pop(msg_id, None)
+            self.send_frame(encoded_response(msg_id, result))
+            return
         super()._send_handler_result(future, msg_id=msg_id)
 
     def decode(self, data: dict[str, Any]) -> Any:
@@ -277,6 +285,12 @@ class BonsaiProtocol(LanguageServerProtocol):
         if "params" not in data and method is not None and "id" in data:
             data = {**data, "params": None}
         return self.structure_message(data)
+
+
+def encoded_response(msg_id: Any, result: Encoded) -> bytes:
+    """The framed response to request ``msg_id`` whose result is already JSON."""
+    body = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(msg_id).encode(), result.body)
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 class _EnvelopeError(Exception):

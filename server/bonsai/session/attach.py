@@ -96,16 +96,21 @@ def _embedder(daemon: Host, settings: Settings) -> Embedder | None:
         return None
 
 
-def decisions(daemon: Host, settings: Settings, tree: Tree) -> dict[str, Decision]:
-    """Question id → its decision against the visible nodes before it."""
+def decisions(
+    daemon: Host, settings: Settings, tree: Tree, only: str | None = None
+) -> dict[str, Decision]:
+    """Question id → its decision against the visible nodes before it; with ``only``,
+    that question's alone (the nodes after it are not read)."""
     if settings.tree.attach == "off":
         return {}
     semantic = Semantic(daemon, settings)
     vocab = Vocabulary()
     out: dict[str, Decision] = {}
     for node, item in _walk(tree):
-        if item.role == "question":
+        if item.role == "question" and only in (None, node.id):
             out[node.id] = _decide(item.text, vocab, semantic)
+            if only is not None:
+                break
         elif item.role == "answer":
             asked = tree.nodes[item.parent].message.content if item.parent else ""
             semantic.tree_texts[node.id] = f"{asked}\n{item.text}"[:UNIT_CHARS]
@@ -143,7 +148,7 @@ def apply_on_arrival(
     unless the user chose where it goes (a fork) or it already sits there."""
     if settings.tree.attach != "topic" or question.message_id not in tree.nodes:
         return None
-    decision = decisions(daemon, settings, tree).get(question.message_id)
+    decision = decisions(daemon, settings, tree, only=question.message_id).get(question.message_id)
     if decision is None or info(tree, question.message_id, decision).placed:
         return None
     op = TreeOp(

@@ -16,6 +16,7 @@ from bonsai.core.context.episodes_stage import (
     restore_episode,
     spans,
 )
+from bonsai.core.context.hidden import RECALL_DEPTH, hidden_first, hidden_ids
 from bonsai.core.history.episodes import Episode
 from bonsai.core.history.pages import episode_page, frame, message_page
 from bonsai.domain import StoredMessage
@@ -96,13 +97,19 @@ def _found(
     daemon: Host, session_id: str, query: str, limit: int
 ) -> list[tuple[StoredMessage, HistoryHit]]:
     """The best ``limit`` hits worth showing (earlier recall pages and memory notes
-    are copies or background, not history)."""
+    are copies or background, not history), what the model's window lacks first
+    (stubbed, folded, archived, or before the summary boundary): that is what
+    the agent asks recall for (``bonsai.core.context.hidden``)."""
     out = []
-    for hit in search_history(daemon.db, session_id, query, limit * 2 + 5):
+    for hit in search_history(daemon.db, session_id, query, RECALL_DEPTH):
         stored = daemon.store.message(session_id, hit.message_id)
         if stored is not None and worth_showing(stored):
             out.append((stored, hit))
-    return out[:limit]
+    state = bridge_for(daemon, session_id).state()
+    hidden = hidden_ids(state)
+    start = state.boundary.start_seq if state.boundary is not None else 0
+    ranked = hidden_first(out, lambda found: found[0].seq < start or found[0].message_id in hidden)
+    return ranked[:limit]
 
 
 RecallService = Callable[..., str]

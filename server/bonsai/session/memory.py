@@ -1,13 +1,26 @@
-"""Memory per workspace for the daemon: the pooled service, hand-edit sync, per-turn recall."""
+"""Memory per workspace for the daemon: the pooled service, hand-edit sync, per-turn recall.
+
+The service is used from the event loop (recall, the memory tool, promotion, hand-edit
+sync, the writing requests) and from the view worker (``bonsai/memory/list``, ``get``
+and ``search``, through :func:`memory_read`): every public method of the service
+holds its lock (:class:`GuardedMemory`), so its one index connection and its caches
+see one caller at a time. A read holds the lock for its whole answer (one consistent
+view of the stores); the loop waits for it only when a turn's recall comes in the
+middle of one.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import logging
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from bonsai.services.memory.inject import InjectionState
 from bonsai.services.memory.service import MemoryService
@@ -17,9 +30,33 @@ from bonsai.session.host import Host
 from bonsai.session.service_pool import ServicePool
 
 CountTokens = Callable[[str], int]
+T = TypeVar("T")
 
 log = logging.getLogger("bonsai.memory")
 INJECTED_KEY = "memory_injected"
+
+
+class GuardedMemory(MemoryService):
+    """A :class:`MemoryService` whose public methods each hold ``lock`` (re-entrant:
+    they call one another), so the loop and the view worker can share it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.lock = threading.RLock()
+        super().__init__(*args, **kwargs)
+
+
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(self: GuardedMemory, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return call
+
+
+for _name, _method in list(vars(MemoryService).items()):
+    if inspect.isfunction(_method) and not _name.startswith("_"):
+        setattr(GuardedMemory, _name, _guarded(_method))
 
 
 @dataclass(frozen=True)
@@ -41,6 +78,25 @@ def memory_service(daemon: Host, workspace: str | None) -> MemoryService:
     return _pool(daemon).get(workspace, lambda: _open(daemon, workspace)).service
 
 
+async def memory_read(
+    daemon: Host,
+    workspace: str | None,
+    read: Callable[[MemoryService], T],
+    run: Callable[[Callable[[], T]], Awaitable[T]],
+) -> T:
+    """``read(service)`` through ``run`` (the view worker), off the loop: the service is
+    leased here, on the loop (so it is not released meanwhile), and held locked for
+    the whole read."""
+    with memory_lease(daemon, workspace) as service:
+
+        def locked() -> T:
+            lock = service.lock if isinstance(service, GuardedMemory) else contextlib.nullcontext()
+            with lock:
+                return read(service)
+
+        return await run(locked)
+
+
 @contextlib.contextmanager
 def memory_lease(daemon: Host, workspace: str | None) -> Iterator[MemoryService]:
     """The workspace's memory service, kept alive (never released) until the block ends."""
@@ -52,7 +108,7 @@ def memory_lease(daemon: Host, workspace: str | None) -> Iterator[MemoryService]
 def _open(daemon: Host, workspace: str | None) -> LiveMemory:
     settings = daemon.settings(workspace).settings.memory
     ws = Path(workspace) if workspace else None
-    service = MemoryService(daemon.home, ws, settings)
+    service = GuardedMemory(daemon.home, ws, settings)
     # resync on the event loop, where recall also syncs: never two writers at once
     loop = asyncio.get_running_loop()
     pool = _pool(daemon)

@@ -10,12 +10,18 @@ derives from has moved: the session's and the global write versions
 (:mod:`bonsai.session.versions`), the settings in force, the repository map
 and the attached clients; and for at most ``FRESH_S`` (files on disk, such as
 steering files, are read again after that).
+
+A view may hand back :class:`Encoded`: its result already encoded as JSON on the
+worker, so a kept view is answered as the same bytes again, and the loop never
+encodes a large result (the wire view of a long session) between two streamed events.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -35,10 +41,30 @@ from bonsai.session.baseline import ensure_baseline
 from bonsai.session.host import Host, Subscriber
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import ServicePool
+from bonsai.session.view_store import MessageCache, ViewStore
 
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 FRESH_S = 1.0
+# The worker shares the GIL with the loop: while a view computes, the loop waits up to
+# the interpreter's switch interval (5 ms by default) each time a streamed event is due.
+# Once a worker exists the interval is at most this, so a view delays an event ~1 ms.
+LOOP_GIL_WAIT_S = 0.001
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A request's result as JSON bytes, encoded once (off the loop) and sent as it is."""
+
+    body: bytes
+
+    @classmethod
+    def of(cls, result: Wire) -> Encoded:
+        return cls(result.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8"))
+
+    def dump(self) -> dict[str, Any]:
+        """The result as a dict again (for a caller that is not the wire)."""
+        return cast(dict[str, Any], json.loads(self.body))
 
 
 @dataclass
@@ -93,6 +119,7 @@ class ViewWorker:
         self._pool: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._memos: dict[str, AssemblyMemo] = {}  # the worker's own: memos are not thread-safe
+        self._messages = MessageCache()  # the worker's too: a message read again is kept
         self._kept: dict[tuple[str, str], _Kept] = {}
 
     async def run(
@@ -124,9 +151,18 @@ class ViewWorker:
         self._kept[(session_id, key)] = _Kept(stamp, settings, now, value)
         return value
 
-    async def _compute(self, host: Host, session_id: str | None, view: Callable[[Host], T]) -> T:
+    async def call(self, read: Callable[[], T]) -> T:
+        """``read()`` on the worker, for a read that brings its own state (the memory
+        service, under its lock) rather than the log's snapshot."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor(), read)
+
+    def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
+            sys.setswitchinterval(min(sys.getswitchinterval(), LOOP_GIL_WAIT_S))
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="bonsai-views")
+        return self._pool
+
+    async def _compute(self, host: Host, session_id: str | None, view: Callable[[Host], T]) -> T:
         # the hub as it is now; the worker's own memos (they are not thread-safe); the
         # counters and the server facts are shared (their caches take locks)
         hub = dataclasses.replace(
@@ -139,7 +175,7 @@ class ViewWorker:
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(
-                self._pool, self._snapshot, host, hub, subscribers, view
+                self._executor(), self._snapshot, host, hub, subscribers, view
             )
         finally:
             if host.hub.embedder is None:  # loaded by this view (the tree's attachment rule)
@@ -153,7 +189,8 @@ class ViewWorker:
         view: Callable[[Host], T],
     ) -> T:
         conn = self._connection()
-        read = ReadHost(host.home, conn, SessionStore(conn), hub, host.settings, subscribers)
+        store = ViewStore(conn, self._messages)
+        read = ReadHost(host.home, conn, store, hub, host.settings, subscribers)
         with conn:  # one transaction: every read of this view sees the same log
             result = view(read)
         return result
@@ -170,6 +207,7 @@ class ViewWorker:
 
     def forget(self, session_id: str) -> None:
         self._memos.pop(session_id, None)
+        self._messages.forget(session_id)
         for kept in [k for k in self._kept if k[0] == session_id]:
             del self._kept[kept]
 

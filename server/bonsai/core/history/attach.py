@@ -53,7 +53,9 @@ class Decision:
     similarity: Similarity = "lexical"
 
 
-@functools.lru_cache(maxsize=256)  # a question's terms are asked for once per candidate
+# every node's terms, kept across calls: a history's texts do not change, and each
+# view of the tree reads them all again (4,096 texts of ~1 kB hold ~20 MB)
+@functools.lru_cache(maxsize=4096)
 def terms(text: str) -> frozenset[str]:
     """Stemmed content terms of ``text``, identifiers whole and in parts, no numbers."""
     return frozenset(stem(t) for t in content_terms(text) if not t.isdigit())
@@ -92,10 +94,47 @@ class Vocabulary:
     def idf(self, term: str) -> float:
         return math.log((self.nodes + 1) / (self.df.get(term, 0) + 1)) + 1.0
 
+    def weights(self) -> Weights:
+        """The idf of every term at this point of the history (for one decision)."""
+        return Weights(self)
+
     def is_specific(self, term: str) -> bool:
         """In at least one earlier node and in at most a third of them (at least one)."""
         count = self.df.get(term, 0)
         return 0 < count <= max(1, self.nodes // 3)
+
+
+class Weights:
+    """idf and idf² by document frequency, each computed once for a decision.
+
+    A term's idf depends only on how many earlier nodes hold it, so the sums over
+    a question and its candidates' exchanges look the weights up by that count
+    instead of taking a logarithm per term (same values, bit for bit)."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.df = vocab.df
+        self.nodes = vocab.nodes
+        self._idf: dict[int, float] = {}
+        self._squared: dict[int, float] = {}
+
+    def idf(self, term: str) -> float:
+        count = self.df.get(term, 0)
+        value = self._idf.get(count)
+        if value is None:
+            value = self._idf[count] = math.log((self.nodes + 1) / (count + 1)) + 1.0
+        return value
+
+    def squares(self, found: Iterable[str]) -> float:
+        """Σ idf² over ``found``, in its iteration order."""
+        df, squared = self.df, self._squared
+        total = 0.0
+        for term in found:
+            count = df.get(term, 0)
+            value = squared.get(count)
+            if value is None:
+                value = squared[count] = self.idf(term) ** 2
+            total += value
+        return total
 
 
 def candidates(question: str, vocab: Vocabulary) -> dict[str, list[str]]:
@@ -108,15 +147,16 @@ def candidates(question: str, vocab: Vocabulary) -> dict[str, list[str]]:
     return out
 
 
-def lexical_similarity(question: str, answer: str, vocab: Vocabulary) -> float:
+def lexical_similarity(
+    question: str, answer: str, vocab: Vocabulary, weights: Weights | None = None
+) -> float:
     """tf-idf cosine (binary tf) of the question and an answer's exchange."""
     asked, unit = terms(question), vocab.unit_terms.get(answer, set())
     if not asked or not unit:
         return 0.0
-    shared = sum(vocab.idf(t) ** 2 for t in asked & unit)
-    norm_q = math.sqrt(sum(vocab.idf(t) ** 2 for t in asked))
-    norm_u = math.sqrt(sum(vocab.idf(t) ** 2 for t in unit))
-    return shared / (norm_q * norm_u)
+    w = weights or vocab.weights()
+    shared = w.squares(asked & unit)
+    return shared / (math.sqrt(w.squares(asked)) * math.sqrt(w.squares(unit)))
 
 
 def decide(
@@ -136,20 +176,20 @@ def decide(
         limit = max(1, vocab.nodes // 3)
         why = f"only generic words (none in 1–{limit} of the {vocab.nodes} earlier nodes)"
         return Decision(None, 0.0, f"{why}: a new branch under the root", None, method)
+    w = vocab.weights()
     specific = sorted({t for ts in found.values() for t in ts})
-    total = sum(vocab.idf(t) for t in specific)
-    best: tuple[float, int, str] | None = None
+    total = sum(w.idf(t) for t in specific)
+    best: tuple[float, int, str, float] | None = None
     for answer, own in found.items():
-        coverage = sum(vocab.idf(t) for t in own) / total
-        sim = _similarity(question, answer, vocab, semantic)
+        coverage = sum(w.idf(t) for t in own) / total
+        sim = _similarity(question, answer, vocab, w, semantic)
         score = round(0.5 * coverage + 0.5 * sim, 3)
-        key = (score, len(own), answer)
-        if best is None or key > best:
+        key = (score, len(own), answer, sim)
+        if best is None or key[:3] > best[:3]:
             best = key
     assert best is not None
-    score, _, answer = best
-    term = max(found[answer], key=lambda t: (vocab.idf(t), len(t), t))
-    sim = _similarity(question, answer, vocab, semantic)
+    score, _, answer, sim = best
+    term = max(found[answer], key=lambda t: (w.idf(t), len(t), t))
     reason = (
         f'specific term "{term}" (in {vocab.df[term]} of {vocab.nodes} earlier nodes), '
         f"introduced by this answer; similarity {sim:.2f} ({method})"
@@ -158,11 +198,15 @@ def decide(
 
 
 def _similarity(
-    question: str, answer: str, vocab: Vocabulary, semantic: Mapping[str, float] | None
+    question: str,
+    answer: str,
+    vocab: Vocabulary,
+    weights: Weights,
+    semantic: Mapping[str, float] | None,
 ) -> float:
     if semantic is not None:
         return min(1.0, max(0.0, semantic.get(answer, 0.0)))
-    return lexical_similarity(question, answer, vocab)
+    return lexical_similarity(question, answer, vocab, weights)
 
 
 def decide_all(nodes: Iterable[AttachNode]) -> dict[str, Decision]:

@@ -41,7 +41,35 @@ _URL = re.compile(r"\b[a-z][\w+.-]*://\S+")  # a URL names a resource, not a fin
 def _distinct_ident(word: str) -> bool:
     if len(word) < 5 or (word.startswith("__") and word.endswith("__")):
         return False
+    if word in _GENERAL or word.split(".", 1)[0] in _STDLIB:
+        return False  # the language's own names (``ValueError``, ``os.path.join``)
     return "_" in word.strip("_") or "." in word or bool(_CAMEL.search(word))
+
+
+_FILE_SUFFIX = re.compile(
+    r"\.(?:py|pyi|pyx|c|h|cc|cpp|rs|go|js|ts|tsx|jsx|java|rb|txt|json|toml|cfg|ini|md|rst|sh|yml|yaml|html|css|lock)$"
+)
+
+
+def _file_name(word: str) -> bool:
+    """A name with a dot that is a file (``models.py``), not ``os.path`` or ``example.com``."""
+    if word.rsplit(".", 1)[-1] in _COMMON_SUFFIX:
+        return False
+    return word.split(".", 1)[0] not in _STDLIB or bool(_FILE_SUFFIX.search(word))
+
+
+def written(item: str, text: str) -> bool:
+    """``item`` appears in ``text`` as a whole (no letter, digit or underscore
+    glued to either side: ``setup.py`` is not written in ``reproduce_setup.py``)."""
+    start = text.find(item)
+    while start >= 0:
+        end = start + len(item)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = text.find(item, start + 1)
+    return False
 
 
 def items_of_line(line: str) -> set[str]:
@@ -50,7 +78,7 @@ def items_of_line(line: str) -> set[str]:
     whole, line = line.strip(), _URL.sub(" ", line)
     for match in _PATH.finditer(line):
         path = match.group(0).strip(".")
-        if len(path) >= 4 and ("/" in path or path.rsplit(".", 1)[-1] not in _COMMON_SUFFIX):
+        if len(path) >= 4 and ("/" in path or _file_name(path)):
             found.add(path)
     for match in _IDENT.finditer(line):
         if _distinct_ident(match.group(0)):
@@ -80,7 +108,14 @@ class SpanItems:
 
     def used_in(self, later: str, window: str) -> set[str]:
         """Items written in ``later`` that ``window`` does not hold."""
-        return {i for i in self.lines if i in later and i not in window}
+        return {i for i in self.lines if written(i, later) and not written(i, window)}
+
+    def without(self, own: str) -> SpanItems:
+        """These items less the ones ``own`` (what the agent itself wrote before
+        the span) holds: an output echoing the agent's own words (the file it
+        created, the path it asked for) held nothing only it could give back."""
+        lines = {i: ns for i, ns in self.lines.items() if not written(i, own)}
+        return SpanItems(self.message_id, lines, self.text_lines)
 
     def needed_text(self, items: Iterable[str]) -> str:
         """The lines holding ``items`` (what the needed part weighs)."""

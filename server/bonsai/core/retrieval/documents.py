@@ -37,12 +37,16 @@ class FusedHit(_Frozen):
 
 
 class Hit(_Frozen):
-    """A search result: fused score, the lane evidence and the document's metadata."""
+    """A search result: fused score, the lane evidence and the document's metadata.
+
+    ``via`` names the hit the second hop reached it from (the entry it shares
+    an entity with), ``None`` for a hit ranked on its own evidence."""
 
     id: str
     score: float
     lanes: LaneScores
     meta: dict[str, JsonValue] = Field(default_factory=dict)
+    via: str | None = None
 
 
 class Lane(_Frozen):

@@ -17,7 +17,8 @@ that the question does not use itself to the other entries containing them
   the source's score, or not at all when ``nomatch`` is false.
 
 Among equals, the linked entry matching more question weight per length goes
-first. At most ``limit`` entries are lifted, so a single-hop question loses
+first (among entries matching no question term, the shortest: the one most
+about the linked name). At most ``limit`` entries are lifted, so a single-hop question loses
 at most that many places of its tail. Pure: the caller finds the linked
 entries (see :class:`bonsai.services.retrieval.index.HybridIndex`) and passes
 the stored term sets as a function.
@@ -44,22 +45,28 @@ def second_hop(
     factor: float,
     limit: int,
     nomatch: bool = True,
+    sources: dict[str, str] | None = None,
 ) -> list[str]:
     """Lift ``candidates`` linked to the ``heads`` in ``scores`` (in place);
     returns the lifted ids, best first.
 
     ``links`` maps a head to its link terms, ``weights`` each question term to
-    its weight (IDF); terms are as the index tokenizes them."""
+    its weight (IDF); terms are as the index tokenizes them. ``sources``, when
+    given, receives for each entry whose score the hop set the head it was
+    reached from (the path that found it)."""
     if limit <= 0 or not heads:
         return []
     skip = set(heads)
     best: dict[str, tuple[float, float]] = {}  # id -> (score, match per length)
+    via: dict[str, str] = {}
     for doc_id in candidates:
         if doc_id in skip or doc_id in best:
             continue
         terms = terms_of(doc_id)
         match = sum(w for t, w in weights.items() if t in terms)
         norm = match / (0.25 + 0.75 * len(terms) / max(average_terms, 1.0))
+        if match <= 0:
+            norm = -float(len(terms))
         for rank, head in enumerate(heads):
             if not any(t in terms for t in links.get(head, ())):
                 continue
@@ -74,6 +81,7 @@ def second_hop(
                 score = base * factor
             if doc_id not in best or (score, norm) > best[doc_id]:
                 best[doc_id] = (score, norm)
+                via[doc_id] = head
     chosen = sorted(best, key=lambda d: (-best[d][0], -best[d][1], d))[:limit]
     for offset, doc_id in enumerate(chosen):
         score = best[doc_id][0] - STEP * offset / (limit + 1)
@@ -82,4 +90,8 @@ def second_hop(
             scores[doc_id] = [score, None, None]
         elif (row[0] or 0.0) < score:
             row[0] = score
+        else:
+            continue
+        if sources is not None:
+            sources[doc_id] = via[doc_id]
     return chosen

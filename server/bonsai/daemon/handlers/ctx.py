@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, get_args
 
 from bonsai.agent.context_bridge import ContextBridge, to_chat_request
-from bonsai.core.context import Assembly, apply_action, assemble, node_text
+from bonsai.core.context import Assembly, LedgerRow, apply_action, assemble, node_text
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
@@ -16,8 +17,10 @@ from bonsai.session.base import bridge_for, notify_ctx
 from bonsai.session.compaction import compact_session
 from bonsai.session.host import Host
 from bonsai.session.server_facts import as_sent, ensure_facts, ledger_notes, session_notes
+from bonsai.session.views import Encoded
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
+NODES_KEPT = 8192  # ledger rows converted for the wire, kept (a few sessions' ledgers)
 
 
 def _current(host: Host, session_id: str) -> tuple[ContextBridge, Assembly, int]:
@@ -80,6 +83,13 @@ def _turns(host: Host, session_id: str) -> list[m.CtxTurn]:
     return out
 
 
+@functools.lru_cache(maxsize=NODES_KEPT)
+def _ctx_node(row: LedgerRow) -> m.CtxNode:
+    """A ledger row on the wire; rows are frozen, and most are unchanged from the last
+    view (the memos hand back the same row), so each is converted once."""
+    return m.CtxNode.model_validate(row.model_dump())
+
+
 def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
     for row in assembly.ledger:
         if row.id == node_id:
@@ -88,10 +98,12 @@ def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
 
 
 @handles("bonsai/ctx/get", read_only=True)
-async def get(ctx: Ctx, params: m.CtxGetParams) -> m.CtxGetResult:
+async def get(ctx: Ctx, params: m.CtxGetParams) -> Encoded:
+    """The view, encoded on the worker; asked again while nothing moved, the same bytes."""
     await ensure_facts(ctx.daemon, params.session_id)  # on the loop: it may ask the server
-    key = f"ctx/get:{params.view}"
-    return await ctx.daemon.views.run(ctx.daemon, params.session_id, lambda h: _get(h, params), key)
+    key = f"ctx/get:{params.model_dump_json()}"
+    view = ctx.daemon.views
+    return await view.run(ctx.daemon, params.session_id, lambda h: Encoded.of(_get(h, params)), key)
 
 
 def _get(host: Host, params: m.CtxGetParams) -> m.CtxGetResult:
@@ -107,7 +119,7 @@ def _get(host: Host, params: m.CtxGetParams) -> m.CtxGetResult:
             wire["system"],
         )
         return result
-    result.nodes = [m.CtxNode.model_validate(row.model_dump()) for row in assembly.ledger]
+    result.nodes = [_ctx_node(row) for row in assembly.ledger]
     if params.view == "turns":
         result.turns = _turns(host, params.session_id)
     return result

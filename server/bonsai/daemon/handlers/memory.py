@@ -1,4 +1,8 @@
-"""bonsai/memory/*: the two-tier memory stores, through the memory service."""
+"""bonsai/memory/*: the two-tier memory stores, through the memory service.
+
+The reads (list, get, search) run on the view worker, under the service's lock;
+the writes run on the loop, in arrival order.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,9 @@ from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.services.memory.entry import MemoryEntry
+from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.store import MemoryStoreError
-from bonsai.session.memory import memory_service
+from bonsai.session.memory import memory_read, memory_service
 
 T = TypeVar("T")
 
@@ -34,25 +39,31 @@ async def _guard(call: Callable[[], Awaitable[T]]) -> T:
         raise (NotFound(text) if "no memory entry" in text else InvalidParams(text)) from None
 
 
+def _read(ctx: Ctx, workspace: str | None, read: Callable[[MemoryService], T]) -> Awaitable[T]:
+    return memory_read(ctx.daemon, workspace, read, ctx.daemon.views.call)
+
+
 @handles("bonsai/memory/list", read_only=True)
 async def list_(ctx: Ctx, params: m.MemoryScope) -> m.MemoryListResult:
-    service = memory_service(ctx.daemon, params.workspace)
-    status = service.status()
-    return m.MemoryListResult(
-        entries=[_info(e) for e in service.list()],
-        issues=[f"{i.path}: {i.problem}" for i in status.issues],
-        embeddings=status.embeddings,
-        advisory=service.gitignore_advisory(),
-    )
+    def read(service: MemoryService) -> m.MemoryListResult:
+        status = service.status()
+        return m.MemoryListResult(
+            entries=[_info(e) for e in service.list()],
+            issues=[f"{i.path}: {i.problem}" for i in status.issues],
+            embeddings=status.embeddings,
+            advisory=service.gitignore_advisory(),
+        )
+
+    return await _read(ctx, params.workspace, read)
 
 
 @handles("bonsai/memory/get", read_only=True)
 async def get(ctx: Ctx, params: m.MemoryNameParams) -> m.MemoryGetResult:
-    async def run() -> m.MemoryGetResult:
-        entry = memory_service(ctx.daemon, params.workspace).get(params.name)
+    def read(service: MemoryService) -> m.MemoryGetResult:
+        entry = service.get(params.name)
         return m.MemoryGetResult(entry=_info(entry), body=entry.body)
 
-    return await _guard(run)
+    return await _guard(lambda: _read(ctx, params.workspace, read))
 
 
 @handles("bonsai/memory/add", read_only=False)
@@ -95,14 +106,17 @@ async def set_enabled(ctx: Ctx, params: m.MemorySetEnabledParams) -> m.Empty:
 
 @handles("bonsai/memory/search", read_only=True)
 async def search(ctx: Ctx, params: m.MemorySearchParams) -> m.MemorySearchResult:
-    result = memory_service(ctx.daemon, params.workspace).search(params.query, params.limit)
-    hits: list[Any] = [
-        m.MemorySearchHit(
-            name=hit.name,
-            tier=hit.tier,
-            score=hit.score,
-            lanes=m.MemoryLanes(bm25=hit.lanes.bm25, embedding=hit.lanes.embedding),
-        )
-        for hit in result.results
-    ]
-    return m.MemorySearchResult(results=hits, embeddings=result.embeddings)
+    def read(service: MemoryService) -> m.MemorySearchResult:
+        result = service.search(params.query, params.limit)
+        hits: list[Any] = [
+            m.MemorySearchHit(
+                name=hit.name,
+                tier=hit.tier,
+                score=hit.score,
+                lanes=m.MemoryLanes(bm25=hit.lanes.bm25, embedding=hit.lanes.embedding),
+            )
+            for hit in result.results
+        ]
+        return m.MemorySearchResult(results=hits, embeddings=result.embeddings)
+
+    return await _read(ctx, params.workspace, read)

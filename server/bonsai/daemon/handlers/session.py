@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from bonsai.daemon.rpc import Ctx, handles
+from bonsai.daemon.state import event_frame
 from bonsai.domain import Message
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
@@ -68,8 +69,8 @@ async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     ctx.connection.attached.add(params.session_id)
     # catch up with the running turn; same loop step, so nothing is missed or doubled
     running = ctx.daemon.hub.runtimes.get(params.session_id)
-    for event in running.catch_up() if running is not None else []:
-        ctx.connection.notify("bonsai/chat/event", event)
+    for event in running.catch_up() if running is not None else []:  # redacted as broadcast
+        ctx.connection.send("bonsai/chat/event", event_frame("bonsai/chat/event", event))
     return m.SessionAttachResult(session=session_info(row), messages=messages)
 
 

@@ -384,7 +384,8 @@ class MemoryService:
             )
         hits = self._search_hits(user_text, self.fusion.candidate_depth)
         entries = {h.id: known[h.id][1] for h in hits if h.id in known and known[h.id][1].enabled}
-        ranked = relevant_for_injection(user_text, hits, entries)
+        sources = {h.via: known[h.via][1] for h in hits if h.via is not None and h.via in known}
+        ranked = relevant_for_injection(user_text, hits, entries, sources)
         return build_injection(
             ranked,
             injected_state,

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any, Literal
 
 import httpx
@@ -55,6 +55,8 @@ PROBE_PROMPT = "Call the ping tool now."
 # answers 200 and then drops the connection) must not poison the next
 NO_REUSE = httpx.Limits(max_keepalive_connections=0)
 Verdict = Literal["call", "text", "refused", "broken"]
+# what a probe that went wrong raises: no answer, a malformed one; never passed on
+PROBE_ERRORS = (httpx.HTTPError, ValueError, AttributeError, IndexError)
 
 
 class ToolProbe(BaseModel):
@@ -64,6 +66,23 @@ class ToolProbe(BaseModel):
 
     tools: bool | None
     source: str
+
+
+def _url(base_url: str) -> str:
+    return f"{base_url.rstrip('/')}/chat/completions"
+
+
+def _client(
+    headers: dict[str, str] | None,
+    transport: httpx.AsyncBaseTransport | None,
+    timeout_s: float,
+) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout_s),
+        transport=transport,
+        headers=headers or {},
+        limits=NO_REUSE,
+    )
 
 
 def probe_body(model: str, tool_choice: Any) -> dict[str, Any]:
@@ -103,6 +122,15 @@ def chunk_verdict(chunk: Any) -> Verdict | None:
     return None
 
 
+async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+    """The data of each server-sent event of a streamed reply, as it arrives."""
+    decoder = SseDecoder()
+    async for line in response.aiter_lines():
+        event = decoder.feed(line.rstrip("\r"))
+        if event is not None:
+            yield event.data
+
+
 async def _stream_verdict(
     client: httpx.AsyncClient, url: str, body: dict[str, Any]
 ) -> Verdict | None:
@@ -119,16 +147,12 @@ async def _stream_verdict(
             if message.get("tool_calls") or message.get("function_call"):
                 return "call"
             return "text" if str(message.get("content") or "").strip() else None
-        decoder = SseDecoder()
         try:
-            async for line in response.aiter_lines():
-                event = decoder.feed(line.rstrip("\r"))
-                if event is None:
-                    continue
-                if event.data.strip() == "[DONE]":
+            async for data in _sse_data(response):
+                if data.strip() == "[DONE]":
                     return None
                 try:
-                    verdict = chunk_verdict(json.loads(event.data))
+                    verdict = chunk_verdict(json.loads(data))
                 except ValueError:
                     continue
                 if verdict is not None:
@@ -158,18 +182,13 @@ async def probe_tools(
     timeout_s: float = TOOL_PROBE_TIMEOUT_S,
 ) -> ToolProbe:
     """Does ``model`` on the server at ``base_url`` return tool calls? Never raises."""
-    url = f"{base_url.rstrip('/')}/chat/completions"
+    url = _url(base_url)
     attempts: list[tuple[Any, str]] = [
         ("required", 'tool_choice "required"'),
         ({"type": "function", "function": {"name": PING.name}}, "a named tool_choice"),
     ]
     try:
-        async with httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout_s),
-            transport=transport,
-            headers=headers or {},
-            limits=NO_REUSE,
-        ) as client:
+        async with _client(headers, transport, timeout_s) as client:
             for choice, label in attempts:
                 verdict = await _guarded(_stream_verdict(client, url, probe_body(model, choice)))
                 if verdict == "call":
@@ -183,7 +202,7 @@ async def probe_tools(
                     )
                 if verdict is None:
                     return ToolProbe(tools=None, source=f"probe: {label} got an empty reply")
-    except (httpx.HTTPError, ValueError, AttributeError, IndexError) as error:
+    except PROBE_ERRORS as error:
         log.info("tool probe at %s: %s", base_url, type(error).__name__)
         return ToolProbe(tools=None, source=f"probe failed ({type(error).__name__})")
     return ToolProbe(tools=None, source="probe: the server refused tool_choice")
@@ -200,16 +219,11 @@ async def probe_streamed_calls(
     """For a server the first probe showed calling tools: does a streamed request
     with ``tool_choice: "auto"`` (what every agent step sends) stream the call?
     ``tools`` here means "streams tool calls"; text leaves it open (None)."""
-    url = f"{base_url.rstrip('/')}/chat/completions"
+    url = _url(base_url)
     try:
-        async with httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout_s),
-            transport=transport,
-            headers=headers or {},
-            limits=NO_REUSE,
-        ) as client:
+        async with _client(headers, transport, timeout_s) as client:
             verdict = await _guarded(_stream_verdict(client, url, probe_body(model, "auto")))
-    except (httpx.HTTPError, ValueError, AttributeError, IndexError) as error:
+    except PROBE_ERRORS as error:
         return ToolProbe(tools=None, source=f"stream probe failed ({type(error).__name__})")
     if verdict == "call":
         return ToolProbe(tools=True, source="probe: a streamed tool call came back")
@@ -232,7 +246,7 @@ async def probe_text_protocol(
     """Does ``model`` write a parseable ``<tool_call>`` block when asked with the text
     protocol's prompt? ``tools`` here means "follows the text protocol". Streamed;
     reading stops at the first parsed call."""
-    url = f"{base_url.rstrip('/')}/chat/completions"
+    url = _url(base_url)
     body = {
         "model": model,
         "messages": [
@@ -246,28 +260,21 @@ async def probe_text_protocol(
     parser = TextCallParser(names=frozenset({PING.name}))
     try:
         async with (
-            httpx.AsyncClient(
-                timeout=httpx.Timeout(timeout_s),
-                transport=transport,
-                headers=headers or {},
-                limits=NO_REUSE,
-            ) as client,
+            _client(headers, transport, timeout_s) as client,
             client.stream("POST", url, json=body) as response,
         ):
             if response.status_code != 200:
                 await response.aread()
                 return ToolProbe(tools=None, source=f"text probe: HTTP {response.status_code}")
-            decoder = SseDecoder()
-            async for line in response.aiter_lines():
-                event = decoder.feed(line.rstrip("\r"))
-                if event is None or event.data.strip() == "[DONE]":
+            async for data in _sse_data(response):
+                if data.strip() == "[DONE]":
                     continue
-                chunk = json.loads(event.data)
+                chunk = json.loads(data)
                 delta = ((chunk.get("choices") or [{}])[0] or {}).get("delta") or {}
                 parser.feed(str(delta.get("content") or ""))
                 if parser.calls:
                     break
-    except (httpx.HTTPError, ValueError, AttributeError, IndexError) as error:
+    except PROBE_ERRORS as error:
         return ToolProbe(tools=None, source=f"text probe failed ({type(error).__name__})")
     if parser.calls:
         return ToolProbe(tools=True, source="text probe: the model wrote a <tool_call> block")

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 import apsw
 
-from bonsai.core.context import Assembly
+from bonsai.core.context import Assembly, Item
+from bonsai.core.context.hidden import RECALL_DEPTH, hidden_first, hidden_ids
 from bonsai.core.replay.loss import SpanItems
 from bonsai.core.retrieval.query import fts_match_expression
 from bonsai.domain import Message
@@ -34,6 +35,22 @@ from bonsai.services.replay.runner import ReplayConfig, StepRow, executed
 from bonsai.services.replay.source import ReplaySource
 
 TOP = 3
+
+
+@dataclass(frozen=True)
+class NeededSpan:
+    """One needed removed message, for reports and for finding what misses."""
+
+    session: str
+    message_id: str
+    how: str  # stub, fold, archive, drop
+    what: str  # the tool that produced it (or the role)
+    removed_at: int  # the call that removed it
+    used_at: int  # the call whose reply first used it
+    items: tuple[str, ...]  # the needed items at that first use
+    query: str
+    hits: tuple[str, ...]  # what recall returned (message ids)
+    recoverable: bool
 
 
 @dataclass
@@ -47,6 +64,7 @@ class Loss:
     recoverable_spans: int = 0
     examples: list[str] = field(default_factory=list)  # a few needed items, for reports
     by_stage: dict[str, list[int]] = field(default_factory=dict)  # how → [removed, needed]
+    needed: list[NeededSpan] = field(default_factory=list)  # every needed span's first use
 
     def add(self, other: Loss) -> None:
         self.removed_tokens += other.removed_tokens
@@ -59,6 +77,7 @@ class Loss:
             mine = self.by_stage.setdefault(how, [0, 0])
             mine[0] += removed
             mine[1] += needed
+        self.needed.extend(other.needed)
 
     def needed_share(self) -> float:
         return self.needed_tokens / self.removed_tokens if self.removed_tokens else 0.0
@@ -91,6 +110,13 @@ def _window(assembly: Assembly) -> str:
     return "\n".join(parts)
 
 
+def _what(message: Message) -> str:
+    ev = message.evidence
+    if message.role != "tool":
+        return message.role
+    return ev.kind if ev is not None else (message.name or "tool")
+
+
 def later_query(later: str, used: set[str]) -> str:
     """The agent's own words that used the items: the lines of its later
     message that hold them (what it would ask recall for)."""
@@ -115,15 +141,20 @@ class _Index:
             self.conn.executemany("INSERT INTO fts(content, message_id) VALUES (?, ?)", rows)
         self.count = max(self.count, upto)
 
-    def top(self, query: str, limit: int = TOP) -> list[str]:
+    def top(self, query: str, limit: int = TOP, hidden: frozenset[str] | None = None) -> list[str]:
+        """The best ``limit`` hits; with ``hidden``, ranked as the recall tool ranks
+        them: what the window lacks first (``hidden_first``)."""
         expression = fts_match_expression(query)
         if expression is None:
             return []
         rows = self.conn.execute(
-            "SELECT message_id FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?",
-            (expression, limit),
+            "SELECT message_id FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid LIMIT ?",
+            (expression, limit if hidden is None else RECALL_DEPTH),
         )
-        return [r[0] for r in rows]
+        ids = [r[0] for r in rows]
+        if hidden is not None:
+            ids = hidden_first(ids, hidden.__contains__)
+        return ids[:limit]
 
 
 def stub_top(assembly: Assembly, query: str, limit: int = TOP) -> list[str]:
@@ -140,6 +171,51 @@ def stub_top(assembly: Assembly, query: str, limit: int = TOP) -> list[str]:
     return index.top(query, limit)
 
 
+class _Said:
+    """What the agent wrote (its messages and tool-call arguments) before a position."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        self.texts = [
+            (k, _text(i.message)) for k, i in enumerate(items) if i.message.role == "assistant"
+        ]
+
+    def before(self, position: int) -> str:
+        return "\n".join(t for k, t in self.texts if k < position)
+
+
+class _StubSearch:
+    """The window's stubs searched by their placeholder text (built once per call)."""
+
+    def __init__(self, assembly: Assembly) -> None:
+        self.assembly = assembly
+        self.cache: dict[str, list[str]] = {}
+
+    def top(self, query: str) -> list[str]:
+        if query not in self.cache:
+            self.cache[query] = stub_top(self.assembly, query)
+        return self.cache[query]
+
+
+def _recall(
+    index: _Index,
+    stubs: _StubSearch,
+    later: str,
+    item_id: str,
+    used: set[str],
+    by_id: dict[str, Item],
+    hidden: frozenset[str],
+) -> tuple[bool, str, tuple[str, ...]]:
+    """Whether one recall with the agent's words that used ``used`` returns
+    ``item_id`` (or a message holding every item of ``used``) in its top 3, or
+    names its stub; with the query and the hits."""
+    query = later_query(later, used)
+    hits = tuple(index.top(query, hidden=hidden))
+    back = item_id in stubs.top(query) or any(
+        h == item_id or all(u in by_id[h].message.content for u in used) for h in hits
+    )
+    return back, query, hits
+
+
 def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayConfig) -> Loss:
     """The needed-later loss of one replay (``rows`` from ``replay_steps`` on ``source``
     with ``config``): spans are judged as the managed side held them (tool outputs
@@ -149,15 +225,18 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
         source = executed(source, config.tool_output)
     loss = Loss()
     by_id = {i.id: i for i in source.items}
+    position = {i.id: k for k, i in enumerate(source.items)}
     steps = source.steps
     seen: set[str] = set()
     pending: dict[str, tuple[int, str, SpanItems]] = {}  # id → (span number, how, items)
     spans_needed: dict[int, bool] = {}
     needed_items: dict[str, set[str]] = {}
+    removed_at: dict[str, int] = {}
+    said = _Said(source.items)
     index = _Index()
     for n, row in enumerate(rows):
         now = removed_ids(row.assembly)
-        fresh = [i for i in now if i not in seen and i in by_id]
+        fresh = sorted((i for i in now if i not in seen and i in by_id), key=position.__getitem__)
         by_how: dict[str, list[str]] = {}
         for item_id in fresh:
             by_how.setdefault(now[item_id], []).append(item_id)
@@ -172,7 +251,9 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
                     loss.removed_tokens += tokens
                     loss.by_stage.setdefault(how, [0, 0])[0] += tokens
                     if by_id[item_id].message.role != "assistant":  # observations only
-                        pending[item_id] = (span, how, SpanItems.of(item_id, text))
+                        own = said.before(position[item_id])
+                        pending[item_id] = (span, how, SpanItems.of(item_id, text).without(own))
+                        removed_at[item_id] = n
         seen.update(fresh)
         if not pending:
             continue
@@ -180,20 +261,45 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
         reply = source.items[steps[n]].message
         later = _text(reply)
         window = _window(row.assembly)
+        first_use: dict[int, dict[str, set[str]]] = {}  # span → message → items used now
         for item_id, (span, _how, items) in pending.items():
             used = items.used_in(later, window) - needed_items.get(item_id, set())
             if not used:
                 continue
             needed_items.setdefault(item_id, set()).update(used)
             if span not in spans_needed:
-                index.grow(source, steps[n])
-                query = later_query(later, used)
-                hits = index.top(query)
-                spans_needed[span] = any(
-                    h == item_id or all(u in by_id[h].message.content for u in used) for h in hits
-                ) or item_id in stub_top(row.assembly, query)
-                if len(loss.examples) < 10:
-                    loss.examples.append(f"{item_id}: {sorted(used)[0][:80]}")
+                first_use.setdefault(span, {})[item_id] = used
+        if not first_use:
+            continue
+        index.grow(source, steps[n])
+        stubs_for = _StubSearch(row.assembly)
+        hidden = hidden_ids(row.assembly.state)
+        for span, found in first_use.items():
+            results = [
+                _recall(index, stubs_for, later, item_id, used, by_id, hidden)
+                for item_id, used in found.items()
+            ]
+            back = all(ok for ok, _, _ in results)
+            spans_needed[span] = back
+            first = next(iter(found))
+            wanted = set().union(*found.values())
+            _, query, hits = next((r for r in results if not r[0]), results[0])
+            loss.needed.append(
+                NeededSpan(
+                    session=source.session_id,
+                    message_id=first,
+                    how=pending[first][1],
+                    what=_what(by_id[first].message),
+                    removed_at=removed_at[first],
+                    used_at=n,
+                    items=tuple(sorted(wanted)),
+                    query=query,
+                    hits=hits,
+                    recoverable=back,
+                )
+            )
+            if len(loss.examples) < 10:
+                loss.examples.append(f"{first}: {sorted(wanted)[0][:80]}")
     for item_id, used in needed_items.items():
         _, how, items = pending[item_id]
         tokens = counter.count_text(items.needed_text(used)).tokens

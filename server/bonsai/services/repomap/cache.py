@@ -20,7 +20,7 @@ import apsw
 
 from bonsai.services.repomap.queries import QUERIES
 
-SCHEMA_VERSION = 2  # 2: tags carry the file's words
+SCHEMA_VERSION = 3  # 2: tags carry the file's words; 3: generated files' words
 RowStatus = Literal["tags", "binary"]
 
 _DDL = """

@@ -182,7 +182,7 @@ class RepoGraph:
         self.last_rank: tuple[str, FloatArray] | None = None  # (personalization key, ranks)
         # ranks of the graph this one was patched from, renumbered (``rank_carry.py``)
         self.warm_start: FloatArray | None = None
-        self.last_ranked: tuple[tuple[object, ...], Any] | None = None  # (inputs, Ranked)
+        self.last_ranked: Any = None  # ``ranking.RankMemo`` of the last request
         self.files = core.files
         self.file_index = file_index or {p: i for i, p in enumerate(core.files)}
         n_files, n_names = len(core.files), len(core.names)

@@ -123,6 +123,22 @@ def _relined(
     return core._replace(def_lines=lines, word_ids=word_ids)
 
 
+def _unchanged(
+    offsets: IntArray,
+    arrays: list[np.ndarray],
+    new: Mapping[str, list[np.ndarray]],
+    file_index: Mapping[str, int],
+) -> bool:
+    """Are the new segments of these (existing) files equal to their old ones?"""
+    for path, columns in new.items():
+        fid = file_index[path]
+        lo, hi = int(offsets[fid]), int(offsets[fid + 1])
+        for column, array in zip(columns, arrays, strict=True):
+            if len(column) != hi - lo or not np.array_equal(column, array[lo:hi]):
+                return False
+    return True
+
+
 Run = tuple[int, int] | str  # a run of old file ids [lo, hi), or a file with new tags
 
 
@@ -236,13 +252,22 @@ def patch_core_names(
         refs[path] = [ref_ids, seg.ref_factor]
         defs[path] = [def_ids, seg.def_lines]
         words[path] = [_word_ids(core, edited[path].words)]
-    ref_offsets, (ref_names, ref_factor) = _splice(
-        core.ref_offsets, [core.ref_names, core.ref_factor], runs, refs
+    same = files is core.files
+
+    def splice(
+        offsets: IntArray, arrays: list[np.ndarray], new: dict[str, list[np.ndarray]]
+    ) -> tuple[IntArray, list[np.ndarray]]:
+        if same and _unchanged(offsets, arrays, new, file_index):
+            return offsets, arrays  # no copy of every file's rows for an equal segment
+        return _splice(offsets, arrays, runs, new)
+
+    ref_offsets, (ref_names, ref_factor) = splice(
+        core.ref_offsets, [core.ref_names, core.ref_factor], refs
     )
-    def_offsets, (def_names, def_lines) = _splice(
-        core.def_offsets, [core.def_names, core.def_lines], runs, defs
+    def_offsets, (def_names, def_lines) = splice(
+        core.def_offsets, [core.def_names, core.def_lines], defs
     )
-    word_offsets, (word_ids,) = _splice(core.word_offsets, [core.word_ids], runs, words)
+    word_offsets, (word_ids,) = splice(core.word_offsets, [core.word_ids], words)
     patched = core._replace(
         files=files,
         word_offsets=word_offsets,

@@ -51,6 +51,11 @@ class Fit(Protocol):
     ) -> FittedMap: ...
 
 
+def entry_rows(budget: int) -> int:
+    """How many of the ranking's rows a map of ``budget`` tokens may read."""
+    return 4 * budget + ENTRY_SLACK
+
+
 def leaders(ranked: Ranked, chat: Collection[str], count: int) -> list[str]:
     """The ``count`` best-ranked files outside the conversation (ties by path)."""
     files = ranked.graph.files
@@ -273,7 +278,7 @@ class MapState:
                 changed=False,
                 reason=decision.reason,
             )
-        entries = ranked.entries(4 * budget + ENTRY_SLACK)
+        entries = ranked.entries(entry_rows(budget))
         fitted = fit(entries, budget, count_tokens, lambda p: (-rank_of[p], p))
         files = map_files(ranked, fitted.entries)
         chosen = frozenset(entries[: fitted.entries])

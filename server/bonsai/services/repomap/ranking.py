@@ -11,6 +11,10 @@
    ``NAMED_MAX_DEFINERS`` files) and the top definitions of named files get a bonus larger than any
    rank, so what the user named is rendered first. Within a file the k-th best
    definition is divided by (1 + k), so the map covers more files.
+4. The file order (``FUSED_ORDER``) is the reciprocal-rank fusion of the text's
+   words, its mentions and this PageRank (``fusion.py``); a file's best row
+   scores its fused score and its other rows that times their step-3 score
+   relative to the best, so the rows fill the budget in the files' order.
 
 Everything is vectorised over a definition table built once per graph, and ties
 break by (path, line): the order is deterministic.
@@ -20,12 +24,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection, Sequence
-from typing import overload
+from typing import NamedTuple, overload
 
 import numpy as np
 
 from bonsai.core.repomap.pagerank import FloatArray, IntArray, rank_transition
 from bonsai.core.repomap.render import MapEntry, MapTag
+from bonsai.services.repomap.fusion import fuse, lanes
 from bonsai.services.repomap.graph import DefTable, RepoGraph
 from bonsai.services.repomap.lexical import is_test_path, lexical_scores, query_of
 from bonsai.services.repomap.mentions import Mentions
@@ -54,6 +59,33 @@ LEXICAL_WEIGHT = 3.0  # teleport weight of the file whose words best match the t
 LEXICAL_TOP = 20  # files that get lexical weight, best first
 LEXICAL_POWER = 2.0  # weight = LEXICAL_WEIGHT * (score / best score) ** power
 TEST_AS_EVIDENCE = True  # a test file's lexical weight goes to the names it uses
+FUSED_ORDER = True  # files ordered by the fused lanes (fusion.py), not PageRank alone
+
+
+class _Sorted:
+    """The rows a ranking has sorted so far (shared by a ranking and the copy of
+    it a relined graph gets)."""
+
+    __slots__ = ("complete", "order")
+
+    def __init__(self) -> None:
+        self.order: IntArray = _NO_INTS
+        self.complete = False
+
+
+class RankMemo(NamedTuple):
+    """What a ranking needs to be rebound to a relined graph (kept on the graph;
+    holds no graph, so replaced graphs are freed without a cycle collection)."""
+
+    inputs: tuple[object, ...]
+    ranks: FloatArray
+    file_rank: FloatArray
+    base: FloatArray
+    file_bonus: FloatArray
+    keep: IntArray
+    named: list[str]
+    rows_hint: int
+    sorted: _Sorted
 
 
 class Ranked:
@@ -71,6 +103,7 @@ class Ranked:
         file_bonus: FloatArray,
         keep: IntArray,
         graph: RepoGraph,
+        done: _Sorted | None = None,
     ) -> None:
         self.file_rank = file_rank  # per file id, normalised to sum 1
         self.graph = graph
@@ -79,30 +112,44 @@ class Ranked:
         self._base = base
         self._file_bonus = file_bonus
         self._keep = keep  # rows outside the conversation
-        self._order: IntArray = _NO_INTS
-        self._complete = False
-        self.ranks: FloatArray | None = None  # the PageRank vector this came from
+        self._sorted = _Sorted() if done is None else done
+        self.rows_hint = 0  # rows the caller will ask for: the first order makes as many
 
-    def rebound(self, graph: RepoGraph) -> Ranked:
-        """This ranking for ``graph``, a view with the same arrays as ours but
-        other definition lines (``RepoGraph.relined``): the order is kept."""
-        other = Ranked(self.file_rank, self._base, self._file_bonus, self._keep, graph)
-        other.named, other.ranks = self.named, self.ranks
-        other._order, other._complete = self._order, self._complete
-        return other
+    def memo(self, inputs: tuple[object, ...], ranks: FloatArray) -> RankMemo:
+        return RankMemo(
+            inputs,
+            ranks,
+            self.file_rank,
+            self._base,
+            self._file_bonus,
+            self._keep,
+            self.named,
+            self.rows_hint,
+            self._sorted,
+        )
+
+    @classmethod
+    def rebound(cls, memo: RankMemo, graph: RepoGraph) -> Ranked:
+        """The memo's ranking for ``graph``, a view with the same arrays but other
+        definition lines (``RepoGraph.relined``): the order is kept."""
+        ranked = cls(memo.file_rank, memo.base, memo.file_bonus, memo.keep, graph, memo.sorted)
+        ranked.named, ranked.rows_hint = memo.named, memo.rows_hint
+        return ranked
 
     def order(self, count: int) -> IntArray:
         """The best ``count`` rows (fewer when there are fewer), best first."""
-        if count <= len(self._order) or self._complete:
-            return self._order[:count]
+        done = self._sorted
+        if count <= len(done.order) or done.complete:
+            return done.order[:count]
+        wanted, count = count, max(count, self.rows_hint)
         keep, table = self._keep, self.table
         if count * 2 >= len(keep):
             rows, neg = keep, -_scores(table.fid, self._base, self._file_bonus, keep)
-            self._complete = True
+            done.complete = True
         else:
             rows, neg = self._best(count)
-        self._order = rows[np.lexsort((table.line[rows], table.fid[rows], neg))]
-        return self._order[:count]
+        done.order = rows[np.lexsort((table.line[rows], table.fid[rows], neg))]
+        return done.order[:wanted]
 
     def _best(self, count: int) -> tuple[IntArray, FloatArray]:
         """The rows scoring at least the ``count``-th best score, with their
@@ -169,15 +216,22 @@ class _Entries(Sequence[MapEntry]):
         return self._made[index]
 
 
-def lexical_signal(graph: RepoGraph, text: str) -> FloatArray:
-    """Teleport weight per node from the text's words (``lexical.py``): the best
-    ``LEXICAL_TOP`` files by BM25, scaled to the best one. A test file's weight
+def text_scores(graph: RepoGraph, text: str) -> FloatArray:
+    """BM25 of the text's words per file (``lexical.py``); zeros without a text
+    or with ``LEXICAL_WEIGHT`` 0 (the words are not used then)."""
+    if not text.strip() or LEXICAL_WEIGHT <= 0:
+        return np.zeros(len(graph.files))
+    return lexical_scores(graph.core, query_of(text))
+
+
+def lexical_signal(graph: RepoGraph, scores: FloatArray) -> FloatArray:
+    """Teleport weight per node from the files' BM25 ``scores``: the best
+    ``LEXICAL_TOP`` files, scaled to the best one. A test file's weight
     goes to the identifiers it uses (split by their edge weights), so a test
     that matches the issue is evidence for the code it exercises."""
     signal = np.zeros(graph.n_nodes)
-    if not text.strip() or LEXICAL_WEIGHT <= 0:
+    if LEXICAL_WEIGHT <= 0:
         return signal
-    scores = lexical_scores(graph.core, query_of(text))
     best = float(scores.max()) if len(scores) else 0.0
     if best <= 0:
         return signal
@@ -200,9 +254,12 @@ def personalization(
     recent_files: Collection[str],
     mentions: Mentions,
     text: str = "",
+    scores: FloatArray | None = None,
 ) -> FloatArray:
+    """The teleport vector (see module doc); ``scores``: the text's BM25 per file
+    when the caller has it (else computed from ``text``)."""
     n_files = len(graph.files)
-    signal = lexical_signal(graph, text)
+    signal = lexical_signal(graph, text_scores(graph, text) if scores is None else scores)
     for path in chat_files:
         if path in graph.file_index:
             signal[graph.file_index[path]] += 1.0
@@ -271,25 +328,41 @@ def _bonus_vectors(graph: RepoGraph, mentions: Mentions) -> tuple[FloatArray, Fl
 
 
 def row_base(
-    graph: RepoGraph, table: DefTable, ranks: FloatArray, mentions: Mentions
+    graph: RepoGraph,
+    table: DefTable,
+    ranks: FloatArray,
+    mentions: Mentions,
+    file_score: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Per row, the score before the within-file division (the rank its
     identifier passes to its file, or a share of the file's rank, plus the
-    named-identifier bonus); per file, the named-file bonus."""
+    named-identifier bonus); per file, the named-file bonus. With
+    ``file_score`` a file's best row scores its file score and its other rows
+    that times their PageRank score relative to the best, so the rows fill the
+    map in the files' order."""
     file_rank = ranks[: len(graph.files)]
     is_def = table.node >= 0
     node = np.where(is_def, table.node, 0)
     flow = np.where(is_def, ranks[node] / table.ndef, 0.0)
     base = flow + np.where(is_def, UNREFERENCED_SHARE, FILE_ONLY_SHARE) * file_rank[table.fid]
+    if file_score is not None and len(base):
+        starts = table.offsets[:-1]
+        best = np.maximum.reduceat(base, np.minimum(starts, len(base) - 1))
+        best = np.where(np.diff(table.offsets) > 0, best, 1.0)
+        base = file_score[table.fid] * base / np.maximum(best[table.fid], 1e-300)
     ident_bonus, file_bonus = _bonus_vectors(graph, mentions)
     return base + np.where(is_def, ident_bonus[node] / table.ndef, 0.0), file_bonus
 
 
 def score_rows(
-    graph: RepoGraph, table: DefTable, ranks: FloatArray, mentions: Mentions
+    graph: RepoGraph,
+    table: DefTable,
+    ranks: FloatArray,
+    mentions: Mentions,
+    file_score: FloatArray | None = None,
 ) -> FloatArray:
     """Every row's score (``Ranked`` computes only the ones its order needs)."""
-    base, file_bonus = row_base(graph, table, ranks, mentions)
+    base, file_bonus = row_base(graph, table, ranks, mentions, file_score)
     return _scores(table.fid, base, file_bonus, np.arange(len(base)))
 
 
@@ -311,32 +384,38 @@ def rank(
     recent_files: Collection[str],
     mentions: Mentions,
     text: str = "",
+    rows: int = 0,
 ) -> Ranked:
     """Rank everything for one request (see module doc); ``text`` is the user's
-    text that ``mentions`` was read from (its words are matched too)."""
+    text that ``mentions`` was read from (its words are matched too); ``rows``:
+    how many rows the caller will read (one partial sort then serves all)."""
     table = graph.table
-    pers = personalization(graph, chat_files, recent_files, mentions, text)
+    scores = text_scores(graph, text)
+    pers = personalization(graph, chat_files, recent_files, mentions, text, scores)
     ranks = pagerank_of(graph, pers)
-    said = repr((sorted(mentions.files.items()), mentions.idents, sorted(chat_files)))
-    inputs = (id(ranks), said)
+    said = repr((sorted(mentions.files.items()), mentions.idents, sorted(chat_files), text))
+    words = hashlib.blake2b(scores.tobytes(), digest_size=16).hexdigest()  # fusion reads them
+    inputs = (id(ranks), said, words)
     last = graph.last_ranked
-    if last is not None and last[0] == inputs and last[1].ranks is ranks:
-        ranked: Ranked = last[1].rebound(graph)  # a relined graph: same arrays, same order
-        graph.last_ranked = (inputs, ranked)
-        return ranked
-    base, file_bonus = row_base(graph, table, ranks, mentions)
+    if last is not None and last.inputs == inputs and last.ranks is ranks:
+        return Ranked.rebound(last, graph)  # a relined graph: same arrays, same order
+    file_score = None
+    if FUSED_ORDER:
+        file_lanes = lanes(graph, mentions, scores, ranks[: len(graph.files)], text)
+        file_score = fuse(graph, file_lanes)
+    base, file_bonus = row_base(graph, table, ranks, mentions, file_score)
     excluded = np.zeros(len(graph.files), dtype=bool)
     for path in chat_files:
         if path in graph.file_index:
             excluded[graph.file_index[path]] = True
     keep = np.flatnonzero(~excluded[table.fid]) if excluded.any() else np.arange(len(base))
-    file_rank = ranks[: len(graph.files)]
+    file_rank = ranks[: len(graph.files)] if file_score is None else file_score
     total = float(file_rank.sum())
     normalised = file_rank / total if total > 0 else file_rank
     ranked = Ranked(normalised, base, file_bonus, keep, graph)
-    ranked.ranks = ranks
+    ranked.rows_hint = rows
     ranked.named = _named_files(graph, ranked, mentions)
-    graph.last_ranked = (inputs, ranked)
+    graph.last_ranked = ranked.memo(inputs, ranks)
     return ranked
 
 

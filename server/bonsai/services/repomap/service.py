@@ -25,7 +25,7 @@ from bonsai.services.repomap.discovery import (
 )
 from bonsai.services.repomap.indexer import Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
-from bonsai.services.repomap.map_state import GraphOrigin, MapState
+from bonsai.services.repomap.map_state import GraphOrigin, MapState, entry_rows
 from bonsai.services.repomap.memo import fresh_key
 from bonsai.services.repomap.mentions import NO_PARTS, NO_PATHS, parse_mentions
 from bonsai.services.repomap.ranking import Ranked, rank
@@ -184,8 +184,10 @@ class RepoMapService:
         chat_files: Iterable[str] = (),
         mentions: str = "",
         recent_files: Iterable[str] = (),
+        rows: int = 0,
     ) -> Ranked:
-        """The full ranking for these inputs (what ``get`` renders from)."""
+        """The full ranking for these inputs (what ``get`` renders from; ``rows``:
+        how many of its rows will be read)."""
         with self._state.lock:
             if not self._state.built:
                 self.build()
@@ -194,7 +196,8 @@ class RepoMapService:
             parts = self._state.word_parts(graph) if mentions.strip() else NO_PARTS
             found = parse_mentions(mentions, index, graph.defined, parts)
             chat = self._relative_set(chat_files)
-            return rank(graph, chat, self._relative_set(recent_files), found, mentions)
+            recent = self._relative_set(recent_files)
+            return rank(graph, chat, recent, found, mentions, rows)
 
     def _relative_set(self, paths: Iterable[str]) -> frozenset[str]:
         return frozenset(r for r in (self._relative(p) for p in paths) if r is not None)
@@ -214,7 +217,7 @@ class RepoMapService:
         if budget < 0:
             raise ValueError(f"repository map: token budget must be >= 0, got {budget}")
         with self._state.lock:
-            ranked = self.rank(chat, mentions, recent_files)
+            ranked = self.rank(chat, mentions, recent_files, entry_rows(budget))
             return self._state.render(
                 ranked, budget, chat, self.settings, self.count_tokens, fit_entries, started
             )

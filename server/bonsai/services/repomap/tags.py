@@ -175,4 +175,6 @@ def extract_tags(path: str, source: bytes, language: str) -> FileTags:
     captures = ts.QueryCursor(compiled.query).captures(tree.root_node)
     raw = _raw_definitions(captures, source)
     refs = _references(captures.get("ref", []), source, {d.name_start for d in raw})
-    return FileTags(path, language, tuple(_nest(raw)), refs, file_words(path, source))
+    definitions = tuple(_nest(raw))
+    words = file_words(path, source, (d.name for d in definitions))
+    return FileTags(path, language, definitions, refs, words)

@@ -33,10 +33,10 @@ from bonsai.core.retrieval.fusion import (
 )
 from bonsai.core.retrieval.hop import second_hop
 from bonsai.core.retrieval.parts import entities, query_parts
-from bonsai.core.retrieval.query import fts_match_expression, query_terms, quote_term
+from bonsai.core.retrieval.query import query_terms, quote_term
 from bonsai.services.retrieval.db import ensure_fts
 from bonsai.services.retrieval.embedder import Embedder, Vectors, normalise_rows
-from bonsai.services.retrieval.lanes import VectorMatrix, bm25_lane, embedding_lane, load_matrix
+from bonsai.services.retrieval.lanes import VectorMatrix, bm25_match, embedding_lane, load_matrix
 from bonsai.services.retrieval.snapshot import Snapshot
 from bonsai.services.retrieval.writes import (
     WriteCounts,
@@ -49,10 +49,15 @@ from bonsai.services.retrieval.writes import (
 
 Prior = Callable[[Mapping[str, Any]], float]
 
-# bounds of the second hop's candidate pools (linked entries matching the
-# question, and linked entries at all)
-LINKED_MATCHING = 64
-LINKED_ANY = 16
+# bound of the second hop's candidate pool (entries holding a followed entity
+# word, fetched unranked in row order and weighed in Python on their term sets)
+LINKED_ROWS = 512
+# a write pass changing at least this many documents merges the full-text
+# index's segments afterwards (a bulk build leaves dozens; each query pays for
+# every segment it has to read)
+OPTIMIZE_AFTER = 64
+# below this many documents every query term is searched (pruning saves nothing)
+PRUNE_MIN_DOCS = 500
 
 
 class SyncReport(BaseModel):
@@ -141,6 +146,8 @@ class HybridIndex:
     def _finish_write(self, counts: WriteCounts, fingerprint: str | None) -> None:
         if self.embedder is not None:
             embed_missing(self.conn, self.namespace, self._fts, self.embedder, counts)
+        if counts.added + counts.updated + counts.removed >= OPTIMIZE_AFTER:
+            self.conn.execute(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
         if counts.total or fingerprint != self.fingerprint():
             bump_generation(self.conn, self.namespace, fingerprint)
         self.rows_written += counts.total
@@ -163,7 +170,7 @@ class HybridIndex:
         return self._lanes(query, depth, self._current())
 
     def _lanes(self, query: str, depth: int, snap: Snapshot) -> tuple[Lane, Lane | None]:
-        lexical = bm25_lane(self.conn, self._fts, query, depth, snap.ids)
+        lexical = self._bm25(query, depth, snap)
         if self.embedder is None or not query.strip():
             return lexical, None
         vectors = self._matrix(snap.generation)
@@ -187,19 +194,17 @@ class HybridIndex:
         lexical, semantic = self._lanes(query, max(params.candidate_depth, k), snap)
         scores = fuse_scores(lexical, semantic, params)
         if params.part_weight > 0:
-            parts = [
-                bm25_lane(self.conn, self._fts, part, params.extra_depth, snap.ids)
-                for part in query_parts(query)
-            ]
+            parts = [self._bm25(part, params.extra_depth, snap) for part in query_parts(query)]
             lane_bonus(scores, parts, params.part_weight, params.extra_depth)
+        via: dict[str, str] = {}
         if params.feedback_weight > 0 and params.feedback_docs > 0 and scores:
-            self._second_hop(query, scores, params, snap)
+            self._second_hop(query, scores, params, snap, via)
         if prior is not None:
             for doc_id, row in scores.items():
                 row[0] = (row[0] or 0.0) + prior(snap.meta(doc_id))
         top = ranked(scores)[:k]
         return [
-            Hit(id=f.id, score=f.score, lanes=f.lanes, meta=snap.meta(f.id))
+            Hit(id=f.id, score=f.score, lanes=f.lanes, meta=snap.meta(f.id), via=via.get(f.id))
             for f in fused_hits(scores, top)
         ]
 
@@ -209,10 +214,12 @@ class HybridIndex:
         scores: dict[str, list[float | None]],
         params: FusionParams,
         snap: Snapshot,
+        via: dict[str, str],
     ) -> None:
         """Follow the entity words of the top hits (see :mod:`bonsai.core.retrieval.hop`):
-        one vocabulary look-up for the weights and at most two bounded
-        full-text queries for the linked entries, whatever the number of heads."""
+        one vocabulary look-up for the weights (cached per generation) and one
+        unranked, bounded full-text query for the linked entries, whatever the
+        number of heads; ``via`` receives each lifted entry's source."""
         heads = ranked(scores)[: params.feedback_docs]
         terms = query_terms(query)
         question = set(self._tokenize(" ".join(terms)))
@@ -226,16 +233,16 @@ class HybridIndex:
                     if token not in question:
                         links[head].add(token)
                         words.setdefault(token, word)
-        frequency = self._frequencies(question | set(words))
+        frequency = self._frequencies(question | set(words), snap)
         max_df = max(params.link_df_min, int(params.link_df * len(snap)))
         followed = sorted(t for t in words if 2 <= frequency.get(t, 0) <= max_df)
         if not followed:
             return
-        linked = " OR ".join(quote_term(words[t]) for t in followed)
-        asked = fts_match_expression(query)
-        candidates = self._rows(f"({linked}) AND ({asked})", LINKED_MATCHING) if asked else []
-        if params.feedback_nomatch:
-            candidates += self._rows(linked, LINKED_ANY)
+        linked = " OR ".join(dict.fromkeys(quote_term(words[t]) for t in followed))
+        rows = self.conn.execute(
+            f"SELECT rowid FROM {self._fts} WHERE {self._fts} MATCH ? LIMIT ?",
+            (linked, LINKED_ROWS),
+        )
         total = len(snap)
         weights = {
             t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5))
@@ -247,34 +254,51 @@ class HybridIndex:
             scores,
             heads,
             {head: tokens & kept for head, tokens in links.items()},
-            (snap.ids[r] for r in candidates if r in snap.ids),
+            (snap.ids[r] for (r,) in rows if r in snap.ids),
             weights,
             terms_of=snap.terms,
             average_terms=snap.average_terms(),
             factor=params.feedback_weight,
             limit=params.feedback_max,
             nomatch=params.feedback_nomatch,
+            sources=via,
         )
 
-    def _rows(self, expression: str, limit: int) -> list[int]:
-        """Row ids of the best ``limit`` matches of a ready ``MATCH`` expression."""
-        rows = self.conn.execute(
-            f"SELECT rowid FROM {self._fts} WHERE {self._fts} MATCH ? ORDER BY rank LIMIT ?",
-            (expression, limit),
-        )
-        return [int(r) for (r,) in rows]
+    def _bm25(self, text: str, depth: int, snap: Snapshot) -> Lane:
+        """The BM25 lane of ``text``. In a large namespace the single-word terms
+        found in more than half its documents are left out while another term
+        matches: FTS5 clamps their weight (IDF) to about zero, so they change no
+        ranking but have every matching row scored (the word "developer" in a
+        store of developer notes)."""
+        terms = query_terms(text)
+        if not terms or depth <= 0:
+            return Lane()
+        kept = terms
+        if len(snap) >= PRUNE_MIN_DOCS:
+            tokens = {term: self._tokenize(term) for term in terms}
+            single = {toks[0] for toks in tokens.values() if len(toks) == 1}
+            frequency = self._frequencies(single, snap)
+            common = {t for t, n in frequency.items() if n > len(snap) / 2}
+            if common and any(t not in common for t in frequency):
+                kept = [t for t in terms if not (len(tokens[t]) == 1 and tokens[t][0] in common)]
+        expression = " OR ".join(quote_term(t) for t in kept)
+        return bm25_match(self.conn, self._fts, expression, depth, snap.ids)
 
-    def _frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
-        """How many documents of the namespace contain each token (one look-up
-        in the full-text table's vocabulary)."""
-        wanted = sorted(tokens)
-        if not wanted:
-            return {}
-        marks = ",".join("?" * len(wanted))
-        rows = self.conn.execute(
-            f"SELECT term, doc FROM {self._fts}_vocab WHERE term IN ({marks})", wanted
-        )
-        return {str(term): int(str(doc)) for term, doc in rows}
+    def _frequencies(self, tokens: Iterable[str], snap: Snapshot) -> dict[str, int]:
+        """How many documents of the namespace contain each token: from the
+        generation's cache, the rest in one look-up in the full-text table's
+        vocabulary (a token it lacks is recorded as 0)."""
+        cache = snap.frequencies
+        wanted = set(tokens)
+        missing = sorted(t for t in wanted if t not in cache)
+        if missing:
+            marks = ",".join("?" * len(missing))
+            rows = self.conn.execute(
+                f"SELECT term, doc FROM {self._fts}_vocab WHERE term IN ({marks})", missing
+            )
+            cache.update(dict.fromkeys(missing, 0))
+            cache.update({str(term): int(str(doc)) for term, doc in rows})
+        return {t: cache[t] for t in wanted if cache[t] > 0}
 
     def _tokenize(self, text: str) -> list[str]:
         """``text`` as the full-text table's tokenizer (porter, unicode61) splits it."""

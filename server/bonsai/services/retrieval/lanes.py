@@ -23,6 +23,15 @@ def bm25_lane(
     expression = fts_match_expression(query)
     if expression is None or depth <= 0:
         return Lane()
+    return bm25_match(conn, fts, expression, depth, ids)
+
+
+def bm25_match(
+    conn: apsw.Connection, fts: str, expression: str, depth: int, ids: Mapping[int, str]
+) -> Lane:
+    """:func:`bm25_lane` for a ready ``MATCH`` expression."""
+    if depth <= 0:
+        return Lane()
     sql = f"SELECT rowid, bm25({fts}) AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s LIMIT ?"
     rows = conn.execute(sql, (expression, depth)).fetchall()
     hits = [(ids[r], -as_float(score)) for r, score in rows if isinstance(r, int) and r in ids]

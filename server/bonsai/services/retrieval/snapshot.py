@@ -34,6 +34,7 @@ class Snapshot:
         self._terms: dict[str, frozenset[str]] = {}
         self._linked: dict[str, list[str]] | None = None
         self._average: float | None = None
+        self.frequencies: dict[str, int] = {}  # token -> documents holding it (a cache)
 
     def __len__(self) -> int:
         return len(self._raw)

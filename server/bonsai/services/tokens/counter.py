@@ -8,6 +8,7 @@ when a count is read, so a cached entry never goes stale when the factor moves.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -33,6 +34,15 @@ from bonsai.services.tokens.types import (
 log = logging.getLogger(__name__)
 
 DEFAULT_CACHE_SIZE = 8192
+
+
+def _tools_key(tools: Sequence[dict[str, Any]]) -> str | None:
+    """The tools as given (their order and every key's order kept): one JSON text
+    renders one way, so its count is the rendering's; None when it is not JSON."""
+    try:
+        return "j:" + content_hash(json.dumps(list(tools), separators=(",", ":")))
+    except (TypeError, ValueError):
+        return None
 
 
 class _Raw(NamedTuple):
@@ -116,13 +126,18 @@ class TokenCounter:
         """Tokens the tool definitions add to a request (an approximation: at best ``high``)."""
         if not tools:
             return Count(tokens=0, confidence="exact")
-        rendered = render_tools(self.family, list(tools))
-        key = "s:" + content_hash("\x00".join(rendered))
-        raw = self._cache.get(key)
+        given = _tools_key(tools)  # rendering costs more than the count: keyed before it
+        raw = self._cache.get(given) if given else None
         if raw is None:
-            text = sum(self.framing.per_tool + self._encode(r) for r in rendered)
-            raw = self._raw(self.framing.tools_block + text, 0, "high")
-            self._cache.put(key, raw)
+            rendered = render_tools(self.family, list(tools))
+            key = "s:" + content_hash("\x00".join(rendered))
+            raw = self._cache.get(key)
+            if raw is None:
+                text = sum(self.framing.per_tool + self._encode(r) for r in rendered)
+                raw = self._raw(self.framing.tools_block + text, 0, "high")
+                self._cache.put(key, raw)
+            if given:
+                self._cache.put(given, raw)
         return self._finish(raw)
 
     def count_request(

@@ -1,0 +1,141 @@
+"""What one ``bonsai/ctx/get`` costs the daemon: CPU milliseconds per answer, unchanged and changed.
+
+One daemon, one session of ``--history`` messages of ~2,000 tokens. For each view
+(ledger, wire, turns), the daemon's own CPU time (``/proc``) per answer:
+
+- **unchanged**: ``--gets`` answers in a row while nothing in the session moves (an
+  open ledger polling an idle session);
+- **after a write**: ``--writes`` rounds of one small appended message and one answer,
+  less the CPU of the same appends without answers (an open ledger polling a session
+  that is streaming: every step that commits moves the log);
+- the wall-clock p50/p95 of the answers, as the client sees them (no other load).
+
+    python bench/ctx_views.py [--history 20] [--gets 200] [--writes 40]
+
+Bounded: a fixed count of requests, loopback only, a few seconds on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+
+from load_clients import AsyncClient, cpu_s
+
+CHUNK = "lorem ipsum dolor sit amet " * 370  # ~2,000 tokens
+
+
+def _start_daemon(home: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "BONSAI_HOME": str(home), "BONSAI_PROVIDER": "sim"}
+    env["BONSAI_MODEL"] = "gpt-4o-mini"
+    env["BONSAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # never asked: no turn runs here
+    proc = subprocess.Popen([sys.executable, "-m", "bonsai", "serve", "--socket", "auto"], env=env)
+    os.environ.update(env)
+    deadline = time.monotonic() + 30
+    while not (home / "daemon.json").exists():
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise SystemExit("daemon did not start")
+        time.sleep(0.05)
+    return proc
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+async def _timed(client: AsyncClient, method: str, params: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    await client.request(method, params)
+    return (time.perf_counter() - started) * 1000
+
+
+async def _view(
+    client: AsyncClient, pid: int, sid: str, view: str, gets: int, writes: int
+) -> dict[str, float]:
+    get = {"sessionId": sid, "view": view}
+    append = {"sessionId": sid, "role": "user", "content": "one more line"}
+    cold = await _timed(client, "bonsai/ctx/get", get)
+    cpu0 = cpu_s(pid)
+    hot = [await _timed(client, "bonsai/ctx/get", get) for _ in range(gets)]
+    unchanged = 1000 * (cpu_s(pid) - cpu0) / gets
+    cpu0 = cpu_s(pid)
+    for _ in range(writes):
+        await client.request("bonsai/session/append", append)
+    appends = cpu_s(pid) - cpu0
+    cpu0 = cpu_s(pid)
+    moved = []
+    for _ in range(writes):
+        await client.request("bonsai/session/append", append)
+        moved.append(await _timed(client, "bonsai/ctx/get", get))
+    changed = 1000 * max(0.0, cpu_s(pid) - cpu0 - appends) / writes
+    return {
+        "cold": cold,
+        "unchanged_cpu": unchanged,
+        "unchanged_p50": statistics.median(hot),
+        "unchanged_p95": _pct(hot, 0.95),
+        "changed_cpu": changed,
+        "changed_p50": statistics.median(moved),
+        "changed_p95": _pct(moved, 0.95),
+    }
+
+
+async def _run(args: argparse.Namespace, home: Path, pid: int) -> dict[str, dict[str, float]]:
+    client = await AsyncClient.connect(home)
+    out = {}
+    for view in ("ledger", "wire", "turns"):
+        sid = (await client.request("bonsai/session/create", {"workspace": str(home)}))["sessionId"]
+        for n in range(args.history):
+            role = "user" if n % 2 == 0 else "assistant"
+            params = {"sessionId": sid, "role": role, "content": CHUNK}
+            await client.request("bonsai/session/append", params)
+        out[view] = await _view(client, pid, sid, view, args.gets, args.writes)
+    await client.request("bonsai/daemon/stop")
+    await client.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--history", type=int, default=20, help="messages in the session")
+    parser.add_argument("--gets", type=int, default=200, help="answers while nothing moves")
+    parser.add_argument("--writes", type=int, default=40, help="rounds of append + answer")
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="bonsai-views-"))
+    proc = _start_daemon(home)
+    load0 = os.getloadavg()[0]
+    try:
+        results = asyncio.run(_run(args, home, proc.pid))
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    load = (load0 + os.getloadavg()[0]) / 2
+    print(
+        f"ctx/get on a session of {args.history} messages (~{2 * args.history}k tokens), "
+        f"machine load {load:.1f}; daemon CPU ms per answer, wall ms as the client sees it"
+    )
+    print(
+        f"  {'view':8}{'cold ms':>9}{'same CPU':>10}{'p50':>7}{'p95':>7}"
+        f"{'moved CPU':>11}{'p50':>7}{'p95':>7}"
+    )
+    for view, r in results.items():
+        print(
+            f"  {view:8}{r['cold']:>9.1f}{r['unchanged_cpu']:>10.2f}{r['unchanged_p50']:>7.2f}"
+            f"{r['unchanged_p95']:>7.2f}{r['changed_cpu']:>11.2f}{r['changed_p50']:>7.2f}"
+            f"{r['changed_p95']:>7.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""The file order of a map: three lanes of evidence fused by reciprocal rank.
+
+* **lexical**: BM25 of the text's words over each file's words (``lexical.py``:
+  names, docstrings, comments, string literals, path), test files left out
+  (the answer is rarely the test; their evidence for the code they exercise
+  reaches the map through PageRank's teleport, ``ranking.lexical_signal``). A
+  generated file (``words.is_generated``: its words are only its path and the
+  names it defines) also gets ``SIBLING_SHARE`` of the score of the file it is
+  named after in its directory (``cds_parsetab.py`` beside ``cds.py``): a fix
+  to a grammar regenerates its table.
+* **mentions**: what the text names (``mentions.py``): files (paths, modules,
+  traceback frames) with their weight, identifiers with their weight split
+  among the files defining them.
+* **pagerank**: the personalized PageRank of the reference graph, a prior of
+  importance; for a file that shares no word with the text it is damped by
+  ``NO_WORD_DAMP``, so a large central module no longer leads a map it has
+  nothing to do with.
+
+Each lane ranks the files it scores above zero (ties by path); a file's fused
+score is ``sum(weight / (RRF_K + position))`` over the lanes that rank it.
+Reciprocal-rank fusion needs no calibration between lanes whose scores live on
+unrelated scales, and a file must be well placed in one lane or fairly placed
+in several to lead. Everything is vectorised over files; deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from typing import NamedTuple
+
+import numpy as np
+
+from bonsai.core.repomap.pagerank import FloatArray
+from bonsai.services.repomap.graph import RepoGraph
+from bonsai.services.repomap.lexical import is_test_path
+from bonsai.services.repomap.mentions import Mentions
+from bonsai.services.repomap.words import GENERATED_MARK, text_words
+
+RRF_K = 10.0
+W_LEXICAL = 1.0
+W_MENTIONS = 1.0
+W_PAGERANK = 0.3
+NO_WORD_DAMP = 0.25  # PageRank lane weight of a file without a word of the text
+NO_WORD_MIN = 0.0  # "without a word": BM25 at most this share of the best file's
+EVIDENCE_TOP = 20  # best-scoring test files whose score is handed on
+EVIDENCE_SHARE = 0.0  # of a test file's score, the part handed on (measured: 0 is best)
+TEST_FILE_DAMP = 1.0  # a test file's fused score, times this
+SIBLING_SHARE = 0.5  # of its source file's lexical score, to a generated file
+EVIDENCE_MODE = "uses"  # "uses": to every definer; "matching": only those sharing words
+W_PHRASES = 0.0  # lane of the files holding every word of a message the text quotes
+MAX_PHRASES = 8
+FUSION_MODE = "rrf"  # "rrf": reciprocal rank; "mix": scores scaled to the lane's best
+
+
+class Lanes(NamedTuple):
+    lexical: FloatArray  # per file id
+    mentions: FloatArray
+    pagerank: FloatArray
+    bm25: FloatArray  # the raw BM25 (before test evidence), > 0: shares a word
+    phrases: FloatArray  # words of quoted messages held (``phrases_lane``)
+
+
+def _definers_of_nodes(graph: RepoGraph, nodes: np.ndarray, weights: FloatArray) -> FloatArray:
+    """Spread ``weights`` on identifier ``nodes`` evenly over their definers."""
+    out = np.zeros(len(graph.files))
+    if not len(nodes):
+        return out
+    def_src = graph.sources[graph.n_ref_edges :]  # identifier nodes, ascending
+    def_dst = graph.targets[graph.n_ref_edges :]
+    lo = np.searchsorted(def_src, nodes, side="left")
+    hi = np.searchsorted(def_src, nodes, side="right")
+    count = hi - lo
+    keep = count > 0
+    lo, count, w = lo[keep], count[keep], weights[keep]
+    if not len(lo):
+        return out
+    first = np.repeat(np.cumsum(count) - count, count)  # each run's start in the output
+    idx = np.repeat(lo, count) + np.arange(int(count.sum())) - first
+    np.add.at(out, def_dst[idx], np.repeat(w / count, count))
+    return out
+
+
+_TEST_MASK: list[tuple[list[str], np.ndarray]] = []  # (files, mask) of the last graph
+
+
+def test_mask(graph: RepoGraph) -> np.ndarray:
+    """Which files are tests (``lexical.is_test_path``), kept while the file list
+    stays the same object (an edit keeps it), so an edit does not redo it."""
+    if _TEST_MASK and _TEST_MASK[0][0] is graph.files:
+        return _TEST_MASK[0][1]
+    mask = np.fromiter((is_test_path(p) for p in graph.files), bool, len(graph.files))
+    _TEST_MASK[:] = [(graph.files, mask)]
+    return mask
+
+
+def generated_files(graph: RepoGraph) -> list[int]:
+    """Ids of the files marked generated (``words.GENERATED_MARK``), ascending."""
+    core = graph.core
+    i = bisect_left(core.words, GENERATED_MARK)
+    if i >= len(core.words) or core.words[i] != GENERATED_MARK:
+        return []
+    at = np.flatnonzero(core.word_ids == i)
+    fids = np.searchsorted(core.word_offsets, at, side="right") - 1
+    return sorted(set(fids.tolist()))
+
+
+def source_sibling(graph: RepoGraph, fid: int) -> int | None:
+    """The file a generated file is named after: the longest stem prefix (cut at
+    ``_``, ``-`` or ``.``) with the same extension in the same directory."""
+    path = graph.files[fid]
+    folder, _, name = path.rpartition("/")
+    stem_, dot, ext = name.rpartition(".")
+    if not dot:
+        stem_, ext = name, ""
+    prefix = folder + "/" if folder else ""
+    for cut in range(len(stem_) - 1, 0, -1):
+        if stem_[cut] in "_-.":
+            other = graph.file_index.get(prefix + stem_[:cut] + dot + ext)
+            if other is not None and other != fid:
+                return other
+    return None
+
+
+_SIBLINGS: list[tuple[object, list[tuple[int, int]]]] = []  # (word ids, pairs) of the last
+
+
+def generated_siblings(graph: RepoGraph) -> list[tuple[int, int]]:
+    """(generated file, its source file) pairs, kept while the core's word ids
+    stay the same array (an edit that changes no words keeps them)."""
+    key = graph.core.word_ids
+    if _SIBLINGS and _SIBLINGS[0][0] is key:
+        return _SIBLINGS[0][1]
+    pairs: list[tuple[int, int]] = []
+    for fid in generated_files(graph):
+        source = source_sibling(graph, fid)
+        if source is not None:
+            pairs.append((fid, source))
+    _SIBLINGS[:] = [(key, pairs)]
+    return pairs
+
+
+def lexical_lane(graph: RepoGraph, bm25: FloatArray) -> FloatArray:
+    """BM25 per file, test files left out; with ``EVIDENCE_SHARE`` above 0 the
+    best test files' scores are handed to the files defining the names they use
+    (split by their reference weights). Measured on the corpus, handing them on
+    put hub modules first (a test uses them all), so the share is 0."""
+    is_test = test_mask(graph)
+    lane = np.where(is_test, 0.0, bm25)
+    if EVIDENCE_SHARE > 0:
+        tests = np.flatnonzero((bm25 > 0) & is_test)
+        for fid in tests[np.lexsort((tests, -bm25[tests]))][:EVIDENCE_TOP].tolist():
+            targets, edge_w = graph.uses_of(fid)
+            total = float(edge_w.sum())
+            if len(targets) and total > 0:
+                vote = EVIDENCE_SHARE * float(bm25[fid]) * edge_w / total
+                spread = _definers_of_nodes(graph, targets, vote)
+                if EVIDENCE_MODE == "matching":
+                    spread = np.where(bm25 > 0, spread, 0.0)
+                lane += spread
+    if SIBLING_SHARE > 0:
+        for fid, source in generated_siblings(graph):
+            lane[fid] = max(lane[fid], SIBLING_SHARE * float(lane[source]))
+    return lane
+
+
+def mentions_lane(graph: RepoGraph, mentions: Mentions) -> FloatArray:
+    lane = np.zeros(len(graph.files))
+    for path, weight in mentions.files.items():
+        fid = graph.file_index.get(path)
+        if fid is not None:
+            lane[fid] += weight
+    nodes: list[int] = []
+    weights: list[float] = []
+    for name, weight in sorted(mentions.idents.items()):
+        node = graph.node(name)
+        if node is not None:
+            nodes.append(node)
+            weights.append(weight)
+    if nodes:
+        lane += _definers_of_nodes(graph, np.asarray(nodes), np.asarray(weights))
+    return lane
+
+
+_QUOTED = re.compile(r"\"([^\"\n]{8,300})\"|'([^'\n]{8,300})'|`([^`\n]{8,300})`")
+_MESSAGE = re.compile(
+    r"^[ \t]*(?:[A-Za-z_.]{0,80}(?:Error|Exception|Warning)|ERROR|WARNING)\b:?[ \t]*(.{8,300})$",
+    re.M,
+)
+
+
+def quoted_phrases(text: str) -> list[str]:
+    """Messages the text quotes: strings in quotes or backticks with a space in
+    them, and the message of an ``...Error:`` / ``WARNING`` line (first ones)."""
+    found: list[str] = []
+    for match in _QUOTED.finditer(text):
+        phrase = next(g for g in match.groups() if g is not None)
+        if " " in phrase.strip():
+            found.append(phrase)
+    found.extend(m.group(1) for m in _MESSAGE.finditer(text))
+    return found[:MAX_PHRASES]
+
+
+def phrases_lane(graph: RepoGraph, text: str) -> FloatArray:
+    """Per file, the number of quoted phrases all of whose known words (at least
+    two) it holds, each counted by its word count: a quoted error or log message
+    is found in the file whose string literal it comes from."""
+    core = graph.core
+    lane = np.zeros(len(graph.files))
+    if W_PHRASES <= 0 or not len(core.word_ids):
+        return lane
+    for phrase in quoted_phrases(text):
+        ids = []
+        for word in sorted(text_words(phrase)):
+            i = bisect_left(core.words, word)
+            if i < len(core.words) and core.words[i] == word:
+                ids.append(i)
+        if len(ids) < 2:
+            continue
+        hits = np.flatnonzero(np.isin(core.word_ids, np.asarray(ids, dtype=np.int64)))
+        fids = np.searchsorted(core.word_offsets, hits, side="right") - 1
+        count = np.bincount(fids, minlength=len(lane))
+        lane += np.where(count >= len(ids), float(len(ids)), 0.0)
+    return lane
+
+
+def lanes(
+    graph: RepoGraph, mentions: Mentions, bm25: FloatArray, file_rank: FloatArray, text: str = ""
+) -> Lanes:
+    """The lanes from the text's BM25 per file, its mentions, the personalized
+    PageRank of the files and the text's quoted messages."""
+    lexical = lexical_lane(graph, bm25)
+    quoted = phrases_lane(graph, text) if text else np.zeros(len(graph.files))
+    return Lanes(lexical, mentions_lane(graph, mentions), file_rank, bm25, quoted)
+
+
+def _reciprocal(score: FloatArray) -> FloatArray:
+    """1 / (RRF_K + position) for files scoring above zero (best first, ties by id)."""
+    out = np.zeros(len(score))
+    scored = np.flatnonzero(score > 0)
+    if not len(scored):
+        return out
+    order = scored[np.lexsort((scored, -score[scored]))]
+    out[order] = 1.0 / (RRF_K + 1.0 + np.arange(len(order)))
+    return out
+
+
+def _scaled(score: FloatArray) -> FloatArray:
+    best = float(score.max()) if len(score) else 0.0
+    return score / best if best > 0 else score
+
+
+def fuse(graph: RepoGraph, lanes_: Lanes) -> FloatArray:
+    """The fused file score (sums to 1), the map's file order."""
+    if FUSION_MODE == "mix":
+        fused = (
+            W_LEXICAL * _scaled(lanes_.lexical)
+            + W_MENTIONS * _scaled(lanes_.mentions)
+            + W_PAGERANK * np.where(lanes_.bm25 > 0, 1.0, NO_WORD_DAMP) * _scaled(lanes_.pagerank)
+        )
+        total = float(fused.sum())
+        return fused / total if total > 0 else fused
+    prior = _reciprocal(lanes_.pagerank)
+    if lanes_.bm25.any():
+        matching = lanes_.bm25 > NO_WORD_MIN * float(lanes_.bm25.max())
+        prior = np.where(matching, prior, NO_WORD_DAMP * prior)
+    fused = (
+        W_LEXICAL * _reciprocal(lanes_.lexical)
+        + W_MENTIONS * _reciprocal(lanes_.mentions)
+        + W_PAGERANK * prior
+    )
+    if W_PHRASES > 0:
+        fused = fused + W_PHRASES * _reciprocal(lanes_.phrases)
+    if TEST_FILE_DAMP != 1.0:
+        fused = np.where(test_mask(graph), TEST_FILE_DAMP * fused, fused)
+    total = float(fused.sum())
+    return fused / total if total > 0 else fused

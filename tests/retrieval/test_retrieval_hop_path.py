@@ -1,0 +1,67 @@
+"""The second hop reports the path that found each entry it lifted, and a
+large namespace leaves out query words found in most of its documents
+without changing the ranking (constructed cases, real index)."""
+
+from __future__ import annotations
+
+from bonsai.core.retrieval.documents import Doc
+from bonsai.core.retrieval.fusion import Scores
+from bonsai.core.retrieval.hop import second_hop
+from bonsai.services.retrieval import HybridIndex, open_index
+
+
+def test_the_hop_names_the_source_of_each_entry_it_lifted() -> None:
+    terms = {
+        "job": {"ana", "costa", "technic", "writer", "lumen"},
+        "move": {"ana", "move", "porto"},
+        "known": {"ana", "move", "lumen"},
+    }
+    scores: Scores = {"job": [1.0, 3.0, None], "known": [2.0, 4.0, None]}
+    sources: dict[str, str] = {}
+    lifted = second_hop(
+        scores,
+        ["job"],
+        {"job": {"ana"}},
+        ["move", "known"],
+        {"move": 1.5, "technic": 1.0, "writer": 1.0},
+        terms_of=lambda d: terms[d],
+        average_terms=4.0,
+        factor=0.8,
+        limit=2,
+        sources=sources,
+    )
+    assert set(lifted) == {"move", "known"}
+    # "known" already ranked above what the hop would give it: not a hop hit
+    assert sources == {"move": "job"}
+
+
+def test_search_hits_carry_the_path_of_the_second_hop() -> None:
+    index = HybridIndex(open_index(":memory:"), "path")
+    index.sync(
+        [
+            Doc(id="job", text="Ana Costa works as a technical writer at Lumen Grid."),
+            Doc(id="home", text="Ana now lives in Porto."),
+            Doc(id="other", text="Bo Lind works as a data analyst at Quarry Labs."),
+        ],
+        "v1",
+    )
+    hits = index.search("where did the technical writer from Lumen Grid go?", 5)
+    assert [(h.id, h.via) for h in hits] == [("job", None), ("home", "job")]
+
+
+def _notes(n: int) -> list[Doc]:
+    docs = [Doc(id=f"n{i:04d}", text=f"developer note {i} about the build") for i in range(n)]
+    docs += [
+        Doc(id="pony-a", text="developer note: ponyc needs a vendored LLVM"),
+        Doc(id="pony-b", text="ponyc build steps: make configure, then make build"),
+    ]
+    return docs
+
+
+def test_a_word_in_most_documents_changes_no_ranking_in_a_large_store() -> None:
+    index = HybridIndex(open_index(":memory:"), "big")
+    index.sync(_notes(600), "v1")
+    with_common = [h.id for h in index.search("ponyc developer note", 5)]
+    assert with_common == [h.id for h in index.search("ponyc", 5)] == ["pony-a", "pony-b"]
+    # a question of common words only still finds documents
+    assert len(index.search("developer note", 5)) == 5

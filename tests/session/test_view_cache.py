@@ -1,0 +1,75 @@
+"""Views of a session that grew cost its new messages: what the worker keeps between views.
+
+The view worker keeps the messages it read (a row read again exactly as it was is
+the same message, so the assembly memos hit on identity), and a ledger asked for
+again while nothing moved is answered with the bytes it was sent as the last time.
+Neither may ever show a stale log.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_lsp import LanguageClient
+
+from bonsai.domain import Message
+from bonsai.services.store.db import open_database
+from bonsai.services.store.sessions import SessionStore
+from bonsai.session.view_store import MessageCache, ViewStore
+from bonsai_testing import rpc
+
+
+def test_a_message_read_again_unchanged_is_kept_and_a_changed_row_is_read_afresh(
+    tmp_path: Path,
+) -> None:
+    db = open_database(tmp_path / "bonsai.db")
+    store = SessionStore(db)
+    sid = store.create(str(tmp_path)).session_id
+    other = store.create(str(tmp_path)).session_id
+    for text in ("one", "two"):
+        store.append(sid, Message(role="user", content=text))
+    store.append(other, Message(role="user", content="elsewhere"))
+    view = ViewStore(db, MessageCache())
+
+    first = view.messages(sid)
+    store.append(sid, Message(role="assistant", content="three"))
+    second = view.messages(sid)
+    assert [s.message.content for s in second] == ["one", "two", "three"]
+    assert second[0] is first[0] and second[1] is first[1], "unchanged rows: the same messages"
+    assert view.messages(sid) == store.messages(sid), "what the plain store reads"
+
+    # a row rewritten in place (a repair, a hand edit of the file) is read again
+    db.execute("UPDATE messages SET content = 'TWO' WHERE session_id = ? AND seq = ?", (sid, 2))
+    third = view.messages(sid)
+    assert [s.message.content for s in third] == ["one", "TWO", "three"]
+    assert third == store.messages(sid)
+    assert [s.message.content for s in view.messages(other)] == ["elsewhere"]
+    assert [s.message.content for s in view.messages(sid, after_seq=2)] == ["three"]
+    db.close()
+
+
+async def test_an_unchanged_ledger_is_answered_alike_and_a_write_shows_at_once(
+    stdio_client: LanguageClient, tmp_path: Path
+) -> None:
+    client = stdio_client
+    sid = (await rpc(client, "bonsai/session/create", {"workspace": str(tmp_path)}))["sessionId"]
+    append = {"sessionId": sid, "role": "user", "content": "the first words"}
+    await rpc(client, "bonsai/session/append", append)
+    get = {"sessionId": sid, "view": "ledger"}
+    first = await rpc(client, "bonsai/ctx/get", get)
+    again = await rpc(client, "bonsai/ctx/get", get)
+    assert again == first
+    messages = [n for n in first["nodes"] if n["section"] == "messages"]
+    assert len(messages) == 1
+
+    # not ASCII: the answer is UTF-8 and framed by its length in bytes
+    await rpc(client, "bonsai/session/append", {**append, "content": "more words, déjà vu 日本"})
+    after = await rpc(client, "bonsai/ctx/get", get)
+    messages = [n for n in after["nodes"] if n["section"] == "messages"]
+    assert len(messages) == 2, "the write is in the next answer, not a kept one"
+    assert after["totals"]["used"] > first["totals"]["used"]
+    wire = await rpc(client, "bonsai/ctx/get", {**get, "view": "wire"})
+    sent = json.dumps(wire["messages"])
+    assert "the first words" in sent
+    assert any("more words, déjà vu 日本" in str(m["content"]) for m in wire["messages"])
