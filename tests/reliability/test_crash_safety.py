@@ -94,13 +94,15 @@ def wait_for(c: DaemonClient, events: Events, turn: str, when: Callable[[Events]
         c.pump()
 
 
-def attached(home: Path, sid: str, events: Events) -> DaemonClient:
+def attached(home: Path, sid: str | None, events: Events) -> DaemonClient:
+    """A client that records chat events into ``events`` (attached to ``sid`` if given)."""
     c = client(home)
     c.sock.settimeout(120)  # a turn that stops sending events fails the test, never hangs it
     c.on_notification = lambda method, params: (
         events.append(params) if method == "bonsai/chat/event" else None
     )
-    c.request("bonsai/session/attach", {"sessionId": sid})
+    if sid is not None:
+        c.request("bonsai/session/attach", {"sessionId": sid})
     return c
 
 

@@ -63,11 +63,13 @@ async def test_an_unchanged_ledger_is_answered_alike_and_a_write_shows_at_once(
     messages = [n for n in first["nodes"] if n["section"] == "messages"]
     assert len(messages) == 1
 
-    await rpc(client, "bonsai/session/append", {**append, "content": "more words"})
+    # not ASCII: the answer is UTF-8 and framed by its length in bytes
+    await rpc(client, "bonsai/session/append", {**append, "content": "more words, déjà vu 日本"})
     after = await rpc(client, "bonsai/ctx/get", get)
     messages = [n for n in after["nodes"] if n["section"] == "messages"]
     assert len(messages) == 2, "the write is in the next answer, not a kept one"
     assert after["totals"]["used"] > first["totals"]["used"]
     wire = await rpc(client, "bonsai/ctx/get", {**get, "view": "wire"})
     sent = json.dumps(wire["messages"])
-    assert "the first words" in sent and "more words" in sent
+    assert "the first words" in sent
+    assert any("more words, déjà vu 日本" in str(m["content"]) for m in wire["messages"])

@@ -22,6 +22,7 @@ import { installExtension, startCodeServer, type RunningCodeServer } from "./cod
 import { DaemonClient } from "./daemonClient.mts";
 import { MEMORY_ENTRY } from "./sharedSteps.mts";
 import { STEPS, type StepContext } from "./steps.mts";
+import { DEFAULT_WAIT_MS } from "./workbench.mts";
 
 /** A headless Neovim with the bonsai plugin, listening on a socket the steps drive. */
 function startNeovim(
@@ -54,7 +55,7 @@ function startNeovim(
 }
 
 async function waitForSocket(socket: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   while (!existsSync(socket)) {
     if (Date.now() > deadline) {
       throw new Error(`Neovim did not listen on ${socket}`);
@@ -163,7 +164,7 @@ async function main(): Promise<number> {
       viewport: { width: 1400, height: 900 },
     });
     const page = browser.pages()[0] ?? (await browser.newPage());
-    page.setDefaultTimeout(30_000);
+    page.setDefaultTimeout(DEFAULT_WAIT_MS);
     daemon = await DaemonClient.connect(bonsai, [], env);
     const nvimBin = process.env.BONSAI_E2E_NVIM;
     if (nvimBin) {

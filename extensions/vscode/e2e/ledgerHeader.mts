@@ -72,16 +72,20 @@ const ledgerHeader: Step = {
     const window = rows.filter({ hasText: "window 8.2k · reserve 2k" }).filter({
       hasText: "from default for an unknown model",
     });
-    await window.first().waitFor({ timeout: 30_000 });
+    await window.first().waitFor({ timeout: 60_000 });
     const note = `unknown window: set providers.models.${LOCAL_MODEL}.context_window`;
-    const message = pane(page, "Context").locator(".message", { hasText: note });
+    const toolsNote = `${LOCAL_MODEL} on this server cannot call tools`;
+    // The window note and the probe's tools note may arrive apart: wait for both.
+    const message = pane(page, "Context").locator(".message", { hasText: note }).filter({ hasText: toolsNote });
     await message.waitFor();
     const shown = (await message.textContent())?.trim() ?? "";
     assert(shown.includes(`(assuming 8,192 tokens for '${LOCAL_MODEL}')`), `the note reads "${shown}"`);
     // The simulator answers the tool probe with text: the tools notice is in the header too.
-    assert(shown.includes(`${LOCAL_MODEL} on this server cannot call tools`), `the notes read "${shown}"`);
+    assert(shown.includes(toolsNote), `the notes read "${shown}"`);
     const totals = rows.filter({ hasText: "usable" }).first();
-    const description = (await totals.locator(".label-description").textContent())?.trim() ?? "";
+    const billed = totals.locator(".label-description", { hasText: "billed:" });
+    await billed.waitFor(); // the totals row fills in once the turn's usage is in
+    const description = (await billed.textContent())?.trim() ?? "";
     assert(
       /estimated [\d.]+k? · billed: not reported by the server/.test(description),
       `the totals row reads "${description}"`,

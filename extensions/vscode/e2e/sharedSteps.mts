@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
 import type { Step, StepContext } from "./steps.mts";
-import { chatFrame, collapsePane, expandPane, pane, paneRows, runCommand } from "./workbench.mts";
+import { chatFrame, collapsePane, DEFAULT_WAIT_MS, expandPane, pane, paneRows, runCommand } from "./workbench.mts";
 
 const run = promisify(execFile);
 
@@ -44,7 +44,7 @@ export async function nvimLua(context: StepContext, lua: string): Promise<string
   const expr = `luaeval(${JSON.stringify(lua)})`;
   const { stdout } = await run(nvim.bin, ["--headless", "--server", nvim.socket, "--remote-expr", expr], {
     env: process.env,
-    timeout: 20_000,
+    timeout: 60_000,
   });
   return stdout.trim();
 }
@@ -123,8 +123,10 @@ const memoryRefresh: Step = {
   async run({ page }) {
     await expandPane(page, "Memory");
     const project = paneRows(page, "Memory").filter({ hasText: "Project" }).first();
-    await project.waitFor();
-    const before = Number((await project.locator(".label-description").textContent()) ?? "NaN");
+    // the entry count, once the row shows one (an empty description would read as 0)
+    const count = project.locator(".label-description", { hasText: /^\s*\d+\s*$/ });
+    await count.waitFor();
+    const before = Number((await count.textContent()) ?? "NaN");
     const header = page.locator('.pane-header[aria-label^="Memory"]');
     await header.hover();
     await header.locator('.action-label[aria-label="Remember a Fact"]').click();
@@ -144,7 +146,7 @@ const memoryRefresh: Step = {
 
 async function secondWindow(context: StepContext, sid: string): Promise<Page> {
   const page = await context.page.context().newPage();
-  page.setDefaultTimeout(30_000);
+  page.setDefaultTimeout(DEFAULT_WAIT_MS);
   await page.goto(context.url);
   await page.locator(".monaco-workbench").waitFor();
   await page.locator('.activitybar .action-label[aria-label^="bonsai"]').click();

@@ -147,7 +147,7 @@ const approval: Step = {
     await chat.locator("#input").press("Enter");
     const card = chat.locator(".entry.approval.pending");
     await card.locator(".diff .add", { hasText: "the cat" }).first().waitFor({ timeout: 60_000 });
-    const warning = (await card.locator(".warning").textContent({ timeout: 10_000 }))?.trim() ?? "";
+    const warning = (await card.locator(".warning").textContent())?.trim() ?? "";
     assert(
       warning.startsWith("notes.txt has unsaved changes in this window"),
       `the pending card warns "${warning}", not about the unsaved notes.txt`,
@@ -291,7 +291,7 @@ const dropStep: Step = {
       return [result.id, head.id].map((id) => now.find((node) => node.id === id)?.state).join(",");
     };
     const until = async (wanted: string, what: string) => {
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + 60_000;
       for (let seen = await states(); seen !== wanted; seen = await states()) {
         assert(Date.now() < deadline, `${what}: the daemon reports the result,call as ${seen}`);
         await page.waitForTimeout(100);
@@ -338,7 +338,13 @@ const episodes: Step = {
       .filter({ hasText: `#${first?.number}` })
       .first()
       .waitFor();
-    const rows = await paneRows(page, "Episodes").count();
+    // rows render as the tree fills in: wait (bounded) for as many as the daemon lists
+    const deadline = Date.now() + 60_000;
+    let rows = await paneRows(page, "Episodes").count();
+    while (rows !== list.length && Date.now() < deadline) {
+      await page.waitForTimeout(100);
+      rows = await paneRows(page, "Episodes").count();
+    }
     assert(rows === list.length, `the view shows ${rows} episodes, the daemon ${list.length}`);
     return `episode list shows ${rows} episode(s), as the daemon reports`;
   },

@@ -1,6 +1,8 @@
 /** Locators and small actions on the code-server workbench and the bonsai views. */
 import type { FrameLocator, Locator, Page } from "playwright-core";
 
+/** How long a wait for a condition may take: a ceiling for a loaded machine, never a pause. */
+export const DEFAULT_WAIT_MS = 60_000;
 export const STATUS_CHIP = '[id="bonsai.bonsai-vscode.bonsai.context"]';
 
 export function pane(page: Page, title: string): Locator {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -54,7 +55,7 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 for _name, _method in list(vars(MemoryService).items()):
-    if callable(_method) and not _name.startswith("_"):
+    if inspect.isfunction(_method) and not _name.startswith("_"):
         setattr(GuardedMemory, _name, _guarded(_method))
 
 

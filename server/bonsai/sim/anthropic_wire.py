@@ -181,47 +181,27 @@ def _message(
     }
 
 
-def _text_frames(index: int, text: str) -> list[bytes]:
-    frames = [
-        sse(
-            {
-                "type": "content_block_start",
-                "index": index,
-                "content_block": {"type": "text", "text": ""},
-            },
-            "content_block_start",
-        )
-    ]
-    for piece in text_pieces(text):
-        delta = {"type": "text_delta", "text": piece}
-        frames.append(
-            sse(
-                {"type": "content_block_delta", "index": index, "delta": delta},
-                "content_block_delta",
-            )
-        )
+def _block_frames(index: int, block: dict[str, Any], deltas: list[dict[str, Any]]) -> list[bytes]:
+    """One content block: its start, its deltas, its stop."""
+    start = {"type": "content_block_start", "index": index, "content_block": block}
+    frames = [sse(start, "content_block_start")]
+    for delta in deltas:
+        frame = {"type": "content_block_delta", "index": index, "delta": delta}
+        frames.append(sse(frame, "content_block_delta"))
     frames.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
     return frames
+
+
+def _text_frames(index: int, text: str) -> list[bytes]:
+    deltas = [{"type": "text_delta", "text": piece} for piece in text_pieces(text)]
+    return _block_frames(index, {"type": "text", "text": ""}, deltas)
 
 
 def _tool_frames(index: int, call_id: str, call: ToolCallSpec) -> list[bytes]:
     block = {"type": "tool_use", "id": call_id, "name": call.name, "input": {}}
-    frames = [
-        sse(
-            {"type": "content_block_start", "index": index, "content_block": block},
-            "content_block_start",
-        )
-    ]
-    for piece in ["", *arg_pieces(call.arguments_json())]:
-        delta = {"type": "input_json_delta", "partial_json": piece}
-        frames.append(
-            sse(
-                {"type": "content_block_delta", "index": index, "delta": delta},
-                "content_block_delta",
-            )
-        )
-    frames.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
-    return frames
+    pieces = ["", *arg_pieces(call.arguments_json())]
+    deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
+    return _block_frames(index, block, deltas)
 
 
 def stream_frames(reply: Reply, ctx: Ctx, usage: ReplyUsage) -> list[bytes]:

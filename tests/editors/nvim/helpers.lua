@@ -122,7 +122,7 @@ end
 ---@return any the last value of cond()
 function H.wait(cond, what, timeout)
   local value
-  local ok = vim.wait(timeout or 20000, function() -- generous: shared CI cores
+  local ok = vim.wait(timeout or 60000, function() -- a ceiling for shared, loaded CI cores
     value = cond()
     return value
   end, 10)

@@ -28,7 +28,7 @@ local function other_shows(needle)
     [[
     local sid, needle = ...
     local text = ""
-    vim.wait(20000, function()
+    vim.wait(60000, function()
       local b = vim.fn.bufnr("bonsai://chat/" .. sid)
       text = b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") or ""
       return text:find(needle, 1, true) ~= nil
