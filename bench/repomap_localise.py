@@ -78,6 +78,16 @@ def _place(score, targets: list[str], files: list[str]) -> int | None:
     return min(found) if found else None
 
 
+def _phrases_alone(fusion, graph, text: str):
+    """The quoted-messages lane whether or not the fusion weighs it."""
+    saved = fusion.W_PHRASES
+    fusion.W_PHRASES = max(saved, 1.0)
+    try:
+        return fusion.phrases_lane(graph, text)
+    finally:
+        fusion.W_PHRASES = saved
+
+
 def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
     """Where the best answer file sits in each lane's own file order (lexical,
     mentions, PageRank), in their fusion, and in each fusion variant of ``grid``."""
@@ -97,7 +107,7 @@ def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
         "lexical": _place(lanes.lexical, targets, files),
         "mentions": _place(lanes.mentions, targets, files),
         "pagerank": _place(lanes.pagerank, targets, files),
-        "phrases": _place(lanes.phrases, targets, files),
+        "phrases": _place(_phrases_alone(fusion, graph, text), targets, files),
         "fused": _place(fusion.fuse(graph, lanes), targets, files),
     }
     for i, params in enumerate(grid):
@@ -285,6 +295,9 @@ def print_localise(report: dict) -> None:
     tune = [r for r in every if split.get(r["instance"]) == "tune"]
     for label, rows in (("ALL", every), ("tune half", tune), ("held-out half", held)):
         print(_line(label, len(rows), _figures(rows, "ours"), _figures(rows, "aider")))
+    fills = [row["ours"][str(b)]["tokens"] / b for row in every for b in BUDGETS if row.get("ours")]
+    if fills:
+        print(f"budget fill (tokens / budget): {min(fills):.3f}-{max(fills):.3f}")
     ours = _figures(every, "ours")
     if ours:
         print(f"mean files shown at 1,024 tokens: bonsai {ours['files@1024']:.1f}", end="")

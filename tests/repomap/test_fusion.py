@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from repomap_helpers import ServiceFactory, write_repo
 
+from bonsai.services.repomap import fusion
+from bonsai.services.repomap.fusion import quoted_phrases
+
 SCHEDULER = '''\
 from pkg.core import core_helper
 
@@ -84,3 +87,28 @@ def test_the_fused_map_is_byte_identical_across_hash_seeds(hub_repo: Path, tmp_p
     assert first["text"] == second["text"]
     assert first["files"] == second["files"]  # paths, ranks and tags
     assert first["files"][0]["path"] == "pkg/unit_m.py"
+
+
+def test_quoted_messages_are_read_from_the_issue() -> None:
+    """The quoted-messages lane (off by default, measured by the corpus bench)
+    reads quoted strings and ``...Error:`` lines, linearly on hostile text."""
+    issue = (
+        'It fails with "refusing to overwrite an existing member" and `x`\n'
+        "ValueError: calendar slot is already booked\n"
+    )
+    assert quoted_phrases(issue) == [
+        "refusing to overwrite an existing member",
+        "calendar slot is already booked",
+    ]
+    assert quoted_phrases("\n" * 65536 + '"' * 65536) == []
+
+
+def test_the_quoted_messages_lane_finds_the_file_of_the_string(
+    hub_repo: Path, make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (hub_repo / "pkg" / "mod_007.py").write_text(
+        'def check(slot):\n    raise ValueError("appointment overlaps a booked meeting")\n'
+    )
+    monkeypatch.setattr(fusion, "W_PHRASES", 3.0)
+    issue = 'Booking fails: "appointment overlaps a booked meeting" though the slot is free.'
+    assert _order(make_service, hub_repo, issue)[0] == "pkg/mod_007.py"

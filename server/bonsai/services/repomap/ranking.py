@@ -11,6 +11,10 @@
    ``NAMED_MAX_DEFINERS`` files) and the top definitions of named files get a bonus larger than any
    rank, so what the user named is rendered first. Within a file the k-th best
    definition is divided by (1 + k), so the map covers more files.
+4. The file order (``FUSED_ORDER``) is the reciprocal-rank fusion of the text's
+   words, its mentions and this PageRank (``fusion.py``); a file's best row
+   scores its fused score and its other rows that times their step-3 score
+   relative to the best, so the rows fill the budget in the files' order.
 
 Everything is vectorised over a definition table built once per graph, and ties
 break by (path, line): the order is deterministic.
