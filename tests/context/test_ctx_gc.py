@@ -105,7 +105,8 @@ def test_superseded_reads_go_first_with_their_reason() -> None:
 
 def test_stubs_are_reasserted_byte_identically_across_turns_and_restarts() -> None:
     messages = big_session(10, 1_500)
-    settings = ContextSettings(gc_trigger=0.6)
+    # no rewrites below the trigger here: those are tested in test_ctx_economic.py
+    settings = ContextSettings(gc_trigger=0.6, payback_horizon=0.0)
     first = assemble(
         make_input(items_of(messages), window=24_000, reserve=10_000, settings=settings)
     )
