@@ -3,6 +3,7 @@
 Usage::
 
     .venv/bin/python bench/memory_retrieval.py [--model DIR] [--sizes 1000,10000]
+        [--cache DIR] [--variant NAME=JSON ...]
 
 For each size the labelled entries (540) are padded with generic distractors,
 written as markdown files into a temporary user store and queried through
@@ -14,6 +15,12 @@ Side by side in one run:
 * ``previous`` — the fusion before issue 24 (no clause lanes, no entity
   feedback, no date match);
 * ``new`` — the default fusion.
+
+``--variant NAME=JSON`` adds a row: the default fusion with the given
+``FusionParams`` fields changed (``'gated={"embedding_weight": 0}'``).
+``--cache DIR`` keeps each size's store (files and index) under DIR and
+reuses it, so a second run skips the build (its build time is then not
+reported).
 
 Reported: recall@3 and recall@5 per question kind, p50/p95 query time of
 ``MemoryService.search`` (not counting process start or the first query) and
@@ -47,9 +54,11 @@ from memory_set import TODAY, Entry, Question
 
 KINDS = ("single-hop", "multi-hop", "temporal", "all", "paraphrase")
 PARAPHRASE = Path(__file__).parent / "data" / "memory_labelled.json"
-METHODS = ("bm25", "vectors", "previous", "new-novec", "new")
-TIMED = ("bm25", "previous", "new-novec", "new")
+METHODS = ["bm25", "vectors", "previous", "new-novec", "new"]
+TIMED = ["bm25", "previous", "new-novec", "new"]
 SPLITS = ("tune", "test")
+TEMPLATES = ("first", "varied")  # the set's first question templates, and the later ones
+VARIANTS: dict[str, dict[str, Any]] = {}  # --variant rows: FusionParams updates
 PREVIOUS = {"part_weight": 0.0, "feedback_weight": 0.0}
 PLAIN = {"part_weight": 0.0, "feedback_weight": 0.0, "embedding_weight": 0.0, "rank_bonus": 0.0}
 
@@ -89,6 +98,10 @@ def paraphrase_set() -> tuple[list[Entry], list[Question]]:
     return entries, questions
 
 
+def template_of(question: Question) -> str:
+    return "varied" if question.form.startswith("v:") else "first"
+
+
 def recall(ranked: list[str], relevant: tuple[str, ...], k: int) -> float:
     return len(set(ranked[:k]) & set(relevant)) / len(relevant)
 
@@ -107,7 +120,9 @@ class Mode:
             service.fusion = service.fusion.model_copy(
                 update=PLAIN if self.method == "bm25" else PREVIOUS
             )
-            service.priors = service.priors.model_copy(update={"date_match": 0.0})
+            service.priors = service.priors.model_copy(update={"date_match": 0.0, "latest": 0.0})
+        if self.method in VARIANTS:
+            service.fusion = service.fusion.model_copy(update=VARIANTS[self.method])
         if self.method in ("bm25", "new-novec"):
             # no model at all (not only a zero weight): no query is embedded
             folder = service.embeddings().model_dir
@@ -130,7 +145,7 @@ def rankings(service: MemoryService, question: Question) -> dict[str, list[str]]
         "bm25": [h.id for h in lane_only(lexical, params, embedding=False)],
         "vectors": [h.id for h in lane_only(semantic, params, embedding=True)],
     }
-    for method in ("previous", "new-novec", "new"):
+    for method in ("previous", "new-novec", "new", *VARIANTS):
         with Mode(service, method):
             out[method] = [h.name for h in service.search(question.text, 5).results]
     return out
@@ -158,15 +173,17 @@ def timings(service: MemoryService, questions: list[Question], repeat: int) -> d
     return out
 
 
-def run_size(size: int, model: Path, repeat: int) -> dict[str, Any]:
+def run_size(size: int, model: Path, repeat: int, cache: Path | None) -> dict[str, Any]:
     labelled = memory_set.build()
     extra_entries, extra_questions = paraphrase_set()
     entries = labelled.entries + extra_entries
     entries += memory_set.padding(max(size - len(entries), 0))
     questions = labelled.questions + extra_questions
+    digest = hashlib.sha256("".join(e.markdown() for e in entries).encode()).hexdigest()[:12]
     with tempfile.TemporaryDirectory(prefix="bonsai-bench-") as tmp:
-        home = Path(tmp) / "home"
-        write_store(home / "memory", entries)
+        home = (cache / f"{len(entries)}-{digest}" if cache else Path(tmp)) / "home"
+        if not (home / "memory").is_dir():
+            write_store(home / "memory", entries)
         service = MemoryService(
             home, None, MemorySettings(model_path=str(model)), env={}, today=lambda: TODAY
         )
@@ -174,7 +191,7 @@ def run_size(size: int, model: Path, repeat: int) -> dict[str, Any]:
         try:
             service.view()
             started, started_cpu = time.perf_counter(), time.process_time()
-            service.sync()
+            fresh = not service.sync().skipped
             build_s = time.perf_counter() - started
             build_cpu_s = time.process_time() - started_cpu
             service.search("warm up", 5)
@@ -183,7 +200,7 @@ def run_size(size: int, model: Path, repeat: int) -> dict[str, Any]:
                 for method, ranked in rankings(service, question).items():
                     for k in (3, 5):
                         value = recall(ranked, question.relevant, k)
-                        for part in ("all", split_of(question)):
+                        for part in ("all", split_of(question), template_of(question)):
                             scores[f"{part}|{method}|{question.kind}|{k}"].append(value)
                             if question.kind != "paraphrase":
                                 scores[f"{part}|{method}|all|{k}"].append(value)
@@ -195,8 +212,8 @@ def run_size(size: int, model: Path, repeat: int) -> dict[str, Any]:
     return {
         "size": len(entries),
         "questions": f"{len(labelled.questions)} + {len(extra_questions)} paraphrase",
-        "build_ms_per_entry": build_s * 1000 / len(entries),
-        "build_cpu_ms_per_entry": build_cpu_s * 1000 / len(entries),
+        "build_ms_per_entry": build_s * 1000 / len(entries) if fresh else None,
+        "build_cpu_ms_per_entry": build_cpu_s * 1000 / len(entries) if fresh else None,
         "embeddings": status,
         "recall": {key: statistics.fmean(v) for key, v in scores.items()},
         "latency_ms": latency,
@@ -206,10 +223,15 @@ def run_size(size: int, model: Path, repeat: int) -> dict[str, Any]:
 def report(rows: list[dict[str, Any]], model: str) -> None:
     print(f"model: {model}")
     for row in rows:
-        print(
-            f"\n{row['size']} entries, {row['questions']} questions; embeddings {row['embeddings']}; "
+        build = (
             f"index build {row['build_ms_per_entry']:.2f} ms/entry "
             f"(CPU {row['build_cpu_ms_per_entry']:.2f})"
+            if row["build_ms_per_entry"] is not None
+            else "index from the cache (no build)"
+        )
+        print(
+            f"\n{row['size']} entries, {row['questions']} questions; "
+            f"embeddings {row['embeddings']}; {build}"
         )
         head = f"{'method':<9} |" + "".join(f" {kind:>17} |" for kind in KINDS)
         head += f" {'p50 ms':>7} {'p95 ms':>7} {'cpu p50':>7} {'cpu p95':>7}"
@@ -226,20 +248,27 @@ def report(rows: list[dict[str, Any]], model: str) -> None:
             times = row["latency_ms"].get(method)
             timing = "".join(f" {t:>7.2f}" for t in times) if times else f" {'-':>7}" * 4
             print(f"{method:<9} |{cells}{timing}")
-        for part in ("all", *SPLITS):
+        for part in ("all", *SPLITS, *TEMPLATES):
             base = recall[f"{part}|bm25|multi-hop|5"]
             new = recall[f"{part}|new|multi-hop|5"]
             gain = recall[f"{part}|new|all|5"] - recall[f"{part}|bm25|all|5"]
             ratio = f"{new / base:.2f}x" if base else "n/a"
             print(f"{part:>5}: multi-hop R@5 new/bm25 {ratio}; overall R@5 new - bm25 {gain:+.3f}")
-        print("R@5 per split (tune: the half the knobs were chosen on; test: the other half)")
-        for method in METHODS:
-            cells = "  ".join(
-                f"{part} "
-                + " ".join(f"{recall[f'{part}|{method}|{kind}|5']:.3f}" for kind in KINDS)
-                for part in SPLITS
-            )
-            print(f"  {method:<9} {cells}")
+        for parts, label in (
+            (SPLITS, "split (tune: the half the knobs were chosen on; test: the other half)"),
+            (TEMPLATES, "template (first: the set's first templates; varied: the later ones)"),
+        ):
+            print(f"R@5 per {label}")
+            for method in METHODS:
+                cells = "  ".join(
+                    f"{part} "
+                    + " ".join(
+                        f"{recall.get(f'{part}|{method}|{kind}|5', float('nan')):.3f}"
+                        for kind in KINDS
+                    )
+                    for part in parts
+                )
+                print(f"  {method:<9} {cells}")
         bm25_cpu, new_cpu = row["latency_ms"]["bm25"][3], row["latency_ms"]["new"][3]
         print(f"CPU p95 new / plain BM25 through the same service: {new_cpu / bm25_cpu:.2f}x")
     print("\nlatency: MemoryService.search, best of the repeats per query, watcher running;")
@@ -253,7 +282,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, help="model2vec folder (default: configured)")
     parser.add_argument("--sizes", default="1000,10000", help="collection sizes")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per query")
+    parser.add_argument("--cache", type=Path, help="keep and reuse the stores under this folder")
+    parser.add_argument(
+        "--variant", action="append", default=[], help="NAME=JSON: a row with FusionParams changed"
+    )
     args = parser.parse_args(argv)
+    for spec in args.variant:
+        name, _, changes = spec.partition("=")
+        VARIANTS[name] = json.loads(changes)
+        METHODS.append(name)
+        TIMED.append(name)
     home = bonsai_home()
     folder = args.model or model_dir(home, load_settings(home, None).settings.memory)
     with tempfile.TemporaryDirectory(prefix="bonsai-tiny-model-") as tmp:
@@ -265,8 +303,11 @@ def main(argv: list[str] | None = None) -> int:
 
             folder = build_tiny_model(Path(tmp))
             label = "tiny test model (tests/memory/tiny_model2vec.py; no configured model)"
-        rows = [run_size(int(s), folder, args.repeat) for s in args.sizes.split(",")]
-    report(rows, label)
+        for size in args.sizes.split(","):
+            # each size reported as soon as it is measured (a long run cut
+            # short keeps what it measured)
+            report([run_size(int(size), folder, args.repeat, args.cache)], label)
+            sys.stdout.flush()
     return 0
 
 

@@ -13,6 +13,15 @@ Three kinds of questions over markdown memory entries (front matter
   question picks one by "last month", "before <date>" or "in <Month Year>"
   (dates in front matter and in the bodies).
 
+Each kind is asked in the set's first templates (``form`` fact, bridge,
+conjunction, last-month, before, in-month) and, since the fourth round, in
+more templates worded the way a user would ask rather than the way the entry
+is written (``form`` starting with ``v:``: "Where is Ana Costa employed?",
+"What storage backs the ingest service?", "What company does the person who
+moved to Porto in May 2026 work for?", "What was the latest change to …?").
+They are added *after* the first questions from a separate hash-based choice,
+so the first questions and every entry stay exactly as they were.
+
 Hard distractors share names, companies, cities and components with the
 answers; :func:`padding` adds generic entries up to any size. Everything comes
 from word banks below and a seeded ``random.Random``: the same seed gives the
@@ -181,6 +190,7 @@ class Question:
 class LabelledSet:
     entries: list[Entry] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    facts: list[tuple] = field(default_factory=list)  # what the variant templates ask about
 
 
 def _name(*parts: str) -> str:
@@ -195,6 +205,60 @@ def _day(rng: random.Random, start: date, end: date) -> date:
 
 def _month(day: date) -> str:
     return day.strftime("%B %Y")
+
+
+def _variant(key: str, options: list[str]) -> str:
+    """One of ``options`` chosen by a hash of ``key`` (consumes no random state,
+    so adding templates leaves the rest of the set unchanged)."""
+    return options[hashlib.sha256(key.encode()).digest()[0] % len(options)]
+
+
+EMPLOYER = [
+    "Where is {full} employed?",
+    "Who is {full}'s employer?",
+    "Which organisation is {full} with?",
+]
+ROLE = [
+    "What kind of work does {full} do?",
+    "What position does {full} hold?",
+    "What is {full}'s job title?",
+]
+PASTIME = [
+    "What is {full} into outside of work?",
+    "Any hobbies worth knowing about for {full}?",
+    "How does {full} spend free weekends?",
+]
+HOME = ["Where does {first} live now?", "Where is {first} based these days?"]
+REVERSE_BRIDGE = [
+    "What company does the person who moved to {city} in {month} work for?",
+    "Who employs the colleague that relocated to {city} in {month}?",
+]
+HOBBY_BRIDGE = [
+    "Where did the colleague who {hobby} move to?",
+    "Which city is the person who {hobby} living in now?",
+]
+STORAGE = [
+    "What storage backs the {component}?",
+    "Which datastore did we settle on for the {component}?",
+    "Where does the {component} keep its data?",
+]
+RULE_TEXT = ["What does the {rule} rule demand?", "Remind me what {rule} requires."]
+RULE_BRIDGE = [
+    "Which contractual requirement shaped the {component}'s storage decision?",
+    "What requirement is the {component}'s choice of {tech} meant to meet?",
+]
+LATEST = [
+    "What was the latest change to the {component}?",
+    "What is the most recent thing that happened to the {component}?",
+]
+AFTER = [
+    "What changed in the {component} after {cut}?",
+    "Anything new on the {component} since {cut}?",
+]
+DURING = [
+    "How did the {component} change during {month}?",
+    "What was done to the {component} in {month}?",
+]
 
 
 def people(rng: random.Random, out: LabelledSet, count: int) -> None:
@@ -224,6 +288,8 @@ def people(rng: random.Random, out: LabelledSet, count: int) -> None:
             _name("hobby", full), f"about {first}", f"Outside work, {full} {hobby}.", joined, joined
         )
         out.entries += [job_e, move_e, hobby_e]
+        out.facts.append(("person", full, first, job, company, city, hobby, _month(moved), i))
+        out.facts.append(("person-entries", job_e.name, move_e.name, hobby_e.name))
         out.questions.append(
             Question("single-hop", "fact", f"Which company does {full} work for?", (job_e.name,))
         )
@@ -265,6 +331,7 @@ def decisions(rng: random.Random, out: LabelledSet, count: int) -> None:
             decided - timedelta(days=40),
         )
         out.entries += [decision, rule_e]
+        out.facts.append(("decision", component, tech, rule, decision.name, rule_e.name, i))
         out.questions.append(
             Question(
                 "single-hop", "fact", f"Which database does the {component} use?", (decision.name,)
@@ -306,6 +373,7 @@ def timelines(rng: random.Random, out: LabelledSet, count: int) -> None:
             )
             notes.append(entry)
         out.entries += notes
+        out.facts.append(("timeline", component, tuple(days), tuple(n.name for n in notes), i))
         form = ("last-month", "before", "in-month")[i % 3]
         if form == "last-month":
             text, answer = f"What changed in the {component} last month?", notes[2]
@@ -352,7 +420,83 @@ def build(seed: int = 24) -> LabelledSet:
     decisions(rng, out, 30)
     timelines(rng, out, 32)
     hard_distractors(rng, out, 240)
+    variants(out)
     return out
+
+
+def variants(out: LabelledSet) -> None:
+    """More templates over the same entries (see the module notes)."""
+    people = [f for f in out.facts if f[0] == "person"]
+    names = [f for f in out.facts if f[0] == "person-entries"]
+    moved = [(f[5], f[7]) for f in people]
+    hobbies = [f[6] for f in people]
+    add = out.questions.append
+    for (_, full, first, _job, _company, city, hobby, month, i), ids in zip(
+        people, names, strict=True
+    ):
+        _, job_id, move_id, hobby_id = ids
+        key = f"{full}|{i}"
+        if i % 2 == 1:
+            add(
+                Question(
+                    "single-hop", "v:employer", _variant(key, EMPLOYER).format(full=full), (job_id,)
+                )
+            )
+        else:
+            add(Question("single-hop", "v:role", _variant(key, ROLE).format(full=full), (job_id,)))
+        if i % 3 == 1:
+            add(
+                Question(
+                    "single-hop", "v:pastime", _variant(key, PASTIME).format(full=full), (hobby_id,)
+                )
+            )
+        if i % 3 == 2:
+            add(
+                Question(
+                    "single-hop", "v:home", _variant(key, HOME).format(first=first), (move_id,)
+                )
+            )
+        if moved.count((city, month)) == 1 and i % 2 == 0:
+            text = _variant(key, REVERSE_BRIDGE).format(city=city, month=month)
+            add(Question("multi-hop", "v:reverse-bridge", text, (move_id, job_id)))
+        elif hobbies.count(hobby) == 1:
+            text = _variant(key, HOBBY_BRIDGE).format(hobby=hobby)
+            add(Question("multi-hop", "v:hobby-bridge", text, (hobby_id, move_id)))
+    for _, component, tech, rule, decision_id, rule_id, i in (
+        f for f in out.facts if f[0] == "decision"
+    ):
+        key = f"{component}|{i}"
+        add(
+            Question(
+                "single-hop",
+                "v:storage",
+                _variant(key, STORAGE).format(component=component),
+                (decision_id,),
+            )
+        )
+        if i % 3 == 0:
+            add(
+                Question(
+                    "single-hop", "v:rule", _variant(key, RULE_TEXT).format(rule=rule), (rule_id,)
+                )
+            )
+        if i % 2 == 1:
+            text = _variant(key, RULE_BRIDGE).format(component=component, tech=tech)
+            add(Question("multi-hop", "v:rule-bridge", text, (decision_id, rule_id)))
+    for _, component, days, ids, i in (f for f in out.facts if f[0] == "timeline"):
+        key = f"{component}|{i}"
+        form = ("latest", "after", "during")[(i + 1) % 3]
+        if form == "latest":
+            text, answer = _variant(key, LATEST).format(component=component), ids[2]
+        elif form == "after":
+            cut = (days[1] + timedelta(days=3)).isoformat()
+            text, answer = _variant(key, AFTER).format(component=component, cut=cut), ids[2]
+        else:
+            text, answer = (
+                _variant(key, DURING).format(component=component, month=_month(days[0])),
+                ids[0],
+            )
+        add(Question("temporal", f"v:{form}", text, (answer,)))
 
 
 GENERIC = """the parser|the tokenizer|the cache layer|the job scheduler|the build script|

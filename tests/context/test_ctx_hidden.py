@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bonsai.core.context.context_state import ContextState, StubEntry, SummaryState
-from bonsai.core.context.hidden import hidden_first, hidden_ids
+from bonsai.core.context.hidden import hidden_ids, recall_order
 
 
 def test_stubbed_folded_and_dropped_messages_are_hidden() -> None:
@@ -15,6 +15,8 @@ def test_stubbed_folded_and_dropped_messages_are_hidden() -> None:
     assert hidden_ids(state) == {"m1", "m2", "m5", "m7"}
 
 
-def test_hidden_hits_come_first_in_their_search_order() -> None:
-    hits = ["m9", "m2", "m8", "m5", "m1"]
-    assert hidden_first(hits, {"m1", "m5"}.__contains__) == ["m5", "m1", "m9", "m2", "m8"]
+def test_hidden_observations_come_first_then_the_agents_hidden_words() -> None:
+    hits = ["m9", "m2", "m8", "m5", "m1", "m4"]
+    hidden = {"m1", "m4", "m5"}.__contains__
+    observation = {"m1", "m5", "m9"}.__contains__  # m4 is the agent's own message
+    assert recall_order(hits, hidden, observation) == ["m5", "m1", "m4", "m9", "m2", "m8"]

@@ -86,7 +86,6 @@ def test_at_32k_needed_later_loss_is_at_most_2_percent_of_removed() -> None:
     assert loss.needed_share() <= 0.02
 
 
-@pytest.mark.xfail(strict=True, reason="not reached: about 88% (docs/context.md)")
 def test_at_32k_nine_in_ten_needed_spans_come_back_in_one_recall() -> None:
     _, loss = _run(32_000)
     assert loss.needed_spans > 20

@@ -65,3 +65,32 @@ def test_a_word_in_most_documents_changes_no_ranking_in_a_large_store() -> None:
     assert with_common == [h.id for h in index.search("ponyc", 5)] == ["pony-a", "pony-b"]
     # a question of common words only still finds documents
     assert len(index.search("developer note", 5)) == 5
+
+
+def test_a_name_opening_a_sentence_links_when_it_is_a_name_elsewhere() -> None:
+    # "Ana" opens the sentence of the move note (no capital after it), and it
+    # is a name in the job note ("Ana Costa"): the hop goes from move to job
+    index = HybridIndex(open_index(":memory:"), "reverse")
+    index.sync(
+        [
+            Doc(id="move", text="Ana moved to Porto in May 2026."),
+            Doc(id="job", text="Ana Costa is a technical writer at Lumen Grid."),
+            Doc(id="other", text="Bo Lind is a data analyst at Quarry Labs."),
+        ],
+        "v1",
+    )
+    hits = index.search("which employer has the person who moved to Porto?", 5)
+    assert [(h.id, h.via) for h in hits] == [("move", None), ("job", "move")]
+
+
+def test_a_capital_opening_sentences_links_nothing_when_it_is_no_name() -> None:
+    index = HybridIndex(open_index(":memory:"), "decisions")
+    index.sync(
+        [
+            Doc(id="a", text="Decision: the ingest service keeps its data in Kafka."),
+            Doc(id="b", text="Decision: the audit log keeps its data in Redis."),
+        ],
+        "v1",
+    )
+    hits = index.search("which database holds the ingest service's events?", 5)
+    assert [(h.id, h.via) for h in hits] == [("a", None)]  # "Decision" is no link to b

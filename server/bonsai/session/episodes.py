@@ -16,7 +16,7 @@ from bonsai.core.context.episodes_stage import (
     restore_episode,
     spans,
 )
-from bonsai.core.context.hidden import RECALL_DEPTH, hidden_first, hidden_ids
+from bonsai.core.context.hidden import RECALL_DEPTH, hidden_ids, recall_order
 from bonsai.core.history.episodes import Episode
 from bonsai.core.history.pages import episode_page, frame, message_page
 from bonsai.domain import StoredMessage
@@ -98,8 +98,9 @@ def _found(
 ) -> list[tuple[StoredMessage, HistoryHit]]:
     """The best ``limit`` hits worth showing (earlier recall pages and memory notes
     are copies or background, not history), what the model's window lacks first
-    (stubbed, folded, archived, or before the summary boundary): that is what
-    the agent asks recall for (``bonsai.core.context.hidden``)."""
+    (stubbed, folded, archived, or before the summary boundary), what it saw
+    there before its own words: that is what the agent asks recall for
+    (``bonsai.core.context.hidden``)."""
     out = []
     for hit in search_history(daemon.db, session_id, query, RECALL_DEPTH):
         stored = daemon.store.message(session_id, hit.message_id)
@@ -108,7 +109,11 @@ def _found(
     state = bridge_for(daemon, session_id).state()
     hidden = hidden_ids(state)
     start = state.boundary.start_seq if state.boundary is not None else 0
-    ranked = hidden_first(out, lambda found: found[0].seq < start or found[0].message_id in hidden)
+    ranked = recall_order(
+        out,
+        lambda found: found[0].seq < start or found[0].message_id in hidden,
+        lambda found: found[0].message.role != "assistant",
+    )
     return ranked[:limit]
 
 

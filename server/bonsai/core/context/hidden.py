@@ -3,8 +3,11 @@
 The recall tool searches the whole session log, where most messages matching
 the agent's words are still in its window: returning those is no help. What
 it asks recall for is what a stage took away (a stub, a fold, an archived
-episode, a drop), so hits hidden from the window come first, in their search
-order, and the visible ones after them.
+episode, a drop), and above all what it saw there (a tool output, a user
+message): its own earlier words match its new ones best, but the rolling
+summary already keeps its decisions. So hits come in three tiers, each in its
+search order: hidden observations, then the agent's hidden messages, then what
+the window still shows.
 """
 
 from __future__ import annotations
@@ -27,6 +30,15 @@ def hidden_ids(state: ContextState) -> frozenset[str]:
     return frozenset(ids)
 
 
-def hidden_first(hits: Sequence[T], hidden: Callable[[T], bool]) -> list[T]:
-    """``hits`` with the hidden ones first, each part in its original order."""
-    return [h for h in hits if hidden(h)] + [h for h in hits if not hidden(h)]
+def recall_order(
+    hits: Sequence[T], hidden: Callable[[T], bool], observation: Callable[[T], bool]
+) -> list[T]:
+    """``hits`` in the recall tool's order: hidden observations, the agent's hidden
+    messages, then the rest, each part in its original (search) order."""
+
+    def tier(hit: T) -> int:
+        if not hidden(hit):
+            return 2
+        return 0 if observation(hit) else 1
+
+    return sorted(hits, key=tier)  # stable: search order within a tier

@@ -30,6 +30,9 @@ _RELATIVE = re.compile(
     r"\b(last|this|past|previous)\s+(week|month|year)\b|\b(yesterday|today)\b", re.I
 )
 _DIRECTION = re.compile(r"\b(before|after|since|until|prior to|earlier than|later than)\s*$", re.I)
+_LATEST = re.compile(
+    r"\b(latest|most recent|newest|lately|(?:last|latest) (?:change|update)s?)\b", re.I
+)
 MAX_BODY_DATES = 8
 
 Span = tuple[date, date]  # inclusive
@@ -101,6 +104,12 @@ def _relative(word: str, unit: str, today: date) -> Span:
     if word == "this":
         return date(today.year, 1, 1), today
     return date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)
+
+
+def asks_latest(text: str) -> bool:
+    """Whether a question asks for the newest of several entries ("the latest
+    change", "the most recent", "lately") rather than naming a span."""
+    return _LATEST.search(text) is not None
 
 
 def query_window(text: str, today: date) -> Span | None:

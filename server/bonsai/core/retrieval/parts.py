@@ -69,6 +69,18 @@ def entities(text: str) -> list[str]:
     words (stop words and month or day names aside; at the start of a sentence
     only when the next word is capitalised too, as in a full name) and
     identifiers containing digits, hyphens or underscores."""
+    return _entities(text, sentence_starts=False)
+
+
+def sentence_start_names(text: str) -> list[str]:
+    """The capitalised words :func:`entities` leaves out because they open a
+    sentence ("Ana moved to Porto", but also "Decision:"): a name only if the
+    same word is an entity elsewhere, which the caller decides."""
+    strong = set(entities(text))
+    return [w for w in _entities(text, sentence_starts=True) if w not in strong]
+
+
+def _entities(text: str, *, sentence_starts: bool) -> list[str]:
     seen: dict[str, None] = {}
     for match in _TOKEN.finditer(text):
         word = match.group(0).strip("'-")
@@ -77,8 +89,11 @@ def entities(text: str) -> list[str]:
         lower = word.lower()
         if lower in STOP_WORDS or lower in _CALENDAR:
             continue
-        if _opens_sentence(text, match.start()) and not _NAME_NEXT.match(text, match.end()):
+        opens = _opens_sentence(text, match.start()) and not _NAME_NEXT.match(text, match.end())
+        if opens != sentence_starts:
             continue  # "Decision:", "Agreed on": a capital from the sentence, not a name
+        if sentence_starts and not word[0].isupper():
+            continue
         seen.setdefault(word, None)
     return list(seen)
 

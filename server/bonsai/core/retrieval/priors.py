@@ -28,6 +28,12 @@ class PriorParams(BaseModel):
     date_match: float = Field(
         0.3, ge=0.0, description="bonus when a date of the entry is in the question's window"
     )
+    latest: float = Field(
+        0.3,
+        ge=0.0,
+        description="recency bonus (halved every half_life_days) when the question asks for "
+        "the latest",
+    )
 
 
 def recency_bonus(updated: date | None, today: date, params: PriorParams) -> float:
@@ -39,15 +45,25 @@ def recency_bonus(updated: date | None, today: date, params: PriorParams) -> flo
 
 
 def memory_prior(
-    meta: Mapping[str, Any], today: date, params: PriorParams, window: Span | None = None
+    meta: Mapping[str, Any],
+    today: date,
+    params: PriorParams,
+    window: Span | None = None,
+    *,
+    latest: bool = False,
 ) -> float:
     """Prior for a memory document whose metadata has ``tier`` and ``updated``
     (an ISO date string), plus the date-match bonus when the question names a
-    ``window`` (:func:`bonsai.core.retrieval.dates.query_window`); unknown or
-    malformed values contribute nothing."""
+    ``window`` (:func:`bonsai.core.retrieval.dates.query_window`) and a larger
+    recency bonus when it asks for the ``latest``
+    (:func:`bonsai.core.retrieval.dates.asks_latest`); unknown or malformed
+    values contribute nothing."""
     bonus = params.project_tier if meta.get("tier") == "project" else 0.0
     bonus += date_prior(meta, window, params.date_match)
-    return bonus + recency_bonus(_parse_date(meta.get("updated")), today, params)
+    updated = _parse_date(meta.get("updated"))
+    if latest and updated is not None and params.recency > 0:
+        bonus += recency_bonus(updated, today, params) * params.latest / params.recency
+    return bonus + recency_bonus(updated, today, params)
 
 
 def _parse_date(value: object) -> date | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import apsw
 
-from bonsai.core.retrieval.dates import body_dates, query_window
+from bonsai.core.retrieval.dates import asks_latest, body_dates, query_window
 from bonsai.core.retrieval.documents import Doc, Hit
 from bonsai.core.retrieval.fusion import FusionParams
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
@@ -335,11 +335,12 @@ class MemoryService:
         assert self._index is not None
         today = self._today()
         window = query_window(query, today)
+        latest = asks_latest(query)
         return self._index.search(
             query,
             limit,
             params=self.fusion,
-            prior=lambda meta: memory_prior(meta, today, self.priors, window),
+            prior=lambda meta: memory_prior(meta, today, self.priors, window, latest=latest),
         )
 
     def embeddings_status(self) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from bonsai.core.context import Assembly, Item
-from bonsai.core.context.hidden import RECALL_DEPTH, hidden_first, hidden_ids
+from bonsai.core.context.hidden import RECALL_DEPTH, hidden_ids, recall_order
 from bonsai.core.replay.loss import SpanItems
 from bonsai.core.retrieval.query import fts_match_expression
 from bonsai.domain import Message
@@ -64,6 +64,7 @@ class Loss:
     recoverable_spans: int = 0
     examples: list[str] = field(default_factory=list)  # a few needed items, for reports
     by_stage: dict[str, list[int]] = field(default_factory=dict)  # how → [removed, needed]
+    by_kind: dict[str, list[int]] = field(default_factory=dict)  # what → [removed, needed]
     needed: list[NeededSpan] = field(default_factory=list)  # every needed span's first use
 
     def add(self, other: Loss) -> None:
@@ -75,6 +76,10 @@ class Loss:
         self.examples.extend(other.examples[: max(0, 10 - len(self.examples))])
         for how, (removed, needed) in other.by_stage.items():
             mine = self.by_stage.setdefault(how, [0, 0])
+            mine[0] += removed
+            mine[1] += needed
+        for what, (removed, needed) in other.by_kind.items():
+            mine = self.by_kind.setdefault(what, [0, 0])
             mine[0] += removed
             mine[1] += needed
         self.needed.extend(other.needed)
@@ -134,16 +139,19 @@ class _Index:
             " tokenize='porter unicode61')"
         )
         self.count = 0
+        self.observations: set[str] = set()  # what the agent saw (not its own messages)
 
     def grow(self, source: ReplaySource, upto: int) -> None:
-        rows = [(i.message.content, i.id) for i in source.items[self.count : upto]]
+        new = source.items[self.count : upto]
+        self.observations.update(i.id for i in new if i.message.role != "assistant")
+        rows = [(i.message.content, i.id) for i in new]
         if rows:
             self.conn.executemany("INSERT INTO fts(content, message_id) VALUES (?, ?)", rows)
         self.count = max(self.count, upto)
 
     def top(self, query: str, limit: int = TOP, hidden: frozenset[str] | None = None) -> list[str]:
         """The best ``limit`` hits; with ``hidden``, ranked as the recall tool ranks
-        them: what the window lacks first (``hidden_first``)."""
+        them: what the window lacks first (``recall_order``)."""
         expression = fts_match_expression(query)
         if expression is None:
             return []
@@ -153,7 +161,7 @@ class _Index:
         )
         ids = [r[0] for r in rows]
         if hidden is not None:
-            ids = hidden_first(ids, hidden.__contains__)
+            ids = recall_order(ids, hidden.__contains__, self.observations.__contains__)
         return ids[:limit]
 
 
@@ -250,6 +258,7 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
                     tokens = counter.count_text(text).tokens
                     loss.removed_tokens += tokens
                     loss.by_stage.setdefault(how, [0, 0])[0] += tokens
+                    loss.by_kind.setdefault(_what(by_id[item_id].message), [0, 0])[0] += tokens
                     if by_id[item_id].message.role != "assistant":  # observations only
                         own = said.before(position[item_id])
                         pending[item_id] = (span, how, SpanItems.of(item_id, text).without(own))
@@ -305,6 +314,7 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
         tokens = counter.count_text(items.needed_text(used)).tokens
         loss.needed_tokens += tokens
         loss.by_stage.setdefault(how, [0, 0])[1] += tokens
+        loss.by_kind.setdefault(_what(by_id[item_id].message), [0, 0])[1] += tokens
     loss.needed_spans = len(spans_needed)
     loss.recoverable_spans = sum(spans_needed.values())
     return loss

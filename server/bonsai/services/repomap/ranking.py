@@ -14,7 +14,8 @@
 4. The file order (``FUSED_ORDER``) is the reciprocal-rank fusion of the text's
    words, its mentions and this PageRank (``fusion.py``); a file's best row
    scores its fused score and its other rows that times their step-3 score
-   relative to the best, so the rows fill the budget in the files' order.
+   relative to the best, so the rows fill the budget in the files' order; the
+   naming bonuses are then in units of the file's score (``BONUS_BY_FILE``).
 
 Everything is vectorised over a definition table built once per graph, and ties
 break by (path, line): the order is deterministic.
@@ -59,6 +60,7 @@ LEXICAL_WEIGHT = 3.0  # teleport weight of the file whose words best match the t
 LEXICAL_TOP = 20  # files that get lexical weight, best first
 LEXICAL_POWER = 2.0  # weight = LEXICAL_WEIGHT * (score / best score) ** power
 TEST_AS_EVIDENCE = True  # a test file's lexical weight goes to the names it uses
+BONUS_BY_FILE = True  # naming bonuses in units of the file's fused score (recall @ 1k 0.88->0.94)
 FUSED_ORDER = True  # files ordered by the fused lanes (fusion.py), not PageRank alone
 
 
@@ -351,7 +353,11 @@ def row_base(
         best = np.where(np.diff(table.offsets) > 0, best, 1.0)
         base = file_score[table.fid] * base / np.maximum(best[table.fid], 1e-300)
     ident_bonus, file_bonus = _bonus_vectors(graph, mentions)
-    return base + np.where(is_def, ident_bonus[node] / table.ndef, 0.0), file_bonus
+    row_bonus = np.where(is_def, ident_bonus[node] / table.ndef, 0.0)
+    if file_score is not None and BONUS_BY_FILE and len(base):
+        row_bonus = row_bonus * file_score[table.fid]  # in units of the file's score
+        file_bonus = file_bonus * file_score
+    return base + row_bonus, file_bonus
 
 
 def score_rows(

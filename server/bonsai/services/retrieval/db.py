@@ -15,7 +15,7 @@ from pathlib import Path
 
 import apsw
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs(

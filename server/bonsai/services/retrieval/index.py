@@ -228,7 +228,10 @@ class HybridIndex:
         links: dict[str, set[str]] = {}
         for head in heads:
             links[head] = set()
-            for word in snap.links(head):
+            # a word opening a sentence of the head ("Ana moved to Porto") is
+            # followed when it is an entity word of another document ("Ana Costa")
+            weak = [w for w in snap.weak_links(head) if any(d != head for d in snap.linked(w))]
+            for word in [*snap.links(head), *weak]:
                 for token in self._tokenize(word):
                     if token not in question:
                         links[head].add(token)

@@ -48,8 +48,16 @@ class Snapshot:
         return cached
 
     def links(self, doc_id: str) -> list[str]:
+        """The document's entity words (names, identifiers)."""
         raw = self._raw.get(doc_id)
-        return raw[1].split() if raw is not None else []
+        return [w for w in raw[1].split() if not w.startswith("~")] if raw is not None else []
+
+    def weak_links(self, doc_id: str) -> list[str]:
+        """Capitalised words that opened one of the document's sentences ("Ana
+        moved to Porto", "Decision: …"): names only when :meth:`linked` finds
+        them as entity words of some document."""
+        raw = self._raw.get(doc_id)
+        return [w[1:] for w in raw[1].split() if w.startswith("~")] if raw is not None else []
 
     def terms(self, doc_id: str) -> frozenset[str]:
         cached = self._terms.get(doc_id)
@@ -73,6 +81,7 @@ class Snapshot:
             inverted: defaultdict[str, list[str]] = defaultdict(list)
             for doc_id, (_, links, _) in self._raw.items():
                 for link in links.split():
-                    inverted[link].append(doc_id)
+                    if not link.startswith("~"):
+                        inverted[link].append(doc_id)
             self._linked = dict(inverted)
         return self._linked.get(word, [])

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import apsw
 
 from bonsai.core.retrieval.documents import Doc
-from bonsai.core.retrieval.parts import entities
+from bonsai.core.retrieval.parts import entities, sentence_start_names
 from bonsai.core.retrieval.query import indexable_text
 from bonsai.domain import content_hash
 from bonsai.services.retrieval.embedder import Embedder, normalise_rows
@@ -37,11 +37,19 @@ def doc_hash(doc: Doc) -> str:
 Tokenize = Callable[[str], list[str]]
 
 
+WEAK = "~"  # marks a stored link word that opened a sentence (see Snapshot.weak_links)
+
+
 def features(body: str, text: str, tokenize: Tokenize) -> tuple[str, str]:
     """What the second hop reads of a document: its entity words (lower case,
-    space-separated) and the set of its indexed terms as the full-text table
-    sees them (``tokenize`` is the table's own tokenizer)."""
-    links = " ".join(dict.fromkeys(word.lower() for word in entities(text)))
+    space-separated; a capitalised word that opened a sentence marked ``~``)
+    and the set of its indexed terms as the full-text table sees them
+    (``tokenize`` is the table's own tokenizer)."""
+    strong = dict.fromkeys(word.lower() for word in entities(text))
+    weak = dict.fromkeys(
+        WEAK + w.lower() for w in sentence_start_names(text) if w.lower() not in strong
+    )
+    links = " ".join([*strong, *weak])
     return links, " ".join(sorted(set(tokenize(body))))
 
 
