@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ from bonsai.session.server_facts import window_for
 from bonsai.settings import ProviderSettings, Settings
 
 log = logging.getLogger("bonsai.chat")
+# the loop (a turn) and the view worker (a view) may both build a model's first counter
+_counters_lock = threading.Lock()
 
 
 def runtime(daemon: Host, session_id: str) -> SessionRuntime:
@@ -52,20 +55,25 @@ def counter_for(daemon: Host, providers: ProviderSettings, info: Any) -> TokenCo
     """One counter per model (its count cache and calibration live across sessions).
     Anthropic models count through the count_tokens API when a key is configured."""
     counters = daemon.hub.counters
-    model = providers.model
-    if model not in counters:
-        api = None
-        if info.family == "anthropic" and resolve_api_key(providers, os.environ):
-            provider = make_provider(providers, env=os.environ)
-            api = getattr(provider, "count_tokens_body", None)
-        counters[model] = estimator_for(
-            info,
-            cache_dir=daemon.home / "cache" / "tiktoken",
-            tokenizer_path=None,
-            model=model,
-            count_tokens_api=api,
-        )
-    return counters[model]
+    with _counters_lock:  # one counter even when a turn and a view ask at once
+        counter = counters.get(providers.model)
+        if counter is None:
+            counter = counters[providers.model] = _new_counter(daemon, providers, info)
+        return counter
+
+
+def _new_counter(daemon: Host, providers: ProviderSettings, info: Any) -> TokenCounter:
+    api = None
+    if info.family == "anthropic" and resolve_api_key(providers, os.environ):
+        provider = make_provider(providers, env=os.environ)
+        api = getattr(provider, "count_tokens_body", None)
+    return estimator_for(
+        info,
+        cache_dir=daemon.home / "cache" / "tiktoken",
+        tokenizer_path=None,
+        model=providers.model,
+        count_tokens_api=api,
+    )
 
 
 def tools_for(settings: Settings, *, include_hidden: bool = False) -> list[Tool]:

@@ -87,6 +87,35 @@ def is_generated(path: str, source: bytes) -> bool:
     return 2 * long_lines > len(head)  # most of it in very long lines
 
 
+SCAN_BYTES = 1 << 16  # the source is tokenised in slices of about this size
+STEM_MEMO = 20_000  # distinct words whose stems are remembered (then forgotten)
+_stems: dict[str, str] = {}
+
+
+def _source_tokens(source: bytes) -> set[bytes]:
+    """The distinct tokens of ``source``, found slice by slice (a slice ends at a
+    newline, which no token spans: the same tokens as one pass, without a list
+    of every token of a large file)."""
+    tokens: set[bytes] = set()
+    start, size = 0, len(source)
+    while start < size:
+        end = source.find(b"\n", start + SCAN_BYTES)
+        end = size if end == -1 else end
+        tokens.update(_TOKEN.findall(source, start, end))
+        start = end
+    return tokens
+
+
+def _stem_cached(word: str) -> str:
+    """``stem``, remembered: most words of a file were seen in earlier files."""
+    found = _stems.get(word)
+    if found is None:
+        if len(_stems) >= STEM_MEMO:
+            _stems.clear()
+        found = _stems[word] = stem(word)
+    return found
+
+
 def file_words(path: str, source: bytes, names: Iterable[str] = ()) -> tuple[str, ...]:
     """The distinct stemmed words of ``source`` and ``path``, sorted (at most
     ``MAX_WORDS``, the shortest-sorted first: deterministic). A generated file
@@ -96,11 +125,11 @@ def file_words(path: str, source: bytes, names: Iterable[str] = ()) -> tuple[str
         raw = {t.lower() for name in names for t in _TEXT_TOKEN.findall(name)}
         marked = {GENERATED_MARK}
     else:
-        tokens = {m.group() for m in _TOKEN.finditer(source)}  # no list of every token
-        raw = {t.decode("ascii").lower() for t in tokens}
+        tokens = _source_tokens(source)
+        raw = set(b" ".join(tokens).decode("ascii").lower().split())  # one decode, one lower
         marked = set()
     raw.update(t.lower() for t in _TEXT_TOKEN.findall(path))
-    words = sorted({stem(w) for w in raw if _keep(w)} | marked)
+    words = sorted({_stem_cached(w) for w in raw if _keep(w)} | marked)
     if len(words) > MAX_WORDS:
         words = sorted(sorted(words, key=lambda w: (len(w), w))[:MAX_WORDS])
     return tuple(words)

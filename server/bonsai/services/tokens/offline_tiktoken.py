@@ -57,6 +57,9 @@ class SeedReport(BaseModel):
 
 
 _lock = threading.Lock()
+# encodings loaded by this process, by (encoding, cache dir, source, data dir): an
+# Encoding is immutable and thread-safe, so one is shared by every counter and thread
+_loaded: dict[tuple[str, Path, Path | None, Path | None], tiktoken.Encoding] = {}
 
 
 def blob_url(encoding: str) -> str:
@@ -190,15 +193,28 @@ def load_encoding(
 ) -> tiktoken.Encoding:
     """``tiktoken.get_encoding(encoding)``, served from a seeded offline cache.
 
+    Loaded once per process for the same arguments: a second call returns the
+    same :class:`tiktoken.Encoding` without reading and hashing the rank file again.
+
     Points ``TIKTOKEN_CACHE_DIR`` at ``cache_dir`` (default
     :func:`default_cache_dir`) for this process, so later plain
     ``tiktoken.get_encoding`` calls work offline too.
     """
     directory = cache_dir if cache_dir is not None else default_cache_dir()
+    key = (encoding, directory, source, data_dir)
     with _lock:
-        seed_rank_file(encoding, directory, source=source, data_dir=data_dir)
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
-        return tiktoken.get_encoding(encoding)
+        loaded = _loaded.get(key)
+        if loaded is None:  # seeded, checked and built once per process
+            seed_rank_file(encoding, directory, source=source, data_dir=data_dir)
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
+            loaded = _loaded[key] = tiktoken.get_encoding(encoding)
+        return loaded
+
+
+def loads() -> int:
+    """How many encodings this process has loaded (each is loaded once, then shared)."""
+    with _lock:
+        return len(_loaded)
 
 
 def _check_supported(encoding: str) -> None:
