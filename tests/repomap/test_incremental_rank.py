@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from repomap_helpers import chars4
 
@@ -143,11 +143,22 @@ def test_an_edit_keeping_every_name_keeps_the_ranking(tmp_path: Path) -> None:
             fresh.stop()
 
 
+def _file_pageranks(service: RepoMapService) -> dict[str, float]:
+    """The PageRank of each file from the service's last ranking (the vector a
+    warm start changes; the map's file ``rank`` is the fused order's score, a
+    function of positions in each lane, which a near-tie in PageRank flips)."""
+    graph = service._state.current_graph()
+    assert graph.last_rank is not None
+    ranks = graph.last_rank[1]
+    return {path: float(ranks[i]) for i, path in enumerate(graph.files)}
+
+
 def _close_ranks(live: RepoMapService, fresh: RepoMapService, task: str, step: tuple) -> None:
-    live_text, live_files = _map(live, task)
-    fresh_text, fresh_files = _map(fresh, task)
-    live_rank, fresh_rank = dict(live_files), dict(fresh_files)
-    for path in live_rank.keys() & fresh_rank.keys():
+    live_text, _ = _map(live, task)
+    fresh_text, _ = _map(fresh, task)
+    live_rank, fresh_rank = _file_pageranks(live), _file_pageranks(fresh)
+    assert live_rank.keys() == fresh_rank.keys()
+    for path in fresh_rank:
         assert abs(live_rank[path] - fresh_rank[path]) < 1e-5, path
     values = sorted(fresh_rank.values())
     if all(b - a > 1e-5 for a, b in itertools.pairwise(values)):
@@ -156,6 +167,9 @@ def _close_ranks(live: RepoMapService, fresh: RepoMapService, task: str, step: t
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_step, min_size=1, max_size=6), _task)
+# Two near-tied files whose PageRank order the warm start may flip: the fused
+# order's scores then differ, the PageRank stays within the tolerance.
+@example([("add", "pkg/mod_1.py", "cart"), ("add", "pkg/mod_0.py", "cart")], "the cart are wrong")
 def test_warm_started_ranks_stay_within_tolerance_of_a_fresh_build(
     steps: list[tuple], task: str
 ) -> None:
