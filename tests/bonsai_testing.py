@@ -46,6 +46,13 @@ def bonsai_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def sim_env(home: Path, base_url: str, model: str = "gpt-4o-mini", **extra: str) -> dict[str, str]:
+    """``bonsai_env`` for a daemon whose provider is the simulator at ``base_url``."""
+    return bonsai_env(
+        home, BONSAI_PROVIDER="sim", BONSAI_BASE_URL=base_url, BONSAI_MODEL=model, **extra
+    )
+
+
 def stop_daemon(home: Path) -> None:
     """Stop a socket daemon left by a test (no-op when none runs)."""
     subprocess.run(

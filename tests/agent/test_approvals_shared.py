@@ -19,7 +19,7 @@ from bonsai.session.approvals import review
 from bonsai.sim import Script
 from bonsai.sim.runner import run_simulator
 from bonsai.sim.script import Reply
-from bonsai_testing import BONSAI, Events, bonsai_env, close_client, events_of, plain, rpc
+from bonsai_testing import BONSAI, Events, close_client, events_of, plain, rpc, sim_env
 
 NOTES = "teh cat sat on the mat\n"
 
@@ -65,12 +65,7 @@ async def windows(
     script: Script, home: Path, names: list[str]
 ) -> AsyncIterator[tuple[dict[str, str], list[Window]]]:
     async with run_simulator(script) as sim:
-        env = bonsai_env(
-            home,
-            BONSAI_PROVIDER="sim",
-            BONSAI_BASE_URL=sim.openai_base_url,
-            BONSAI_MODEL="gpt-4o-mini",
-        )
+        env = sim_env(home, sim.openai_base_url)
         opened = list(await asyncio.gather(*(open_window(env, n) for n in names)))
         try:
             yield env, opened

@@ -14,7 +14,7 @@ from agent_helpers import Rig, call, make_rig
 from bonsai.sim import Script
 from bonsai.sim.faults import Fault
 from bonsai.sim.script import Reply
-from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
+from bonsai_testing import BONSAI, close_client, events_of, rpc, sim_env, start_client
 
 EDIT_SCRIPT = Script(
     steps=[
@@ -178,12 +178,7 @@ async def test_ledger_totals_and_pin_survive_restart(edit_rig: Rig) -> None:
     assert turns["turns"][0]["inputTokens"] > 0
 
     await close_client(edit_rig.client)
-    env = bonsai_env(
-        edit_rig.home,
-        BONSAI_PROVIDER="sim",
-        BONSAI_BASE_URL=edit_rig.sim.openai_base_url,
-        BONSAI_MODEL="gpt-4o-mini",
-    )
+    env = sim_env(edit_rig.home, edit_rig.sim.openai_base_url)
     again = await start_client([*BONSAI, "serve", "--stdio"], env)
     try:
         ledger = await rpc(again, "bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})

@@ -13,7 +13,7 @@ from agent_helpers import call
 from bonsai.sim import Script
 from bonsai.sim.runner import SimulatorThread, run_simulator
 from bonsai.sim.script import Reply
-from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
+from bonsai_testing import BONSAI, close_client, events_of, rpc, sim_env, start_client
 
 
 async def test_two_clients_see_the_same_stream_and_a_late_one_catches_up(
@@ -21,12 +21,7 @@ async def test_two_clients_see_the_same_stream_and_a_late_one_catches_up(
 ) -> None:
     script = Script(steps=[Reply(text=" ".join(f"w{i}" for i in range(150)))], latency_ms=8)
     async with run_simulator(script) as sim:
-        env = bonsai_env(
-            home,
-            BONSAI_PROVIDER="sim",
-            BONSAI_BASE_URL=sim.openai_base_url,
-            BONSAI_MODEL="gpt-4o-mini",
-        )
+        env = sim_env(home, sim.openai_base_url)
         a, b = await asyncio.gather(
             start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
         )
@@ -60,12 +55,7 @@ async def test_two_clients_see_the_same_stream_and_a_late_one_catches_up(
 async def test_concurrent_sends_are_queued_not_interleaved(home: Path, workspace: Path) -> None:
     script = Script(steps=[Reply(text="first " * 40), Reply(text="second " * 40)], latency_ms=5)
     async with run_simulator(script) as sim:
-        env = bonsai_env(
-            home,
-            BONSAI_PROVIDER="sim",
-            BONSAI_BASE_URL=sim.openai_base_url,
-            BONSAI_MODEL="gpt-4o-mini",
-        )
+        env = sim_env(home, sim.openai_base_url)
         a, b = await asyncio.gather(
             start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
         )
@@ -107,12 +97,7 @@ async def test_no_client_able_to_approve_means_denied(home: Path, workspace: Pat
         ]
     )
     async with run_simulator(script) as sim:
-        env = bonsai_env(
-            home,
-            BONSAI_PROVIDER="sim",
-            BONSAI_BASE_URL=sim.openai_base_url,
-            BONSAI_MODEL="gpt-4o-mini",
-        )
+        env = sim_env(home, sim.openai_base_url)
         client = await start_client([*BONSAI, "serve", "--stdio"], env)
         try:
             sid = (await rpc(client, "bonsai/session/create", {"workspace": str(workspace)}))[
@@ -142,12 +127,7 @@ def test_bonsai_chat_prints_the_streamed_reply(home: Path, workspace: Path) -> N
         ]
     )
     with SimulatorThread(script) as sim:
-        env = bonsai_env(
-            home,
-            BONSAI_PROVIDER="sim",
-            BONSAI_BASE_URL=sim.openai_base_url,
-            BONSAI_MODEL="gpt-4o-mini",
-        )
+        env = sim_env(home, sim.openai_base_url)
         done = subprocess.run(
             [*BONSAI, "chat", "--workspace", str(workspace), "what does answer return?"],
             env=env,

@@ -14,7 +14,7 @@ from bonsai.services.memory.inject import FRAME_OPEN
 from bonsai.sim import Script
 from bonsai.sim.runner import run_simulator
 from bonsai.sim.script import Reply
-from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
+from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, sim_env, start_client
 
 ENTRY = (
     "---\nname: deploy-checklist\ndescription: How this project deploys to staging\n"
@@ -46,12 +46,7 @@ async def test_searches_beside_recalling_turns_answer_as_alone_and_every_turn_re
     turns = 4
     script = Script(steps=[Reply(text="noted " * 40)] * turns, latency_ms=2)
     async with run_simulator(script) as sim:
-        env = bonsai_env(
-            home,
-            BONSAI_PROVIDER="sim",
-            BONSAI_BASE_URL=sim.openai_base_url,
-            BONSAI_MODEL="gpt-4o-mini",
-        )
+        env = sim_env(home, sim.openai_base_url)
         chat, reader = await asyncio.gather(
             start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
         )

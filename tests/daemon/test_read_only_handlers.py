@@ -24,11 +24,11 @@ from bonsai.sim.runner import run_simulator
 from bonsai.sim.script import Reply
 from bonsai_testing import (
     BONSAI,
-    bonsai_env,
     close_client,
     events_of,
     plain,
     rpc,
+    sim_env,
     start_client,
 )
 
@@ -77,9 +77,7 @@ async def test_a_long_read_does_not_hold_up_another_sessions_stream(
     reply = "word " * 2500  # one token a word: ~5 s of deltas 2 ms apart
     script = Script(steps=[Reply(text=reply)] * 2, latency_ms=2)
     async with run_simulator(script) as sim:
-        env = bonsai_env(
-            home, BONSAI_PROVIDER="sim", BONSAI_BASE_URL=sim.openai_base_url, BONSAI_MODEL="gpt-4o"
-        )
+        env = sim_env(home, sim.openai_base_url, model="gpt-4o")
         reader, watcher = await asyncio.gather(
             start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
         )

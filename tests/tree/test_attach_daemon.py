@@ -12,7 +12,7 @@ import pytest
 from bonsai.sim import Script
 from bonsai.sim.runner import run_simulator
 from bonsai.sim.script import Reply
-from bonsai_testing import BONSAI, bonsai_env, close_client, events_of, rpc, start_client
+from bonsai_testing import BONSAI, close_client, events_of, rpc, sim_env, start_client
 from episodes.rig import Rig, make_rig, write_config
 
 EXCHANGES = [
@@ -123,12 +123,7 @@ async def test_off_computes_nothing(home: Path, workspace: Path) -> None:
 async def test_every_tree_op_reaches_a_second_client(home: Path, workspace: Path) -> None:
     config(home, "suggest")
     async with run_simulator(script()) as sim:
-        env = bonsai_env(
-            home,
-            BONSAI_PROVIDER="sim",
-            BONSAI_BASE_URL=sim.openai_base_url,
-            BONSAI_MODEL="gpt-4o-mini",
-        )
+        env = sim_env(home, sim.openai_base_url)
         actor, watcher = await asyncio.gather(
             start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
         )
