@@ -30,12 +30,11 @@ import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tarfile
-import zipfile
 from pathlib import Path
+
+from repomap_tasks import unpack_sdist
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("BONSAI_BENCH_CACHE") or Path.home() / ".cache" / "bonsai-bench")
@@ -187,19 +186,7 @@ def release_dir(project: str, version: str) -> Path | None:
             print(f"  {project}=={version}: no sdist ({failed})", file=sys.stderr)
             return None
     (archive,) = sorted(download.iterdir())
-    staging = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    if archive.name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(staging)
-    else:
-        with tarfile.open(archive) as tar:
-            tar.extractall(staging, filter="data")
-    (top,) = staging.iterdir()  # sdists unpack into project-version/
-    top.rename(dest)
-    staging.rmdir()
-    return dest
+    return unpack_sdist(archive, dest)
 
 
 def applies(root: Path, diff: str) -> bool:

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -70,10 +71,21 @@ def fetch_sdist(project: str, version: str, dest: Path, cache: Path) -> Path:
             check=True,
             timeout=600,
         )
+    return unpack_sdist(archive, dest)
+
+
+def unpack_sdist(archive: Path, dest: Path) -> Path:
+    """The sdist ``archive`` (a .tar.gz or .zip) unpacked at ``dest``: extracted
+    beside it first, so an interrupted run never leaves a half tree at ``dest``."""
     staging = dest.with_name(dest.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(staging, filter="data")
+    staging.mkdir(parents=True)
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(staging)
+    else:
+        with tarfile.open(archive) as tar:
+            tar.extractall(staging, filter="data")
     (top,) = staging.iterdir()  # sdists unpack into project-version/
     top.rename(dest)
     staging.rmdir()
