@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from hypothesis import strategies as st
+
 from bonsai.services.repomap import RepoMapService
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -65,3 +67,14 @@ def write_repo(root: Path, modules: int = 60) -> Path:
 
 
 ServiceFactory = Callable[..., RepoMapService]
+
+
+# -- random edit sequences over five small modules (the incremental-update property tests)
+PARTS = ["cart", "total", "parse", "header", "default", "browser", "item", "count"]
+FILES = [f"pkg/mod_{k}.py" for k in range(5)]
+NAME = st.lists(st.sampled_from(PARTS), min_size=1, max_size=2).map("_".join)
+# a function added to a file, or its last one dropped
+NAME_EDITS = (
+    st.tuples(st.just("add"), st.sampled_from(FILES), NAME),
+    st.tuples(st.just("drop"), st.sampled_from(FILES), st.just("")),
+)

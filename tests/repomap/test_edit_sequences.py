@@ -10,18 +10,14 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from repomap_helpers import chars4
+from repomap_helpers import FILES, NAME, NAME_EDITS, PARTS, chars4
 
 from bonsai.services.repomap import RepoMapService
 from bonsai.settings import RepoMapSettings
 
-PARTS = ["cart", "total", "parse", "header", "default", "browser", "item", "count"]
-FILES = [f"pkg/mod_{k}.py" for k in range(5)]
-_name = st.lists(st.sampled_from(PARTS), min_size=1, max_size=2).map("_".join)
 _step = st.one_of(
-    st.tuples(st.just("add"), st.sampled_from(FILES), _name),
-    st.tuples(st.just("drop"), st.sampled_from(FILES), st.just("")),
-    st.tuples(st.just("rename"), st.sampled_from(FILES), _name),
+    *NAME_EDITS,
+    st.tuples(st.just("rename"), st.sampled_from(FILES), NAME),
     st.tuples(st.just("delete"), st.sampled_from(FILES), st.just("")),
 )
 _task = st.lists(st.sampled_from(PARTS), min_size=1, max_size=4).map(

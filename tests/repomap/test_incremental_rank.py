@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from repomap_helpers import chars4
+from repomap_helpers import FILES, NAME_EDITS, PARTS, chars4
 
 from bonsai.core.repomap.pagerank import rank_transition, transition
 from bonsai.services.repomap import RepoMapService, ranking
@@ -31,12 +31,8 @@ from bonsai.services.repomap.mentions import Mentions
 from bonsai.services.repomap.records import Definition, FileTags
 from bonsai.settings import RepoMapSettings
 
-PARTS = ["cart", "total", "parse", "header", "default", "browser", "item", "count"]
-FILES = [f"pkg/mod_{k}.py" for k in range(5)]
-_name = st.lists(st.sampled_from(PARTS), min_size=1, max_size=2).map("_".join)
 _step = st.one_of(
-    st.tuples(st.just("add"), st.sampled_from(FILES), _name),
-    st.tuples(st.just("drop"), st.sampled_from(FILES), st.just("")),
+    *NAME_EDITS,
     st.tuples(st.just("body"), st.sampled_from(FILES), st.sampled_from(["# note", "\n\n"])),
     st.tuples(st.just("body"), st.sampled_from(FILES), st.sampled_from(["x = 1", "y = 'total'"])),
 )
