@@ -63,7 +63,7 @@ for _name, _method in list(vars(MemoryService).items()):
 class LiveMemory:
     """A workspace's memory service with the watcher that follows hand edits."""
 
-    service: MemoryService
+    service: GuardedMemory
     watcher: MemoryWatcher
 
 
@@ -90,15 +90,14 @@ async def memory_read(
     with memory_lease(daemon, workspace) as service:
 
         def locked() -> T:
-            lock = service.lock if isinstance(service, GuardedMemory) else contextlib.nullcontext()
-            with lock:
+            with service.lock:
                 return read(service)
 
         return await run(locked)
 
 
 @contextlib.contextmanager
-def memory_lease(daemon: Host, workspace: str | None) -> Iterator[MemoryService]:
+def memory_lease(daemon: Host, workspace: str | None) -> Iterator[GuardedMemory]:
     """The workspace's memory service, kept alive (never released) until the block ends."""
     workspace = None if workspace is None else workspace_key(workspace)
     with _pool(daemon).hold(workspace, lambda: _open(daemon, workspace)) as live:
