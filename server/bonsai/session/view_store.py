@@ -12,15 +12,14 @@ Used by one thread (the view worker) only.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 
 from bonsai.domain import StoredMessage
-from bonsai.services.store.sessions import SessionStore
-from bonsai.services.store.sessions import _stored as from_row
-
-_COLUMNS = "id, session_id, seq, created_at, role, content, body"
+from bonsai.services.store.sessions import SessionStore, stored_message
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +50,7 @@ class MessageCache:
         for row in rows:
             read = kept.get(str(row[0]))
             if read is None or not read.same(row):
-                read = _Read(_without_content(row), from_row(row))
+                read = _Read(_without_content(row), stored_message(row))
             seen[str(row[0])] = read
             out.append(read.stored)
         # a whole read replaces what is kept (a message gone from the log is let go)
@@ -70,9 +69,7 @@ class ViewStore(SessionStore):
         super().__init__(conn)
         self.cache = cache
 
-    def messages(self, session_id: str, after_seq: int = 0) -> list[StoredMessage]:
-        rows = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
-            (session_id, after_seq),
-        )
-        return self.cache.messages([tuple(r) for r in rows], session_id, whole=after_seq <= 0)
+    def _read_messages(
+        self, rows: Iterable[Any], session_id: str, whole: bool
+    ) -> list[StoredMessage]:
+        return self.cache.messages([tuple(r) for r in rows], session_id, whole)

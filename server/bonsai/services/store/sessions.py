@@ -39,6 +39,10 @@ _SESSION_COLUMNS = """s.id, s.title, s.workspace, s.created_at, s.updated_at,
     (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"""
 
 
+# a message row, in the order :func:`stored_message` reads it
+MESSAGE_COLUMNS = "id, session_id, seq, created_at, role, content, body"
+
+
 def _session(row: Any) -> SessionRow:
     return SessionRow(row[0], row[1], row[2], row[3], row[4], row[5])
 
@@ -157,20 +161,25 @@ class SessionStore:
 
     def messages(self, session_id: str, after_seq: int = 0) -> list[StoredMessage]:
         rows = self.conn.execute(
-            "SELECT id, session_id, seq, created_at, role, content, body FROM messages"
-            " WHERE session_id = ? AND seq > ? ORDER BY seq",
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
             (session_id, after_seq),
         )
-        return [_stored(row) for row in rows]
+        return self._read_messages(rows, session_id, whole=after_seq <= 0)
+
+    def _read_messages(
+        self, rows: Iterable[Any], session_id: str, whole: bool
+    ) -> list[StoredMessage]:
+        """The messages of ``rows`` (of ``session_id``; ``whole``: all of its log)."""
+        return [stored_message(row) for row in rows]
 
     def latest(self, session_id: str, count: int = 1) -> list[StoredMessage]:
         """The newest ``count`` messages of the log, oldest first."""
         rows = self.conn.execute(
-            "SELECT id, session_id, seq, created_at, role, content, body FROM messages"
+            f"SELECT {MESSAGE_COLUMNS} FROM messages"
             " WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
             (session_id, count),
         )
-        return list(reversed([_stored(row) for row in rows]))
+        return list(reversed([stored_message(row) for row in rows]))
 
     def message(self, session_id: str, message_id: str) -> StoredMessage | None:
         row = self.conn.execute(
@@ -178,7 +187,7 @@ class SessionStore:
             " WHERE session_id = ? AND id = ?",
             (session_id, message_id),
         ).fetchone()
-        return _stored(row) if row else None
+        return stored_message(row) if row else None
 
     def record_action(self, session_id: str, node_id: str, action: str, detail: str) -> None:
         """Audit a ledger action (pin, drop, stub, restore, …) in ``ctx_actions``."""
@@ -211,7 +220,7 @@ class SessionStore:
             )
 
 
-def _stored(row: Any) -> StoredMessage:
+def stored_message(row: Any) -> StoredMessage:
     message_id, session_id, seq, created_at, role, content, body = row
     if body:  # the body holds everything but the content, which has its own column
         message = Message.model_validate({**json.loads(body), "content": content})
