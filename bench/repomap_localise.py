@@ -108,7 +108,7 @@ def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
         "mentions": _place(lanes.mentions, targets, files),
         "pagerank": _place(lanes.pagerank, targets, files),
         "phrases": _place(_phrases_alone(fusion, graph, text), targets, files),
-        "fused": _place(fusion.fuse(graph, lanes), targets, files),
+        "fused": _place(fusion.fuse(lanes), targets, files),
     }
     for i, params in enumerate(grid):
         saved = {k: getattr(fusion, k) for k in params}
@@ -116,7 +116,7 @@ def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
             setattr(fusion, k, v)
         try:
             variant = fusion.lanes(graph, found, scores, ranks[: len(graph.files)], text)
-            out[f"grid{i}"] = _place(fusion.fuse(graph, variant), targets, files)
+            out[f"grid{i}"] = _place(fusion.fuse(variant), targets, files)
         finally:
             for k, v in saved.items():
                 setattr(fusion, k, v)

@@ -43,14 +43,9 @@ W_MENTIONS = 1.0
 W_PAGERANK = 0.3
 NO_WORD_DAMP = 0.25  # PageRank lane weight of a file without a word of the text
 NO_WORD_MIN = 0.0  # "without a word": BM25 at most this share of the best file's
-EVIDENCE_TOP = 20  # best-scoring test files whose score is handed on
-EVIDENCE_SHARE = 0.0  # of a test file's score, the part handed on (measured: 0 is best)
-TEST_FILE_DAMP = 1.0  # a test file's fused score, times this
 SIBLING_SHARE = 0.5  # of its source file's lexical score, to a generated file
-EVIDENCE_MODE = "uses"  # "uses": to every definer; "matching": only those sharing words
 W_PHRASES = 0.0  # lane of the files holding every word of a message the text quotes
 MAX_PHRASES = 8
-FUSION_MODE = "rrf"  # "rrf": reciprocal rank; "mix": scores scaled to the lane's best
 
 
 class Lanes(NamedTuple):
@@ -141,23 +136,10 @@ def generated_siblings(graph: RepoGraph) -> list[tuple[int, int]]:
 
 
 def lexical_lane(graph: RepoGraph, bm25: FloatArray) -> FloatArray:
-    """BM25 per file, test files left out; with ``EVIDENCE_SHARE`` above 0 the
-    best test files' scores are handed to the files defining the names they use
-    (split by their reference weights). Measured on the corpus, handing them on
-    put hub modules first (a test uses them all), so the share is 0."""
-    is_test = test_mask(graph)
-    lane = np.where(is_test, 0.0, bm25)
-    if EVIDENCE_SHARE > 0:
-        tests = np.flatnonzero((bm25 > 0) & is_test)
-        for fid in tests[np.lexsort((tests, -bm25[tests]))][:EVIDENCE_TOP].tolist():
-            targets, edge_w = graph.uses_of(fid)
-            total = float(edge_w.sum())
-            if len(targets) and total > 0:
-                vote = EVIDENCE_SHARE * float(bm25[fid]) * edge_w / total
-                spread = _definers_of_nodes(graph, targets, vote)
-                if EVIDENCE_MODE == "matching":
-                    spread = np.where(bm25 > 0, spread, 0.0)
-                lane += spread
+    """BM25 per file, test files left out. (Handing the best test files' scores to
+    the files defining the names they use was measured and dropped: a test uses the
+    hub modules too, so its votes put them first; docs/repomap.md.)"""
+    lane = np.where(test_mask(graph), 0.0, bm25)
     if SIBLING_SHARE > 0:
         for fid, source in generated_siblings(graph):
             lane[fid] = max(lane[fid], SIBLING_SHARE * float(lane[source]))
@@ -245,21 +227,8 @@ def _reciprocal(score: FloatArray) -> FloatArray:
     return out
 
 
-def _scaled(score: FloatArray) -> FloatArray:
-    best = float(score.max()) if len(score) else 0.0
-    return score / best if best > 0 else score
-
-
-def fuse(graph: RepoGraph, lanes_: Lanes) -> FloatArray:
+def fuse(lanes_: Lanes) -> FloatArray:
     """The fused file score (sums to 1), the map's file order."""
-    if FUSION_MODE == "mix":
-        fused = (
-            W_LEXICAL * _scaled(lanes_.lexical)
-            + W_MENTIONS * _scaled(lanes_.mentions)
-            + W_PAGERANK * np.where(lanes_.bm25 > 0, 1.0, NO_WORD_DAMP) * _scaled(lanes_.pagerank)
-        )
-        total = float(fused.sum())
-        return fused / total if total > 0 else fused
     prior = _reciprocal(lanes_.pagerank)
     if lanes_.bm25.any():
         matching = lanes_.bm25 > NO_WORD_MIN * float(lanes_.bm25.max())
@@ -271,7 +240,5 @@ def fuse(graph: RepoGraph, lanes_: Lanes) -> FloatArray:
     )
     if W_PHRASES > 0:
         fused = fused + W_PHRASES * _reciprocal(lanes_.phrases)
-    if TEST_FILE_DAMP != 1.0:
-        fused = np.where(test_mask(graph), TEST_FILE_DAMP * fused, fused)
     total = float(fused.sum())
     return fused / total if total > 0 else fused

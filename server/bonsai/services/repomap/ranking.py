@@ -408,7 +408,7 @@ def rank(
     file_score = None
     if FUSED_ORDER:
         file_lanes = lanes(graph, mentions, scores, ranks[: len(graph.files)], text)
-        file_score = fuse(graph, file_lanes)
+        file_score = fuse(file_lanes)
     base, file_bonus = row_base(graph, table, ranks, mentions, file_score)
     excluded = np.zeros(len(graph.files), dtype=bool)
     for path in chat_files:
