@@ -46,9 +46,19 @@ def watched(make_service, home: Path) -> Iterator[tuple[object, Callable[[], Non
         MemoryWriteArgs(name="deploy-steps", fact="Deploy with the blue script.", tier="user")
     )
     handled = threading.Event()
+    # the daemon never resyncs beside a query (both run on its loop): neither here
+    lock = threading.Lock()
+    search = service.search
+
+    def searched(*args: object, **kwargs: object) -> object:
+        with lock:
+            return search(*args, **kwargs)
+
+    service.search = searched
 
     def changed(_: Path) -> None:
-        service.sync()
+        with lock:
+            service.sync()
         handled.set()
 
     def settle() -> None:
