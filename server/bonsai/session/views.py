@@ -48,7 +48,7 @@ from bonsai.session.baseline import ensure_baseline
 from bonsai.session.host import Host, Subscriber
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import ServicePool
-from bonsai.session.view_store import MessageCache, ViewStore
+from bonsai.session.view_store import CachedStore, MessageCache
 
 log = logging.getLogger("bonsai.views")
 T = TypeVar("T")
@@ -246,7 +246,7 @@ class ViewWorker:
         view: Callable[[Host], T],
     ) -> T:
         conn = self._connection()
-        store = ViewStore(conn, self._messages)
+        store = CachedStore(conn, self._messages)
         read = ReadHost(host.home, conn, store, hub, host.settings, subscribers)
         with conn:  # one transaction: every read of this view sees the same log
             result = view(read)
