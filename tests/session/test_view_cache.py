@@ -104,3 +104,21 @@ def test_the_daemons_own_store_keeps_what_it_read_for_the_next_turn(tmp_path: Pa
     assert after[0] is before[0], "a turn's history read again: the same message"
     assert after == SessionStore(daemon.db).messages(sid), "what the plain store reads"
     daemon.db.close()
+
+
+def test_recall_reads_its_hits_in_one_query_and_never_another_sessions_message(
+    tmp_path: Path,
+) -> None:
+    db = open_database(tmp_path / "bonsai.db")
+    store = SessionStore(db)
+    sid, other = (store.create(str(tmp_path)).session_id for _ in range(2))
+    mine = [store.append(sid, Message(role="user", content=t)) for t in ("a", "b", "c")]
+    theirs = store.append(other, Message(role="user", content="not yours"))
+    cached = CachedStore(db, MessageCache())
+    read = cached.messages(sid)
+    ids = [mine[2].message_id, theirs.message_id, "no-such-id", mine[0].message_id]
+    found = cached.messages_by_id(sid, ids)
+    assert sorted(found) == sorted([mine[0].message_id, mine[2].message_id])
+    assert found[mine[2].message_id] is read[2], "a message already read is the same one"
+    assert store.messages_by_id(sid, []) == {}
+    db.close()
