@@ -1,7 +1,8 @@
 """What the pipeline may never collect, and why.
 
 Always protected: system messages, the last ``keep_recent_groups`` groups, the
-``keep_user_messages`` latest user messages, pinned nodes, restored nodes (never
+``keep_user_messages`` latest user messages the person wrote (a harness's notes
+in the user role do not count: ``harness.py``), pinned nodes, restored nodes (never
 collected again) and the targets of read-reuse pointers still in the context
 (unless a later read or edit of the file superseded the target: then the
 newer read holds the bytes the pointer stands for, or the file changed).
@@ -12,6 +13,7 @@ from __future__ import annotations
 from bonsai.core.context.candidates import superseded_reads
 from bonsai.core.context.context_state import ContextState
 from bonsai.core.context.groups import Group
+from bonsai.core.context.harness import person_messages
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.reuse import pointer_target
 from bonsai.settings import ContextSettings
@@ -30,7 +32,7 @@ def protected_ids(
     for group in groups[max(0, len(groups) - settings.keep_recent_groups) :]:
         for item_id in group.ids:
             out[item_id] = "recent message group"
-    users = [item for item in items if item.message.role == "user"]
+    users = person_messages(items)
     for item in users[max(0, len(users) - settings.keep_user_messages) :]:
         out.setdefault(item.id, "latest user message")
     for item in items:
