@@ -21,7 +21,12 @@ from bonsai.domain import Evidence, Message, ToolCall
 from bonsai.settings import ContextSettings, EpisodeSettings
 
 PATHS = ("a.py", "b.py", "c.py", "d.py")
-TASKS = ("Fix the parser.", "Now add a test for it.", "Thanks. Next, rename the module.")
+TASKS = (
+    "Fix the parser.",
+    "Now add a test for it.",
+    "Thanks. Next, rename the module.",
+    "Please always provide EXACTLY ONE action in triple backticks.",  # a harness's note
+)
 
 
 def _step(rng: random.Random, n: int, ids: list[str]) -> list[Message]:

@@ -1,7 +1,8 @@
 """What the pipeline may never collect, and why.
 
 Always protected: system messages, the last ``keep_recent_groups`` groups, the
-``keep_user_messages`` latest user messages, pinned nodes, restored nodes (never
+``keep_user_messages`` latest user messages the person wrote (a harness's notes
+in the user role do not count: ``harness.py``), pinned nodes, restored nodes (never
 collected again) and the targets of read-reuse pointers still in the context
 (unless a later read or edit of the file superseded the target: then the
 newer read holds the bytes the pointer stands for, or the file changed).
@@ -12,6 +13,7 @@ from __future__ import annotations
 from bonsai.core.context.candidates import superseded_reads
 from bonsai.core.context.context_state import ContextState
 from bonsai.core.context.groups import Group
+from bonsai.core.context.harness import person_messages
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.reuse import pointer_target
 from bonsai.settings import ContextSettings
@@ -28,7 +30,7 @@ def protected_ids(
     when the caller has it already)."""
     return protection(
         groups,
-        [item.id for item in items if item.message.role == "user"],
+        [item.id for item in person_messages(items)],
         [item.id for item in items if item.message.role == "system"],
         pointers(items),
         state,
@@ -57,8 +59,9 @@ def protection(
     settings: ContextSettings,
     superseded: dict[str, str],
 ) -> dict[str, str]:
-    """``protected_ids`` from the items' facts: the ids of user and system
-    messages and the read-reuse pointers, in log order."""
+    """``protected_ids`` from the items' facts: the ids of the person's user
+    messages (``harness.person_messages``), of the system messages and the
+    read-reuse pointers, in log order."""
     out: dict[str, str] = {}
     for group in groups[max(0, len(groups) - settings.keep_recent_groups) :]:
         for item_id in group.ids:

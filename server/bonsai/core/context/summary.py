@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 
 from bonsai.core.context.candidates import failed
+from bonsai.core.context.harness import is_harness_note
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.text import call_summary, one_line
 
@@ -139,7 +140,7 @@ def _span_entries(span: list[Item], calls: dict[str, tuple[str, str]]) -> Sectio
         message = item.message
         if message.role == "assistant" and message.content.strip():
             new["Decisions"].append(_first_sentence(message.content))
-        elif message.role == "user":
+        elif message.role == "user" and not is_harness_note(message.content):
             for sentence in _SENTENCE.split(one_line(message.content, 4_000)):
                 if _CONSTRAINT.search(sentence):
                     new["Constraints"].append(one_line(sentence, 200))

@@ -36,6 +36,7 @@ from typing import Any
 
 from bonsai.core.context.context_state import ContextState
 from bonsai.core.context.groups import Group, add_item
+from bonsai.core.context.harness import is_harness_note
 from bonsai.core.context.memo import AssemblyMemo, message_digest
 from bonsai.core.context.pipeline_types import Item, LedgerRow, TokenCounter
 from bonsai.core.context.reuse import pointer_target
@@ -90,6 +91,7 @@ class Tape:
         self.answers: dict[str, list[int]] = {}  # call id → positions of its results
         self.heads: dict[str, str] = {}  # tool result id → its step's head
         self.users: list[str] = []
+        self.user_seen = False
         self.systems: list[str] = []
         self.pointers: list[tuple[str, str]] = []
         self.assistants: list[int] = []
@@ -192,8 +194,10 @@ class Tape:
             target = pointer_target(message.content)
             if target is not None:
                 self.pointers.append((item.id, target))
-        elif role == "user":
-            self.users.append(item.id)
+        elif role == "user":  # the person's (``harness.person_messages``)
+            if not self.user_seen or not is_harness_note(message.content):
+                self.users.append(item.id)
+            self.user_seen = True
         elif role == "system":
             self.systems.append(item.id)
         elif role == "assistant":
