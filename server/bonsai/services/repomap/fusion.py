@@ -103,13 +103,7 @@ def test_mask(graph: RepoGraph) -> np.ndarray:
 
 def generated_files(graph: RepoGraph) -> list[int]:
     """Ids of the files marked generated (``words.GENERATED_MARK``), ascending."""
-    core = graph.core
-    i = bisect_left(core.words, GENERATED_MARK)
-    if i >= len(core.words) or core.words[i] != GENERATED_MARK:
-        return []
-    at = np.flatnonzero(core.word_ids == i)
-    fids = np.searchsorted(core.word_offsets, at, side="right") - 1
-    return sorted(set(fids.tolist()))
+    return graph.postings.files_with([GENERATED_MARK])[GENERATED_MARK].tolist()
 
 
 def source_sibling(graph: RepoGraph, fid: int) -> int | None:
@@ -129,21 +123,21 @@ def source_sibling(graph: RepoGraph, fid: int) -> int | None:
     return None
 
 
-_SIBLINGS: list[tuple[object, list[tuple[int, int]]]] = []  # (word ids, pairs) of the last
+_SIBLINGS: list[tuple[object, list[int], list[tuple[int, int]]]] = []  # of the last graph
 
 
 def generated_siblings(graph: RepoGraph) -> list[tuple[int, int]]:
-    """(generated file, its source file) pairs, kept while the core's word ids
-    stay the same array (an edit that changes no words keeps them)."""
-    key = graph.core.word_ids
-    if _SIBLINGS and _SIBLINGS[0][0] is key:
-        return _SIBLINGS[0][1]
+    """(generated file, its source file) pairs, kept while the file list and the
+    generated files stay the same (an edit keeps them)."""
+    generated = generated_files(graph)
+    if _SIBLINGS and _SIBLINGS[0][0] is graph.files and _SIBLINGS[0][1] == generated:
+        return _SIBLINGS[0][2]
     pairs: list[tuple[int, int]] = []
-    for fid in generated_files(graph):
+    for fid in generated:
         source = source_sibling(graph, fid)
         if source is not None:
             pairs.append((fid, source))
-    _SIBLINGS[:] = [(key, pairs)]
+    _SIBLINGS[:] = [(graph.files, generated, pairs)]
     return pairs
 
 
