@@ -65,7 +65,7 @@ def economic(work: Work) -> tuple[Work, list[Record]]:
         min_tokens=settings.min_stub_tokens,
         include_failed=False,
     )
-    calls = sum(n.item.message.role == "assistant" for n in work.nodes)
+    calls = work.model_calls
     horizon = settings.payback_horizon * calls
     # decided on an estimate first (every call below the trigger comes here, and
     # building the stubs means counting each): a stub costs about STUB_TOKENS
