@@ -135,12 +135,19 @@ class MemoryService:
             if not store.root.is_dir():
                 continue
             stamp.append((str(store.root.resolve()), 0, 0, 0))
-            for path in sorted(store.root.glob("*.md")):
+            try:
+                with os.scandir(store.root) as listing:
+                    files = sorted(
+                        (item.name, item) for item in listing if item.name.endswith(".md")
+                    )
+            except OSError:
+                continue
+            for name, item in files:
                 try:
-                    info = path.stat()
+                    info = item.stat()
                 except OSError:
                     continue
-                stamp.append((path.name, info.st_size, info.st_mtime_ns, info.st_ino))
+                stamp.append((name, info.st_size, info.st_mtime_ns, info.st_ino))
         return tuple(stamp)
 
     def note_changed(self) -> None:
