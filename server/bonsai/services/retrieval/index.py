@@ -110,7 +110,7 @@ class HybridIndex:
             delete_docs(self.conn, self._fts, stale, counts)
             for doc_id in [d for d in existing if d not in wanted]:
                 del existing[doc_id]
-            upsert_docs(
+            bodies = upsert_docs(
                 self.conn,
                 self.namespace,
                 self._fts,
@@ -119,7 +119,7 @@ class HybridIndex:
                 counts,
                 self._tokenize,
             )
-            self._finish_write(counts, full)
+            self._finish_write(counts, full, bodies)
         return SyncReport(skipped=False, **_counts(counts))
 
     def upsert(self, docs: Iterable[Doc]) -> SyncReport:
@@ -128,10 +128,10 @@ class HybridIndex:
         with self.conn:
             existing = existing_rows(self.conn, self.namespace)
             docs_list = list(_unique(docs).values())
-            upsert_docs(
+            bodies = upsert_docs(
                 self.conn, self.namespace, self._fts, docs_list, existing, counts, self._tokenize
             )
-            self._finish_write(counts, None)
+            self._finish_write(counts, None, bodies)
         return SyncReport(skipped=False, **_counts(counts))
 
     def delete(self, ids: Iterable[str]) -> SyncReport:
@@ -143,9 +143,11 @@ class HybridIndex:
             self._finish_write(counts, None)
         return SyncReport(skipped=False, **_counts(counts))
 
-    def _finish_write(self, counts: WriteCounts, fingerprint: str | None) -> None:
+    def _finish_write(
+        self, counts: WriteCounts, fingerprint: str | None, bodies: Mapping[int, str] | None = None
+    ) -> None:
         if self.embedder is not None:
-            embed_missing(self.conn, self.namespace, self._fts, self.embedder, counts)
+            embed_missing(self.conn, self.namespace, self._fts, self.embedder, counts, bodies)
         if counts.added + counts.updated + counts.removed >= OPTIMIZE_AFTER:
             self.conn.execute(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
         if counts.total or fingerprint != self.fingerprint():
