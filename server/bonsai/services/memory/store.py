@@ -75,9 +75,12 @@ class MemoryStore:
     def _scan_one(self, item: os.DirEntry[str], scan: StoreScan) -> None:
         """One listed file: parsed again only when its size, mtime or inode
         changed (the listing's own type and stat, no other file-system call)."""
-        path = self.root / item.name
-        if item.is_symlink() and not _inside(path.resolve(), self.root.resolve()):
-            scan.issues.append(MemoryIssue(path=path, problem="symlink pointing outside the store"))
+        if item.is_symlink() and not _inside(Path(item.path).resolve(), self.root.resolve()):
+            scan.issues.append(
+                MemoryIssue(
+                    path=self.root / item.name, problem="symlink pointing outside the store"
+                )
+            )
             return
         try:
             if not item.is_file():
@@ -88,11 +91,11 @@ class MemoryStore:
             if known is not None and known[0] == stamp:
                 pair = known[1]
             else:
-                pair = read_entry(path, self.tier)
+                pair = read_entry(self.root / item.name, self.tier)
                 self._parsed[item.name] = (stamp, pair)
         except (EntryFormatError, OSError) as exc:
             self._parsed.pop(item.name, None)
-            scan.issues.append(MemoryIssue(path=path, problem=str(exc)))
+            scan.issues.append(MemoryIssue(path=self.root / item.name, problem=str(exc)))
             return
         scan.entries[pair[1].name] = pair
 

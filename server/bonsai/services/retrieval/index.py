@@ -42,6 +42,7 @@ from bonsai.services.retrieval.writes import (
     WriteCounts,
     bump_generation,
     delete_docs,
+    doc_hash,
     embed_missing,
     existing_rows,
     upsert_docs,
@@ -93,6 +94,7 @@ class HybridIndex:
         self._vectors: VectorMatrix | None = None
         self._background: tuple[str, Vectors] | None = None
         self._snapshot: Snapshot | None = None
+        self._hashes: dict[str, tuple[Doc, str]] = {}  # see _hash_of
         self._tokenizer = conn.fts5_tokenizer("porter", ["unicode61"])
 
     # -- writing -----------------------------------------------------------
@@ -118,8 +120,10 @@ class HybridIndex:
                 existing,
                 counts,
                 self._tokenize,
+                self._hash_of,
             )
             self._finish_write(counts, full, bodies)
+        self._hashes = {i: self._hashes[i] for i in wanted if i in self._hashes}
         return SyncReport(skipped=False, **_counts(counts))
 
     def upsert(self, docs: Iterable[Doc]) -> SyncReport:
@@ -129,16 +133,36 @@ class HybridIndex:
             existing = existing_rows(self.conn, self.namespace)
             docs_list = list(_unique(docs).values())
             bodies = upsert_docs(
-                self.conn, self.namespace, self._fts, docs_list, existing, counts, self._tokenize
+                self.conn,
+                self.namespace,
+                self._fts,
+                docs_list,
+                existing,
+                counts,
+                self._tokenize,
+                self._hash_of,
             )
             self._finish_write(counts, None, bodies)
         return SyncReport(skipped=False, **_counts(counts))
+
+    def _hash_of(self, doc: Doc) -> str:
+        """``doc_hash(doc)``, computed once per document object (documents are
+        frozen): a resync handing back the same documents hashes none again."""
+        known = self._hashes.get(doc.id)
+        if known is not None and known[0] is doc:
+            return known[1]
+        digest = doc_hash(doc)
+        self._hashes[doc.id] = (doc, digest)
+        return digest
 
     def delete(self, ids: Iterable[str]) -> SyncReport:
         counts = WriteCounts()
         with self.conn:
             existing = existing_rows(self.conn, self.namespace)
-            rows = [existing[i][0] for i in dict.fromkeys(ids) if i in existing]
+            wanted = list(dict.fromkeys(ids))
+            rows = [existing[i][0] for i in wanted if i in existing]
+            for doc_id in wanted:
+                self._hashes.pop(doc_id, None)
             delete_docs(self.conn, self._fts, rows, counts)
             self._finish_write(counts, None)
         return SyncReport(skipped=False, **_counts(counts))

@@ -72,22 +72,24 @@ def upsert_docs(
     existing: dict[str, tuple[int, str]],
     counts: WriteCounts,
     tokenize: Tokenize,
+    hash_of: Callable[[Doc], str] = doc_hash,
 ) -> dict[int, str]:
     """Insert new documents and rewrite changed ones (their vectors are dropped).
 
     One statement per table for the whole pass (``executemany``); new rows get
     the row ids SQLite would give them one by one. Returns the full-text body
-    of each row written, for :func:`embed_missing`."""
+    of each row written, for :func:`embed_missing`. ``hash_of`` gives a
+    document's :func:`doc_hash` (a caller may remember it per document)."""
     added: list[tuple[int, str, str, str, str, str, str]] = []
     changed: list[tuple[str, str, str, str, int]] = []
     bodies: dict[int, str] = {}
     next_row = 0
     for doc in docs:
-        meta = _meta_json(doc)
-        h = _hash(doc.text, meta)
+        h = hash_of(doc)
         known = existing.get(doc.id)
         if known is not None and known[1] == h:
             continue
+        meta = _meta_json(doc)
         body = indexable_text(doc.text)
         links, terms = features(body, doc.text, tokenize)
         if known is None:
