@@ -14,6 +14,9 @@ Side by side in one run:
 * ``vectors`` — the embedding lane alone (when a model is available);
 * ``previous`` — the fusion before issue 24 (no clause lanes, no entity
   feedback, no date match);
+* ``new-novec`` — the default fusion with no model loaded at all;
+* ``new-const`` — the default fusion with the vector lane at a constant
+  weight (before the fifth round its weight did not follow the lane's gap);
 * ``new`` — the default fusion.
 
 ``--variant NAME=JSON`` adds a row: the default fusion with the given
@@ -56,12 +59,14 @@ from memory_set import TODAY, Entry, Question
 
 KINDS = ("single-hop", "multi-hop", "temporal", "all", "paraphrase")
 PARAPHRASE = Path(__file__).parent / "data" / "memory_labelled.json"
-METHODS = ["bm25", "vectors", "previous", "new-novec", "new"]
+METHODS = ["bm25", "vectors", "previous", "new-novec", "new-const", "new"]
 TIMED = ["bm25", "previous", "new-novec", "new"]
 SPLITS = ("tune", "test")
 TEMPLATES = ("first", "varied")  # the set's first question templates, and the later ones
-VARIANTS: dict[str, dict[str, Any]] = {}  # --variant rows: FusionParams updates
-PREVIOUS = {"part_weight": 0.0, "feedback_weight": 0.0}
+# --variant rows: FusionParams updates; new-const is the default fusion with the
+# vector lane's weight constant (as before the fifth round), not scaled by its gap
+VARIANTS: dict[str, dict[str, Any]] = {"new-const": {"embedding_gap_rank": 0}}
+PREVIOUS = {"part_weight": 0.0, "feedback_weight": 0.0, "embedding_gap_rank": 0}
 PLAIN = {"part_weight": 0.0, "feedback_weight": 0.0, "embedding_weight": 0.0, "rank_bonus": 0.0}
 
 

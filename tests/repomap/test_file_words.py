@@ -51,3 +51,15 @@ def test_a_unique_word_at_a_slice_end_is_whole() -> None:
     found = file_words("m.py", source)
     assert found == _one_pass("m.py", source)
     assert {stem(w) for w in words} <= set(found)
+
+
+def test_words_split_at_every_non_letter_as_one_pass_does() -> None:
+    # digits, underscores, non-ASCII letters and punctuation all end a word;
+    # capitals split it (camelCase, an acronym before a word)
+    source = (
+        "naïveParser_v2 = HTTPServerError404('café au lait')  # XMLHttpRequest\n"
+        "ABCdefGHI jklMNOpqr __dunder__ snake_case_name über\tTAB\r\nline2end"
+    ).encode()
+    words = file_words("src/mixedCase.py", source)
+    assert words == _one_pass("src/mixedCase.py", source)
+    assert {"parser", "http", "server", "error", "xml", "request", "dunder", "snake"} <= set(words)

@@ -149,3 +149,18 @@ def test_unknown_extension_has_no_language() -> None:
     assert language_for_path("README.md") is None
     assert language_for_path("Makefile") is None
     assert language_for_path("src/App.TSX") == "tsx"
+
+
+def test_a_definition_name_a_pattern_also_captures_is_taken_off_once_per_capture() -> None:
+    # C: a struct's name is a (type_identifier), which the reference patterns
+    # capture everywhere: its definition is not counted, each use is
+    source = (
+        b"struct Point { int x; };\n"
+        b"typedef struct Point Point_t;\n"
+        b"struct Point origin(struct Point p) { return p; }\n"
+        b"int main(void) { struct Point a; origin(a); origin(a); return 0; }\n"
+    )
+    tags = extract_tags("geo.c", source, "c")
+    assert ("Point", "struct") in {(d.name, d.kind) for d in tags.definitions}
+    assert tags.references["Point"] == 4  # four uses; the definition's name is not one
+    assert tags.references["origin"] == 2

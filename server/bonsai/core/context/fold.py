@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from bonsai.core.context.context_state import ContextState, SummaryMode, SummaryState
 from bonsai.core.context.groups import Group
+from bonsai.core.context.harness import person_messages
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.protect import protected_groups
 from bonsai.core.context.summary import update_summary
@@ -62,7 +63,7 @@ def goal_and_task(work: Work, fold_ids: list[str]) -> tuple[str, str]:
     """What the summary's Current goal quotes: the latest and the first user
     message, or a short reference to one that stays in the request in full
     after this fold (quoting it again would send the same words twice)."""
-    users = [i for i in work.inp.items if i.message.role == "user"]
+    users = person_messages(work.inp.items)
     if not users:
         return "", ""
     gone = set(fold_ids) | work.state.folded() | set(work.state.stubs) | set(work.state.drops)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 
 from bonsai.core.context.candidates import failed
+from bonsai.core.context.harness import is_harness_note
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.text import call_summary, one_line
 
@@ -115,6 +116,19 @@ def _files(old: list[str], span: list[Item]) -> list[str]:
     return entries[-KEEP["Files touched"] :]
 
 
+_RISK_WORDS = ("traceback", "error", "failed", "exception")
+
+
+def _risky(text: str) -> bool:
+    """``_RISK.search(text)``, skipped when ASCII text holds none of its words in
+    any case (the case-insensitive search tries every branch at every position)."""
+    if text.isascii():
+        low = text.lower()
+        if not any(word in low for word in _RISK_WORDS):
+            return False
+    return _RISK.search(text) is not None
+
+
 def _finding(item: Item, calls: dict[str, tuple[str, str]]) -> str:
     message = item.message
     name, args = calls.get(message.tool_call_id or "", (message.name or "tool", ""))
@@ -139,14 +153,14 @@ def _span_entries(span: list[Item], calls: dict[str, tuple[str, str]]) -> Sectio
         message = item.message
         if message.role == "assistant" and message.content.strip():
             new["Decisions"].append(_first_sentence(message.content))
-        elif message.role == "user":
+        elif message.role == "user" and not is_harness_note(message.content):
             for sentence in _SENTENCE.split(one_line(message.content, 4_000)):
                 if _CONSTRAINT.search(sentence):
                     new["Constraints"].append(one_line(sentence, 200))
         elif message.role == "tool":
             finding = _finding(item, calls)
             new["Tool findings"].append(finding)
-            if failed(message) or _RISK.search(message.content[:2_000]):
+            if failed(message) or _risky(message.content[:2_000]):
                 new["Risks"].append(finding)
     for item in assistants[-3:]:
         for line in item.message.content.splitlines():

@@ -68,6 +68,16 @@ class FusionParams(BaseModel):
     )
     link_df_min: int = Field(50, ge=1, description="... unless in at most this many documents")
     extra_depth: int = Field(10, ge=1, description="candidates taken from each extra lane")
+    embedding_gap_rank: int = Field(
+        0,
+        ge=0,
+        description="0: the embedding lane's weight is constant; k: its weight and rank bonus "
+        "scale with how far the lane's best cosine stands above its k-th (see lane_scale)",
+    )
+    embedding_gap_floor: float = Field(
+        0.0, ge=0.0, description="that gap, in spreads, at or below which the lane is silent"
+    )
+    embedding_gap_full: float = Field(1.0, gt=0.0, description="... and at which it counts fully")
 
 
 def embedding_confidence(cosine: float, lane: Lane, params: FusionParams) -> float | None:
@@ -79,6 +89,25 @@ def embedding_confidence(cosine: float, lane: Lane, params: FusionParams) -> flo
         return None
     span = max(params.z_full - params.z_member, 1e-9)
     return min(1.0, (z - params.z_member) / span)
+
+
+def lane_scale(lane: Lane | None, params: FusionParams) -> float:
+    """How much the embedding lane counts for this query, in [0, 1].
+
+    A static model's cosines carry a ranking only where the best candidates
+    stand out from the next ones: the gap between the lane's best cosine and
+    its ``embedding_gap_rank``-th, in units of the collection's spread, ramped
+    from 0 at ``embedding_gap_floor`` to 1 at ``embedding_gap_full``. In a
+    large store of similar notes the top of the lane is a plateau of near
+    neighbours (gap about 0) and the lane falls silent; a paraphrase whose
+    answer stands out keeps it. 1.0 when off."""
+    if params.embedding_gap_rank <= 0 or lane is None or not lane.hits:
+        return 1.0
+    spread = max(lane.spread, params.min_spread)
+    kth = lane.hits[min(params.embedding_gap_rank, len(lane.hits)) - 1][1]
+    gap = (lane.hits[0][1] - kth) / spread
+    span = max(params.embedding_gap_full - params.embedding_gap_floor, 1e-9)
+    return max(0.0, min(1.0, (gap - params.embedding_gap_floor) / span))
 
 
 def lane_members(lane: Lane | None, params: FusionParams) -> dict[str, tuple[float, float]]:
@@ -104,13 +133,15 @@ def fuse_scores(lexical: Lane, semantic: Lane | None, params: FusionParams) -> S
     best = max(keyword.values(), default=0.0)
     members = lane_members(semantic, params)
     ranks = {d: r for r, d in enumerate(sorted(members, key=lambda d: (-members[d][0], d)))}
+    scale = lane_scale(semantic, params)
+    weight, bonus = params.embedding_weight * scale, params.rank_bonus * scale
     out: Scores = {}
     for doc_id in keyword.keys() | members.keys():
         raw_bm25 = keyword.get(doc_id)
         cosine, confidence = members.get(doc_id, (None, 0.0))
         lexical_part = raw_bm25 / best if raw_bm25 is not None and best > 0 else 0.0
-        rank_part = params.rank_bonus / (1 + ranks[doc_id]) if doc_id in ranks else 0.0
-        score = params.bm25_weight * lexical_part + params.embedding_weight * confidence + rank_part
+        rank_part = bonus / (1 + ranks[doc_id]) if doc_id in ranks else 0.0
+        score = params.bm25_weight * lexical_part + weight * confidence + rank_part
         out[doc_id] = [score, raw_bm25, cosine]
     return out
 

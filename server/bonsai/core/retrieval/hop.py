@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
+from bonsai.core.retrieval.documents import Hit
 from bonsai.core.retrieval.fusion import Scores
 
 STEP = 1e-5  # spacing below a source, larger than fusion's rounding (1e-6)
@@ -95,3 +96,25 @@ def second_hop(
         if sources is not None:
             sources[doc_id] = via[doc_id]
     return chosen
+
+
+def inherit_bonus(hits: Sequence[Hit], bonus: Callable[[Hit], float], factor: float) -> list[Hit]:
+    """Hits re-ranked (best first, ties by id) after each second-hop hit takes
+    ``factor`` × its source's ``bonus`` in place of its own when that is more.
+
+    The hop places a linked entry relative to its source's score *before* the
+    priors; a bonus the source earns from the question itself (its date lies in
+    the window the question names: "the person who moved to Tallinn in
+    November 2025") belongs to the path, so the entry that path reached keeps
+    its place under its source instead of falling below every other entry of
+    that month. A hit whose source is not among ``hits`` keeps its score."""
+    by_id = {hit.id: hit for hit in hits}
+    out: list[Hit] = []
+    for hit in hits:
+        source = by_id.get(hit.via) if hit.via is not None else None
+        extra = factor * bonus(source) - bonus(hit) if source is not None else 0.0
+        out.append(
+            hit.model_copy(update={"score": round(hit.score + extra, 6)}) if extra > 0 else hit
+        )
+    out.sort(key=lambda h: (-h.score, h.id))
+    return out

@@ -19,9 +19,10 @@ from typing import Any
 
 import apsw
 
-from bonsai.core.retrieval.dates import asks_latest, query_window
+from bonsai.core.retrieval.dates import asks_latest, date_prior, query_window
 from bonsai.core.retrieval.documents import Hit
 from bonsai.core.retrieval.fusion import FusionParams
+from bonsai.core.retrieval.hop import inherit_bonus
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
 from bonsai.services.memory.documents import EntryDocs
 from bonsai.services.memory.embedding import EmbeddingLoad, Fetch, load_embedder
@@ -58,6 +59,15 @@ from bonsai.settings import MemorySettings
 
 log = logging.getLogger("bonsai.memory")
 
+# the vector lane counts by how far its best cosine stands above its 10th
+# (fusion.lane_scale): chosen on the bench's tune half at 1k-10k entries, where
+# a constant weight cost recall as the store grew (docs/memory.md, fifth round)
+MEMORY_LANE: dict[str, Any] = {
+    "embedding_gap_rank": 10,
+    "embedding_gap_floor": 1.0,
+    "embedding_gap_full": 4.0,
+}
+
 # what a cached merged view was built from (see MemoryService.view)
 Stamp = tuple[Any, ...]
 
@@ -85,7 +95,7 @@ class MemoryService:
             else None
         )
         self.index_path = home / "index" / "memory.db"
-        self.fusion = FusionParams(cosine_floor=settings.cosine_floor)
+        self.fusion = FusionParams(cosine_floor=settings.cosine_floor, **MEMORY_LANE)
         self.priors = PriorParams()
         self._env = env
         self._today = today
@@ -332,12 +342,21 @@ class MemoryService:
         today = self._today()
         window = query_window(query, today)
         latest = asks_latest(query)
-        return self._index.search(
+        params = self.fusion
+        hits = self._index.search(
             query,
-            limit,
-            params=self.fusion,
+            max(limit, params.candidate_depth) if window is not None else limit,
+            params=params,
             prior=lambda meta: memory_prior(meta, today, self.priors, window, latest=latest),
         )
+        if window is None:
+            return hits
+        # a second-hop hit keeps its place under a source dated in the window
+        match = self.priors.date_match
+        hits = inherit_bonus(
+            hits, lambda h: date_prior(h.meta, window, match), params.feedback_weight
+        )
+        return hits[:limit]
 
     def embeddings_status(self) -> str:
         """``"on"`` or ``"off: <reason>"`` for the last sync (the model is only

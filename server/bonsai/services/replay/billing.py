@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from bonsai.core.context import Item
+from bonsai.core.context.harness import is_harness_note
 from bonsai.core.context.pricing import FAMILY_RULES, FamilyName, Pricing
 from bonsai.services.replay.prefix import granularity_for
 
@@ -65,7 +66,9 @@ def call_idles(
             continue
         reply = items[steps[n - 1]].message
         since = items[steps[n - 1] + 1 : pos]
-        person = not reply.tool_calls and any(i.message.role == "user" for i in since)
+        person = not reply.tool_calls and any(
+            i.message.role == "user" and not is_harness_note(i.message.content) for i in since
+        )
         idles.append(pauses.user_seconds if person else pauses.step_seconds)
     return idles, pauses.describe()
 

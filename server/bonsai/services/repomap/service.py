@@ -27,7 +27,6 @@ from bonsai.services.repomap.indexer import Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
 from bonsai.services.repomap.map_state import GraphOrigin, MapState, entry_rows
 from bonsai.services.repomap.memo import fresh_key
-from bonsai.services.repomap.mentions import NO_PARTS, NO_PATHS, parse_mentions
 from bonsai.services.repomap.ranking import Ranked, rank
 from bonsai.services.repomap.records import BuildStats, FileTags, RepoMap
 from bonsai.services.repomap.watcher import RepoWatcher
@@ -192,9 +191,7 @@ class RepoMapService:
             if not self._state.built:
                 self.build()
             graph = self._state.current_graph()
-            index = self._state.path_index(graph) if mentions.strip() else NO_PATHS
-            parts = self._state.word_parts(graph) if mentions.strip() else NO_PARTS
-            found = parse_mentions(mentions, index, graph.defined, parts)
+            found = self._state.mentions(graph, mentions)  # kept across unrelated edits
             chat = self._relative_set(chat_files)
             recent = self._relative_set(recent_files)
             return rank(graph, chat, recent, found, mentions, rows)

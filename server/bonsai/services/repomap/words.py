@@ -53,6 +53,7 @@ _GENERATED_NAME = re.compile(
 )
 _VENDOR_DIRS = frozenset({"_vendor", "vendored", "_vendored", "extern", "_extern", "externals"})
 MINIFIED_LINE = 2000  # a source line this long (in the first 64 KiB) is minified output
+_LONG_LINE = re.compile(rb"(?m)^[^\n]{%d,}" % (MINIFIED_LINE + 1))
 _ENDINGS = (("ies", "y"), ("sses", "ss"), ("es", "e"), ("s", ""), ("ing", ""), ("ed", ""))
 
 
@@ -83,7 +84,7 @@ def is_generated(path: str, source: bytes) -> bool:
     head = source[:65536]
     if len(head) <= MINIFIED_LINE:
         return False
-    long_lines = sum(n for n in map(len, head.split(b"\n")) if n > MINIFIED_LINE)
+    long_lines = sum(map(len, _LONG_LINE.findall(head)))
     return 2 * long_lines > len(head)  # most of it in very long lines
 
 
@@ -92,28 +93,42 @@ STEM_MEMO = 20_000  # distinct words whose stems are remembered (then forgotten)
 _stems: dict[str, str] = {}
 
 
+_LETTERS_ONLY = bytes(c if chr(c).isascii() and chr(c).isalpha() else 0x20 for c in range(256))
+
+
 def _source_tokens(source: bytes) -> set[bytes]:
     """The distinct tokens of ``source``, found slice by slice (a slice ends at a
     newline, which no token spans: the same tokens as one pass, without a list
-    of every token of a large file)."""
-    tokens: set[bytes] = set()
+    of every token of a large file).
+
+    A token never spans a non-letter and ``_TOKEN`` covers every ASCII letter,
+    so the tokens of the text are the tokens of its distinct letter runs: each
+    slice is cut into runs by ``bytes.translate`` and ``split`` (C, no regex
+    over the text), and only the distinct runs with a capital letter go through
+    ``_TOKEN`` (an all-lower-case run is one token)."""
+    runs: set[bytes] = set()
     start, size = 0, len(source)
     while start < size:
         end = source.find(b"\n", start + SCAN_BYTES)
         end = size if end == -1 else end
-        tokens.update(_TOKEN.findall(source, start, end))
+        runs.update(source[start:end].translate(_LETTERS_ONLY).split())
         start = end
-    return tokens
+    mixed = [run for run in runs if not run.islower()]
+    runs.difference_update(mixed)
+    runs.update(_TOKEN.findall(b" ".join(mixed)))
+    return runs
 
 
-def _stem_cached(word: str) -> str:
-    """``stem``, remembered: most words of a file were seen in earlier files."""
-    found = _stems.get(word)
-    if found is None:
-        if len(_stems) >= STEM_MEMO:
-            _stems.clear()
-        found = _stems[word] = stem(word)
-    return found
+def _stems_of(words: set[str]) -> set[str]:
+    """``{stem(w) for w in words if _keep(w)}`` in set operations: the stems
+    not yet remembered are computed once, the rest are looked up in C."""
+    kept = [w for w in words.difference(STOP) if MIN_LEN <= len(w) <= MAX_LEN]
+    missing = set(kept).difference(_stems)
+    if len(_stems) + len(missing) > STEM_MEMO:
+        _stems.clear()
+        missing = set(kept)
+    _stems.update({w: stem(w) for w in missing})
+    return set(map(_stems.__getitem__, kept))
 
 
 def file_words(path: str, source: bytes, names: Iterable[str] = ()) -> tuple[str, ...]:
@@ -129,7 +144,7 @@ def file_words(path: str, source: bytes, names: Iterable[str] = ()) -> tuple[str
         raw = set(b" ".join(tokens).decode("ascii").lower().split())  # one decode, one lower
         marked = set()
     raw.update(t.lower() for t in _TEXT_TOKEN.findall(path))
-    words = sorted({_stem_cached(w) for w in raw if _keep(w)} | marked)
+    words = sorted(_stems_of(raw) | marked)
     if len(words) > MAX_WORDS:
         words = sorted(sorted(words, key=lambda w: (len(w), w))[:MAX_WORDS])
     return tuple(words)
