@@ -29,7 +29,7 @@ from bonsai.core.context.expiry import expiry_record, expiry_stubs
 from bonsai.core.context.fold import goal_and_task, summary_budget_chars
 from bonsai.core.context.frame import visible_tools
 from bonsai.core.context.gc import collect
-from bonsai.core.context.ledger import ledger_rows, totals
+from bonsai.core.context.ledger import ledger
 from bonsai.core.context.pipeline_types import AssembleInput, Assembly, Record
 from bonsai.core.context.stubbing import work_pays
 from bonsai.core.context.work import Work, analyse
@@ -157,8 +157,7 @@ def finish(
     episodes: list[Episode] | None = None,
 ) -> Assembly:
     inp = work.inp
-    rows = ledger_rows(work, inp.tools)
-    total = totals(work, rows)
+    rows, total = ledger(work, inp.tools)
     messages, prefix = work.wire()
     if work.frame.tail is not None:
         messages.append(work.frame.tail)

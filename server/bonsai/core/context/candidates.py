@@ -9,7 +9,7 @@ bytes, so it supersedes nothing. Order: superseded reads first
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bonsai.core.context.context_state import StubEntry, StubOrigin
 from bonsai.core.context.pipeline_types import Item
@@ -19,8 +19,7 @@ from bonsai.core.context.view import Node
 from bonsai.domain import Evidence, Message
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     node: Node
     reason: str
     superseded: bool
@@ -67,13 +66,14 @@ def stub_candidates(
     first: list[Candidate] = []
     rest: list[Candidate] = []
     for node in nodes:
+        if node.state != "full" or node.full_tokens < min_tokens:
+            continue
         item = node.item
-        if node.state != "full" or item.message.role != "tool" or item.id in protected:
+        if item.message.role != "tool" or item.id in protected:
             continue
-        if node.full_tokens < min_tokens:
-            continue
-        if item.id in superseded:
-            first.append(Candidate(node, superseded[item.id], True))
+        why = superseded.get(item.id)
+        if why is not None:
+            first.append(Candidate(node, why, True))
         elif include_failed or not failed(item.message):
             rest.append(Candidate(node, "old tool output", False))
     return first + rest

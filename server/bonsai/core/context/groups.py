@@ -25,23 +25,24 @@ class Group:
 
 def group_items(items: list[Item]) -> list[Group]:
     """Partition ``items`` (in log order) into groups."""
-    spans: list[tuple[GroupKind, list[int]]] = []
+    groups: list[Group] = []
     for pos, item in enumerate(items):
-        role = item.message.role
-        if role == "tool" and spans and spans[-1][0] == "step":
-            spans[-1][1].append(pos)
-        elif role == "assistant":
-            spans.append(("step", [pos]))
-        elif role == "user":
-            spans.append(("user", [pos]))
-        elif role == "system":
-            spans.append(("system", [pos]))
-        else:  # a tool result with no step before it
-            spans.append(("orphan", [pos]))
-    return [
-        Group(i, kind, tuple(ps), tuple(items[p].id for p in ps))
-        for i, (kind, ps) in enumerate(spans)
-    ]
+        add_item(groups, pos, item)
+    return groups
+
+
+_KINDS: dict[str, GroupKind] = {"assistant": "step", "user": "user", "system": "system"}
+
+
+def add_item(groups: list[Group], pos: int, item: Item) -> None:
+    """Put the next item (at ``pos`` in the item list) into ``groups``: a tool
+    result joins the step before it, anything else opens a group."""
+    role = item.message.role
+    if role == "tool" and groups and groups[-1].kind == "step":
+        last = groups[-1]
+        groups[-1] = Group(last.index, "step", (*last.positions, pos), (*last.ids, item.id))
+    else:  # a tool result with no step before it is an orphan
+        groups.append(Group(len(groups), _KINDS.get(role, "orphan"), (pos,), (item.id,)))
 
 
 def group_of(groups: list[Group]) -> dict[str, Group]:

@@ -8,6 +8,8 @@ its count, the first part carrying the framing and boundary tokens.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from itertools import chain
 from typing import Any
 
 from bonsai.core.context.context_state import ArchiveEntry
@@ -19,8 +21,9 @@ from bonsai.core.context.pipeline_types import (
     SystemPart,
     Totals,
 )
+from bonsai.core.context.tape import Tape
 from bonsai.core.context.text import message_kind, message_label
-from bonsai.core.context.view import Node, applied_archives, first_folded_seq, summary_position
+from bonsai.core.context.view import Node, applied_archives, changed_keys
 from bonsai.core.context.work import Work
 
 _RANK: dict[str, int] = {"low": 0, "high": 1, "exact": 2}
@@ -118,18 +121,28 @@ def _node_row(node: Node, work: Work, step: str | None) -> LedgerRow:
     item, memo = node.item, work.inp.memo
     tokens = node.full_tokens if node.state == "dropped" else node.tokens
     reason = node.reason or work.protected.get(item.id, "")
-    key = (node.state, tokens, reason, node.confidence, step)
+    call = work.calls.get(item.message.tool_call_id or "")  # the label names it
+    key = (node.state, tokens, reason, node.confidence, step, call)
     if memo is not None:
         hit = memo.rows.get(item.id, item.message)
         if hit is not None and hit[0] == key:
             return hit[1]  # type: ignore[no-any-return]
-    message = item.message
-    row = LedgerRow(
+    row = _row(node, reason, step, work.calls)
+    if memo is not None:
+        memo.rows.put(item.id, item.message, (key, row))
+    return row
+
+
+def _row(
+    node: Node, reason: str, step: str | None, calls: Mapping[str, tuple[str, str]]
+) -> LedgerRow:
+    item, message = node.item, node.item.message
+    return LedgerRow(
         id=item.id,
         kind=message_kind(message),
         section=_SECTIONS.get(node.state, "messages"),  # type: ignore[arg-type]
-        label=message_label(message, work.calls.get(message.tool_call_id or "")),
-        tokens=tokens,
+        label=message_label(message, calls.get(message.tool_call_id or "")),
+        tokens=node.full_tokens if node.state == "dropped" else node.tokens,
         confidence=node.confidence,
         state=node.state,
         reason=reason,
@@ -137,9 +150,6 @@ def _node_row(node: Node, work: Work, step: str | None) -> LedgerRow:
         images=message.images,
         step=step,
     )
-    if memo is not None:
-        memo.rows.put(item.id, item.message, (key, row))
-    return row
 
 
 def _step_heads(work: Work) -> dict[str, str]:
@@ -148,23 +158,53 @@ def _step_heads(work: Work) -> dict[str, str]:
 
 
 def message_rows(work: Work) -> list[LedgerRow]:
-    pos = summary_position(work.nodes, work.state)
+    snap = work.snapshot
+    if snap is not None and snap.current:
+        return _rows_on_tape(work, snap.tape)
+    pos = work.summary_at
     archives = applied_archives(work.inp.items, work.state)
     heads = _step_heads(work)
     rows: list[LedgerRow] = []
-
-    def row_of(node: Node) -> LedgerRow:
-        return _node_row(node, work, heads.get(node.item.id))
-
     for i, node in enumerate(work.nodes):
         if i == pos and work.state.summary is not None:
             rows.append(_summary_row(work))
-        if node.state == "archived" and node.sent:  # the card rides on the first message
-            rows.append(_card_row(node, archives[node.item.id]))
-            rows.append(row_of(node).model_copy(update={"tokens": 0}))
-            continue
-        rows.append(row_of(node))
+        rows.extend(_rows_of(node, _node_row(node, work, heads.get(node.item.id)), archives))
     return rows
+
+
+def _rows_of(
+    node: Node, row: LedgerRow, archives: Mapping[str, ArchiveEntry]
+) -> tuple[LedgerRow, ...]:
+    if node.state == "archived" and node.sent:  # the card rides on the first message
+        return (_card_row(node, archives[node.item.id]), row.model_copy(update={"tokens": 0}))
+    return (row,)
+
+
+def _rows_on_tape(work: Work, tape: Tape) -> list[LedgerRow]:
+    """``message_rows`` from the rows the tape keeps: rebuilt only where the node
+    changed (the tape marks them stale) or the protection reason did."""
+    protected = work.protected
+    if protected is not tape.row_reasons:
+        changed = changed_keys(tape.row_reasons, protected)
+        if changed and tape.duplicates:
+            tape.stale.update(range(len(tape.rows)))
+        for item_id in changed:
+            if (p := tape.pos.get(item_id)) is not None:
+                tape.stale.add(p)
+        tape.row_reasons = protected
+    archives = tape.marks.archived if tape.marks is not None else {}
+    for p in tape.stale:
+        node = work.nodes[p]
+        reason = node.reason or protected.get(node.item.id, "")
+        row = _row(node, reason, tape.heads.get(node.item.id), tape.calls)
+        tape.rows[p] = _rows_of(node, row, archives)
+    tape.stale = set()
+    pos = work.summary_at
+    if pos is None or work.state.summary is None:
+        return list(chain.from_iterable(tape.rows))  # type: ignore[arg-type]
+    before = chain.from_iterable(tape.rows[:pos])  # type: ignore[arg-type]
+    after = chain.from_iterable(tape.rows[pos:])  # type: ignore[arg-type]
+    return [*before, _summary_row(work), *after]
 
 
 def _card_row(node: Node, entry: ArchiveEntry) -> LedgerRow:
@@ -188,7 +228,8 @@ def _card_row(node: Node, entry: ArchiveEntry) -> LedgerRow:
 def _summary_row(work: Work) -> LedgerRow:
     summary = work.state.summary
     assert summary is not None
-    first = first_folded_seq(work.nodes, work.state)
+    assert work.summary_at is not None
+    first = work.nodes[work.summary_at].item.seq
     return LedgerRow(
         id=summary.node_id,
         kind="summary",
@@ -206,8 +247,33 @@ def ledger_rows(work: Work, all_tools: list[dict[str, Any]]) -> list[LedgerRow]:
     return [*system_rows(work), *tool_rows(work, all_tools), *message_rows(work)]
 
 
+def ledger(work: Work, all_tools: list[dict[str, Any]]) -> tuple[list[LedgerRow], Totals]:
+    """``ledger_rows`` and their ``totals``; the messages' part of the totals from
+    the tape's running sums when the work is the tape's current analysis."""
+    head = [*system_rows(work), *tool_rows(work, all_tools)]
+    messages = message_rows(work)
+    snap = work.snapshot
+    if snap is None or not snap.current:
+        rows = [*head, *messages]
+        return rows, totals(work, rows)
+    on_wire = [r for r in head if r.state in ON_WIRE_STATES]
+    used = sum(r.tokens for r in on_wire) + snap.cum[-1]
+    levels = {r.confidence for r in on_wire if r.tokens} | snap.tape.confidences()
+    if work.summary_at is not None and work.state.summary is not None:
+        used += work.summary_tokens
+        if work.summary_tokens:
+            levels.add(weakest([work.frame.confidence]))
+    return [*head, *messages], _totals(work, used, weakest(list(levels)))
+
+
 def totals(work: Work, rows: list[LedgerRow]) -> Totals:
     used = sum(r.tokens for r in rows if r.state in ON_WIRE_STATES)
+    # what is on the wire: a message folded into the summary counts 0 tokens there
+    level = weakest([r.confidence for r in rows if r.state in ON_WIRE_STATES and r.tokens])
+    return _totals(work, used, level)
+
+
+def _totals(work: Work, used: int, confidence: Confidence) -> Totals:
     usable = work.usable
     return Totals(
         window=work.inp.budget.window,
@@ -215,6 +281,5 @@ def totals(work: Work, rows: list[LedgerRow]) -> Totals:
         used=used,
         percent=round(100 * used / usable, 1),
         reserve=work.inp.budget.reserve,
-        # what is on the wire: a message folded into the summary counts 0 tokens there
-        confidence=weakest([r.confidence for r in rows if r.state in ON_WIRE_STATES and r.tokens]),
+        confidence=confidence,
     )

@@ -5,7 +5,9 @@ and keep it between calls. It remembers, per item id, the message's token
 count, its digest for the prefix hash, its ledger row and its stub's count, and
 re-checks the message on every hit (identity first, then equality), so a stale
 entry can never change a result. The superseded reads are kept up to date as
-the log grows (``supersede.Supersession``). Assembling with or without a memo gives the same bytes.
+the log grows (``supersede.Supersession``), and the whole per-item analysis is
+carried from call to call on the session's tape (``tape.Tape``). Assembling with or
+without a memo gives the same bytes.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class AssemblyMemo:
         self.rows = _Table()
         self.stubbed = _Table()
         self.supersession: Any = None  # a ``supersede.Supersession``, made on first use
+        self.tape: Any = None  # a ``tape.Tape``: the last analysis, per item (first use)
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]

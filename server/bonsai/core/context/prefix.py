@@ -19,11 +19,18 @@ _SEP = b"\x1e"
 def prefix_hash(
     system: list[SystemPart], tools: list[dict[str, Any]], digests: Iterable[bytes]
 ) -> str:
+    digest = prefix_head(system, tools)
+    for message_digest in digests:
+        digest.update(message_digest)
+    return digest.hexdigest()[:16]
+
+
+def prefix_head(system: list[SystemPart], tools: list[dict[str, Any]]) -> Any:
+    """The hash over the cacheable system parts and the tools, before any message
+    (``hashlib``'s object: ``copy()`` it to go on)."""
     digest = hashlib.sha256()
     for part in system:
         if part.cacheable:
             digest.update(part.text.encode("utf-8", "surrogatepass") + _SEP)
     digest.update(json.dumps(tools, sort_keys=True, ensure_ascii=False).encode() + _SEP)
-    for message_digest in digests:
-        digest.update(message_digest)
-    return digest.hexdigest()[:16]
+    return digest

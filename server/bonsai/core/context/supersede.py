@@ -43,12 +43,22 @@ class Supersession:
         """The superseded reads of ``items`` (the same mapping ``superseded_reads`` returns)."""
         if not self._extends(items):
             self.__init__()  # type: ignore[misc]
+        return self.extend(items[len(self.seen) :])
+
+    def extend(self, new: list[Item]) -> dict[str, str]:
+        """Take ``new``, the items after the ones seen (the caller checked that
+        the log it saw is still its prefix); the superseded reads of all."""
         changed = False
-        for item in items[len(self.seen) :]:
+        for item in new:
             changed = self._add(item) or changed
             self.seen.append((item.id, item.message))
         if changed:
             self._view = dict(self.out)
+        return self._view
+
+    @property
+    def view(self) -> dict[str, str]:
+        """The answer for the items seen (never changed under a caller)."""
         return self._view
 
     def _extends(self, items: list[Item]) -> bool:

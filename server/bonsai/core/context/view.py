@@ -6,9 +6,10 @@ rolling summary in place of what it folds, and one card per archived episode
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from bonsai.core.context.context_state import ArchiveEntry, ContextState, SummaryState
+from bonsai.core.context.context_state import ArchiveEntry, ContextState, StubEntry, SummaryState
 from bonsai.core.context.memo import AssemblyMemo
 from bonsai.core.context.pipeline_types import Confidence, Item, NodeState, TokenCounter
 from bonsai.domain import Message
@@ -84,9 +85,13 @@ def card_message(entry: ArchiveEntry) -> Message:
 def applied_archives(items: list[Item], state: ContextState) -> dict[str, ArchiveEntry]:
     """Item id → the archive hiding it, for archives whose every message is here
     (an archive of another branch, or a broken one, hides nothing)."""
+    return archives_among({item.id for item in items}, state)
+
+
+def archives_among(present: Collection[str], state: ContextState) -> dict[str, ArchiveEntry]:
+    """``applied_archives`` for the items whose ids are ``present``."""
     if state.episodes is None or not state.episodes.archives:
         return {}
-    present = {item.id for item in items}
     return {
         item_id: entry
         for entry in state.episodes.archives.values()
@@ -129,34 +134,75 @@ def _archived_node(
     return Node(item, "archived", message, card_tokens, tokens, card_conf, reason)
 
 
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """What the state says about single items: everything a node depends on
+    besides its own message (see ``node_of``)."""
+
+    drops: frozenset[str]
+    pins: frozenset[str]
+    folded: frozenset[str]
+    revision: int  # the summary's (a folded node's reason names it)
+    stubs: dict[str, StubEntry]
+    archived: dict[str, ArchiveEntry]
+
+    @classmethod
+    def of(cls, present: Collection[str], state: ContextState) -> Marks:
+        """The marks of ``state`` for the items whose ids are ``present``."""
+        return cls(
+            drops=frozenset(state.drops),
+            pins=frozenset(state.pins),
+            folded=state.folded(),
+            revision=state.summary.revision if state.summary else 0,
+            stubs=state.stubs,
+            archived=archives_among(present, state),
+        )
+
+    def changed(self, other: Marks) -> set[str]:
+        """Ids whose node may differ between ``self`` and ``other``."""
+        out = set(self.drops ^ other.drops) | (self.pins ^ other.pins)
+        if self.revision != other.revision:
+            out |= self.folded | other.folded
+        else:
+            out |= self.folded ^ other.folded
+        out |= changed_keys(self.stubs, other.stubs)
+        out |= changed_keys(self.archived, other.archived)
+        return out
+
+
+def changed_keys(old: Mapping[str, object], new: Mapping[str, object]) -> set[str]:
+    if old == new:  # compares each value by identity first
+        return set()
+    out = set(old.keys() ^ new.keys())
+    out.update(k for k, v in new.items() if (was := old.get(k, v)) is not v and was != v)
+    return out
+
+
+def node_of(item: Item, marks: Marks, counter: TokenCounter, memo: AssemblyMemo | None) -> Node:
+    """``item`` as ``marks`` say to send it."""
+    tokens, conf = _full_count(item, counter, memo)
+    archived = marks.archived
+    if item.id in marks.drops and item.id not in archived:  # an archive outranks a drop
+        return Node(item, "dropped", None, 0, tokens, conf, "dropped by the user")
+    if item.id in marks.folded:  # a fold outranks an archive (its card may be folded)
+        reason = f"folded into summary sum:{marks.revision} ({tokens:,} tokens restorable)"
+        return Node(item, "summarized", None, 0, tokens, conf, reason)
+    if item.id in archived:
+        return _archived_node(item, archived[item.id], tokens, conf, counter, memo)
+    stub = marks.stubs.get(item.id)
+    if stub is not None:
+        message, stub_tokens, stub_conf = stubbed_message(item, stub.text, counter, memo)
+        reason = f"{stub.reason} ({tokens:,} tokens restorable)"
+        return Node(item, "stubbed", message, stub_tokens, tokens, stub_conf, reason)
+    kind: NodeState = "pinned" if item.id in marks.pins else "full"
+    return Node(item, kind, item.message, tokens, tokens, conf)
+
+
 def build_nodes(
     items: list[Item], state: ContextState, counter: TokenCounter, memo: AssemblyMemo | None = None
 ) -> list[Node]:
-    folded = state.folded()
-    drops = frozenset(state.drops)
-    pins = frozenset(state.pins)
-    archived = applied_archives(items, state)
-    rev = state.summary.revision if state.summary else 0
-    nodes: list[Node] = []
-    for item in items:
-        tokens, conf = _full_count(item, counter, memo)
-        if item.id in drops and item.id not in archived:  # an archive outranks a drop
-            node = Node(item, "dropped", None, 0, tokens, conf, "dropped by the user")
-        elif item.id in folded:  # a fold outranks an archive (its card may be folded)
-            reason = f"folded into summary sum:{rev} ({tokens:,} tokens restorable)"
-            node = Node(item, "summarized", None, 0, tokens, conf, reason)
-        elif item.id in archived:
-            node = _archived_node(item, archived[item.id], tokens, conf, counter, memo)
-        elif item.id in state.stubs:
-            stub = state.stubs[item.id]
-            message, stub_tokens, stub_conf = stubbed_message(item, stub.text, counter, memo)
-            reason = f"{stub.reason} ({tokens:,} tokens restorable)"
-            node = Node(item, "stubbed", message, stub_tokens, tokens, stub_conf, reason)
-        else:
-            kind: NodeState = "pinned" if item.id in pins else "full"
-            node = Node(item, kind, item.message, tokens, tokens, conf)
-        nodes.append(node)
-    return nodes
+    marks = Marks.of({item.id for item in items}, state)
+    return [node_of(item, marks, counter, memo) for item in items]
 
 
 def summary_position(nodes: list[Node], state: ContextState) -> int | None:

@@ -16,13 +16,13 @@ from bonsai.core.context.memo import AssemblyMemo, message_digest
 from bonsai.core.context.pipeline_types import AssembleInput
 from bonsai.core.context.prefix import prefix_hash
 from bonsai.core.context.pricing import Pricing, family_rule
-from bonsai.core.context.protect import protected_ids
+from bonsai.core.context.protect import protected_ids, protection
 from bonsai.core.context.supersede import superseded_of
+from bonsai.core.context.tape import Snapshot, tape_of
 from bonsai.core.context.view import (
     Node,
     build_nodes,
     conversation,
-    first_folded_seq,
     summary_message,
     summary_position,
 )
@@ -41,6 +41,8 @@ class Work:
     summary_tokens: int
     superseded: dict[str, str]  # read id → why it is superseded (``superseded_reads``)
     used: int  # tokens of the request as it stands
+    summary_at: int | None = None  # index of the first folded node (the summary's place)
+    snapshot: Snapshot | None = field(default=None, compare=False, repr=False)  # from the tape
     _wire: list[tuple[list[Message], str]] = field(default_factory=list, compare=False, repr=False)
 
     @property
@@ -69,8 +71,24 @@ class Work:
         return list(messages), prefix
 
     def _build_wire(self) -> tuple[list[Message], str]:
+        pos, summary = self.summary_at, self.state.summary
+        snap = self.snapshot
+        if snap is None:
+            return self._wire_from_memo()
+        digests, sent = snap.digests, snap.sent  # None where a node sends nothing
+        if pos is None or summary is None:
+            messages: list[Message] = list(filter(None, sent))
+            joined = b"".join(filter(None, digests))
+        else:
+            message = summary_message(summary, self.nodes[pos].item.seq)
+            messages = [*filter(None, sent[:pos]), message, *filter(None, sent[pos:])]
+            head, tail = filter(None, digests[:pos]), filter(None, digests[pos:])
+            joined = b"".join([*head, message_digest(message), *tail])
+        return messages, prefix_hash(self.frame.system, self.frame.tools, [joined])
+
+    def _wire_from_memo(self) -> tuple[list[Message], str]:
         memo = self.inp.memo
-        pos = summary_position(self.nodes, self.state)
+        pos = self.summary_at
         messages: list[Message] = []
         digests: list[bytes] = []
         for i, node in enumerate(self.nodes):
@@ -88,11 +106,29 @@ class Work:
     def prefix_hash(self) -> str:
         return self.wire()[1]
 
+    def positions(self) -> dict[str, int]:
+        """Item id → its node's index (the last one, should an id repeat)."""
+        snap = self.snapshot
+        if snap is not None and not snap.duplicates:
+            return snap.pos
+        return {n.item.id: i for i, n in enumerate(self.nodes)}
+
+    @property
+    def model_calls(self) -> int:
+        """The model calls made so far: the assistant messages."""
+        if self.snapshot is not None:
+            return self.snapshot.assistants
+        return sum(n.item.message.role == "assistant" for n in self.nodes)
+
     def fresh_tokens(self) -> int:
         """Tokens of the messages the previous model call did not send: the latest
         assistant message and everything after it (its tool results, a new user
         message). They reach the provider uncached with or without a rewrite, so a
         rewrite's cost is what it re-sends *besides* them."""
+        snap = self.snapshot
+        if snap is not None:
+            last = snap.last_assistant
+            return 0 if last < 0 else snap.cum[-1] - snap.cum[last]
         roles = [n.item.message.role for n in self.nodes]
         if "assistant" not in roles:
             return 0
@@ -103,7 +139,16 @@ class Work:
         """Tokens sent ahead of the first of ``node_ids`` (what a rewrite there keeps
         cached); with ``summary_changes``, the current summary counts as changed too."""
         total = self.frame.system_tokens + self.frame.tools_tokens
-        pos = summary_position(self.nodes, self.state)
+        pos = self.summary_at
+        snap = self.snapshot
+        if snap is not None:
+            end = len(self.nodes)
+            first = min((p for i in node_ids if (p := snap.pos.get(i)) is not None), default=end)
+            if pos is None or first < pos:
+                return total + snap.cum[first]
+            if summary_changes:
+                return total + snap.cum[pos]
+            return total + self.summary_tokens + snap.cum[first]
         for i, node in enumerate(self.nodes):
             if i == pos:
                 if summary_changes:
@@ -130,16 +175,18 @@ def analyse(
 ) -> Work:
     """The request ``inp`` builds under ``state``. ``like``: an analysis of the same
     input under another state (a stage's rewrite), whose facts about the items
-    alone (groups, tool calls, superseded reads) are reused."""
+    alone (groups, tool calls, superseded reads) are reused. With a memo the
+    session's tape carries every per-item product from the previous call
+    (``tape.Tape``); without, everything is built here."""
     frame = build_frame(inp.parts, tools, state, inp.settings, inp.family, inp.counter)
+    if inp.memo is not None:
+        return _from_tape(inp, state, frame)
     same = like if like is not None and like.inp is inp else None
     groups = same.groups if same is not None else group_items(inp.items)
     nodes = build_nodes(inp.items, state, inp.counter, inp.memo)
-    summary_tokens = 0
-    if state.summary is not None and summary_position(nodes, state) is not None:
-        first = first_folded_seq(nodes, state)
-        summary_tokens = inp.counter.count_message(summary_message(state.summary, first)).tokens
+    pos = summary_position(nodes, state)
     superseded = same.superseded if same is not None else superseded_of(inp.items, inp.memo)
+    summary_tokens = _summary_tokens(inp, state, nodes, pos)
     return Work(
         inp=inp,
         state=state,
@@ -151,4 +198,40 @@ def analyse(
         summary_tokens=summary_tokens,
         superseded=superseded,
         used=frame.tokens + summary_tokens + sum(n.tokens for n in nodes),
+        summary_at=pos,
     )
+
+
+def _from_tape(inp: AssembleInput, state: ContextState, frame: Frame) -> Work:
+    assert inp.memo is not None
+    tape = tape_of(inp.memo)
+    snap = tape.sync(inp.items, state, inp.counter, inp.memo)
+    nodes = list(tape.nodes)
+    pos = tape.summary_at
+    superseded = tape.superseded()
+    summary_tokens = _summary_tokens(inp, state, nodes, pos)
+    protected = protection(
+        tape.groups, tape.users, tape.systems, tape.pointers, state, inp.settings, superseded
+    )
+    return Work(
+        inp=inp,
+        state=state,
+        frame=frame,
+        groups=list(tape.groups),
+        protected=protected,
+        nodes=nodes,
+        calls=dict(tape.calls),
+        summary_tokens=summary_tokens,
+        superseded=superseded,
+        used=frame.tokens + summary_tokens + snap.cum[-1],
+        summary_at=pos,
+        snapshot=snap,
+    )
+
+
+def _summary_tokens(
+    inp: AssembleInput, state: ContextState, nodes: list[Node], pos: int | None
+) -> int:
+    if state.summary is None or pos is None:
+        return 0
+    return inp.counter.count_message(summary_message(state.summary, nodes[pos].item.seq)).tokens

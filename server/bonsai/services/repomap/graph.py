@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bonsai.core.repomap.pagerank import FloatArray, IntArray, Transition, transition
+from bonsai.services.repomap.postings import Postings
 from bonsai.services.repomap.records import Definition, FileTags
 
 BoolArray = npt.NDArray[np.bool_]
@@ -183,6 +184,10 @@ class RepoGraph:
         # ranks of the graph this one was patched from, renumbered (``rank_carry.py``)
         self.warm_start: FloatArray | None = None
         self.last_ranked: Any = None  # ``ranking.RankMemo`` of the last request
+        # the files of each word a request looked up (``postings.py``; a patch
+        # hands its successor a patched copy)
+        self.postings = Postings(core)
+        self._name_ids: dict[str, int] = {}  # names looked up: a request asks ~5x each
         self.files = core.files
         self.file_index = file_index or {p: i for i, p in enumerate(core.files)}
         n_files, n_names = len(core.files), len(core.names)
@@ -226,7 +231,8 @@ class RepoGraph:
         core = self.core
         ref_node = self.node_of_name[core.ref_names]
         keep = np.flatnonzero(ref_node >= 0)  # indices: np.take beats a boolean mask
-        ref_src = np.searchsorted(core.ref_offsets, keep, side="right") - 1
+        ref_fid = np.repeat(np.arange(n_files, dtype=np.int64), np.diff(core.ref_offsets))
+        ref_src = ref_fid.take(keep)  # a take beats a binary search per reference
         ref_w = self.static[core.ref_names.take(keep)] * core.ref_factor.take(keep)
         def_src = self.node_of_name[self.pair_name]
         return (
@@ -254,16 +260,39 @@ class RepoGraph:
 
     # -- lookups --------------------------------------------------------------
 
+    def name_id(self, name: str) -> int:
+        """``GraphCore.name_id``, remembered (the graph never changes)."""
+        nid = self._name_ids.get(name)
+        if nid is None:
+            nid = self._name_ids[name] = self.core.name_id(name)
+        return nid
+
+    def carry_name_ids(self, old: RepoGraph, fresh: list[str]) -> None:
+        """Take over ``old``'s remembered name ids, for a core patched from
+        ``old``'s by adding the sorted names ``fresh`` (a patch never drops a
+        name): an old name's id grows by the fresh names before it."""
+        if len(self.core.names) != len(old.core.names) + len(fresh):
+            return
+        if not fresh:
+            self._name_ids = dict(old._name_ids)
+            return
+        new = set(fresh)
+        self._name_ids = {
+            name: nid if nid < 0 else nid + bisect_left(fresh, name)
+            for name, nid in old._name_ids.items()
+            if name not in new
+        }
+
     def node(self, name: str) -> int | None:
         """Node of a defined identifier, else None."""
-        nid = self.core.name_id(name)
+        nid = self.name_id(name)
         if nid < 0 or self.n_definers[nid] == 0:
             return None
         return int(self.node_of_name[nid])
 
     def definers(self, name: str) -> tuple[int, ...]:
         """Ids of the files defining ``name`` (ascending)."""
-        nid = self.core.name_id(name)
+        nid = self.name_id(name)
         if nid < 0 or self.n_definers[nid] == 0:
             return ()
         lo, hi = np.searchsorted(self.pair_name, [nid, nid + 1])
@@ -275,7 +304,7 @@ class RepoGraph:
         return self.targets[lo:hi], self.weights[lo:hi]
 
     def n_definers_of(self, name: str) -> int:
-        nid = self.core.name_id(name)
+        nid = self.name_id(name)
         return 0 if nid < 0 else int(self.n_definers[nid])
 
     @property

@@ -21,6 +21,7 @@ import numpy as np
 
 from bonsai.core.repomap.pagerank import FloatArray
 from bonsai.services.repomap.graph import GraphCore
+from bonsai.services.repomap.postings import Postings
 from bonsai.services.repomap.words import text_words
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs"})
@@ -50,12 +51,18 @@ def query_of(text: str) -> dict[str, float]:
     return {w: math.sqrt(min(n, MAX_QUERY_REPEAT)) for w, n in text_words(text).items()}
 
 
-def lexical_scores(core: GraphCore, query: dict[str, float]) -> FloatArray:
-    """BM25 score per file id of ``core`` (zeros when nothing matches)."""
+def lexical_scores(
+    core: GraphCore, query: dict[str, float], postings: Postings | None = None
+) -> FloatArray:
+    """BM25 score per file id of ``core`` (zeros when nothing matches). With
+    ``postings`` (of this core) only the query words' files are visited: the
+    same scores, bit for bit, without a pass over every file's words."""
     n_files = len(core.files)
     scores = np.zeros(n_files)
     if not query or not len(core.word_ids):
         return scores
+    if postings is not None:
+        return _scores_from_postings(core, query, postings, scores)
     ids: list[int] = []
     weights: list[float] = []
     for word in sorted(query):
@@ -82,3 +89,26 @@ def lexical_scores(core: GraphCore, query: dict[str, float]) -> FloatArray:
     contribution = idf[slot] * np.asarray(weights)[slot] * (K1 + 1.0) / (1.0 + norm[hit_fid])
     summed = np.bincount(hit_fid, weights=contribution, minlength=n_files)
     return np.asarray(summed, dtype=np.float64)
+
+
+def _scores_from_postings(
+    core: GraphCore, query: dict[str, float], postings: Postings, scores: FloatArray
+) -> FloatArray:
+    """``lexical_scores`` from the query words' files: the same arithmetic in the
+    same order (a file's terms are summed in word order, as the scan does)."""
+    words = sorted(query)
+    files = postings.files_with(words)
+    held = [w for w in words if len(files[w])]
+    if not held:
+        return scores
+    lengths = np.diff(core.word_offsets).astype(np.float64)
+    with_words = int(np.count_nonzero(lengths))
+    avg = float(lengths.sum()) / max(1, with_words)
+    df = np.asarray([len(files[w]) for w in held], dtype=np.float64)
+    idf = np.log1p((with_words - df + 0.5) / (df + 0.5))
+    weights = np.asarray([query[w] for w in held])
+    for k, word in enumerate(held):
+        fids = files[word]
+        norm = K1 * (1.0 - B + B * lengths[fids] / max(avg, 1.0))
+        scores[fids] += idf[k] * weights[k] * (K1 + 1.0) / (1.0 + norm)
+    return scores

@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 
@@ -24,9 +24,15 @@ from bonsai.services.repomap.graph_store import (
     snapshot_key,
 )
 from bonsai.services.repomap.mentions import (
+    NO_PARTS,
+    NO_PATHS,
+    MentionKeys,
+    Mentions,
     PathIndex,
     WordParts,
     build_path_index,
+    mention_keys,
+    parse_mentions,
 )
 from bonsai.services.repomap.rank_carry import carried_ranks
 from bonsai.services.repomap.ranking import Ranked
@@ -91,15 +97,26 @@ def map_files(ranked: Ranked, included: int) -> list[MapFile]:
 
 
 def _patched_view(
-    old: RepoGraph, core: GraphCore, fresh: list[str], tags: Mapping[str, FileTags]
+    old: RepoGraph,
+    core: GraphCore,
+    fresh: list[str],
+    tags: Mapping[str, FileTags],
+    edited: Collection[str],
+    removed: Collection[str],
 ) -> RepoGraph:
     """The ranking view of a patched core: the old view itself when nothing but
     lines changed (its ranking stays valid), else derived afresh, starting its
-    next PageRank from the old ranks."""
+    next PageRank from the old ranks. Either way the word postings and the
+    looked-up name ids are carried over, patched."""
+    postings = old.postings.patched(core, {p: tags[p].words for p in edited}, removed)
     if same_structure(old.core, core):
-        return old.relined(core)
+        view = old.relined(core)
+        view.postings = postings
+        return view
     same_files = core.files is old.files
     graph = RepoGraph(core, tags, old.file_index if same_files else None)
+    graph.postings = postings
+    graph.carry_name_ids(old, fresh)
     if old.last_rank is not None:  # ``pagerank_of`` decides whether to use it
         graph.warm_start = carried_ranks(old, old.last_rank[1], graph, fresh)
     return graph
@@ -111,6 +128,32 @@ def _plausible_ranks(ranks: np.ndarray, n_nodes: int) -> bool:
     if len(ranks) != n_nodes or not np.all(np.isfinite(ranks)) or np.any(ranks < 0):
         return False
     return n_nodes == 0 or abs(float(ranks.sum()) - 1.0) < 1e-6
+
+
+class _MentionMemo(NamedTuple):
+    """The mentions of the last text, valid while no edit touches its keys."""
+
+    text: str
+    files: list[str]  # the file list they were read against (paths matter)
+    keys: MentionKeys
+    mentions: Mentions
+
+
+def _definedness_changed(
+    old: RepoGraph, new: RepoGraph, edited: Collection[str], removed: Collection[str]
+) -> set[str]:
+    """Names that became defined or ceased to be, by a patch of ``edited`` and
+    ``removed`` files: only names those files define before or after can."""
+    candidates: set[str] = set()
+    core = old.core
+    for path in (*edited, *removed):
+        fid = old.file_index.get(path)
+        if fid is not None:
+            ids = core.def_names[int(core.def_offsets[fid]) : int(core.def_offsets[fid + 1])]
+            candidates.update(core.names[i] for i in ids.tolist() if i >= 0)
+        if path in edited:
+            candidates.update(d.name for d in new.tags[path].definitions)
+    return {n for n in candidates if (old.node(n) is None) != (new.node(n) is None)}
 
 
 class MapState:
@@ -130,6 +173,7 @@ class MapState:
         self._saved: tuple[int, str | None] | None = None  # (id(graph), rank key) on disk
         self._path_index: tuple[list[str], PathIndex] | None = None
         self._word_parts: tuple[list[str], WordParts] | None = None
+        self._mentions: _MentionMemo | None = None
         self.origin: GraphOrigin = "none"  # how the current graph was obtained
         self._fingerprints: dict[str, tuple[object, str]] = {}  # path -> (definitions, fp)
 
@@ -160,7 +204,9 @@ class MapState:
             before = self.graph.core.names
             patched, fresh = patch_core_names(self.graph.core, edited, self.removed, index)
             self._grow_word_parts(before, patched.names, fresh)
-            self.graph = _patched_view(self.graph, patched, fresh, self.tags)
+            old = self.graph
+            self.graph = _patched_view(old, patched, fresh, self.tags, edited, self.removed)
+            self._keep_mentions(old, self.graph, edited, self.removed)
             self.pending, self.removed = set(), set()
             self.origin = "patched"
         if self.graph is None:
@@ -191,6 +237,32 @@ class MapState:
         if self._word_parts is None or self._word_parts[0] is not names:
             self._word_parts = (names, WordParts(names))
         return self._word_parts[1]
+
+    def mentions(self, graph: RepoGraph, text: str) -> Mentions:
+        """``parse_mentions`` of ``text`` for ``graph``, kept across edits that
+        change no name the text's words could mention (``_keep_mentions``)."""
+        if not text.strip():
+            return parse_mentions(text, NO_PATHS, graph.defined, NO_PARTS)
+        memo = self._mentions
+        if memo is not None and memo.text == text and memo.files is graph.files:
+            return memo.mentions
+        index, parts = self.path_index(graph), self.word_parts(graph)
+        found = parse_mentions(text, index, graph.defined, parts)
+        self._mentions = _MentionMemo(text, graph.files, mention_keys(text), found)
+        return found
+
+    def _keep_mentions(
+        self, old: RepoGraph, new: RepoGraph, edited: Collection[str], removed: Collection[str]
+    ) -> None:
+        """After a patch: the kept mentions stay valid unless the file list changed
+        or a name that became defined or undefined touches the text's keys."""
+        memo = self._mentions
+        if memo is None:
+            return
+        if new.files is not memo.files or any(
+            memo.keys.touched_by(n) for n in _definedness_changed(old, new, edited, removed)
+        ):
+            self._mentions = None
 
     def _grow_word_parts(self, before: list[str], after: list[str], fresh: list[str]) -> None:
         """A patch turned name list ``before`` into ``after`` by adding ``fresh``:

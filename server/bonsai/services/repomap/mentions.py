@@ -263,6 +263,26 @@ def prose_idents(text: str, parts: WordParts, defined: Container[str]) -> dict[s
     return found
 
 
+class MentionKeys(NamedTuple):
+    """What a text's mentions of identifiers depend on: its words (one of them
+    becoming or ceasing to be a defined name changes ``mentioned_idents``) and
+    the forms of its prose words (a defined name with such a part changes
+    ``prose_idents``)."""
+
+    words: frozenset[str]
+    forms: frozenset[str]
+
+    def touched_by(self, name: str) -> bool:
+        """Can ``name`` becoming defined (or undefined) change these mentions?"""
+        return name in self.words or not self.forms.isdisjoint(name_parts(name))
+
+
+def mention_keys(text: str) -> MentionKeys:
+    prose = {w.lower() for w in _PROSE_WORD.findall(text)} - _FILLERS
+    forms = frozenset(f for word in prose for f in _word_forms(word))
+    return MentionKeys(frozenset(_WORD.findall(text)), forms)
+
+
 def parse_mentions(
     text: str, index: PathIndex, defined: Container[str], parts: WordParts = NO_PARTS
 ) -> Mentions:

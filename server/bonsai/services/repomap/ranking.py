@@ -223,7 +223,7 @@ def text_scores(graph: RepoGraph, text: str) -> FloatArray:
     or with ``LEXICAL_WEIGHT`` 0 (the words are not used then)."""
     if not text.strip() or LEXICAL_WEIGHT <= 0:
         return np.zeros(len(graph.files))
-    return lexical_scores(graph.core, query_of(text))
+    return lexical_scores(graph.core, query_of(text), graph.postings)
 
 
 def lexical_signal(graph: RepoGraph, scores: FloatArray) -> FloatArray:

@@ -1,0 +1,124 @@
+"""Benchmark: one-file edits of the repository map, many of each kind, in one process.
+
+    .venv/bin/python bench/repomap_edits.py --root REPO --target rel/path.py \\
+        [--db CACHE.db] [--edits 8] [--task "issue text"] [--profile N]
+
+The edit sequence of ``bench/repomap.py`` (``_edits``) made longer, so a median
+means something: a warm start from the tag cache (``--db``, filled on the first
+run), a first map with the task's text, a first edit (loads the grammar), then
+``--edits`` edits that each keep every name of the file (a changed comment) and
+``--edits`` that each add one more function; after each, the map for the task's
+text. Prints one JSON line: the median and every CPU millisecond of each kind,
+and a plain tree-sitter parse of the edited file (CPU ms, median of five), so the
+edit is also a ratio to it. The file is restored at the end.
+
+Run it once per checkout (``PYTHONPATH=<checkout>/server``), alternating, to
+compare two versions under the same load. ``--profile N`` prints the N most
+expensive functions (cumulative) over the adding edits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_TASK = (
+    "Calling get_default_browser() ignores the BROWSER environment variable when it is"
+    " set: the default browser is not used and the lookup falls back to the first"
+    " registered one. Expected the configured command to be opened with the URL, as"
+    " the documentation describes."
+)
+
+
+def chars4(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def _parse_cpu_ms(path: Path) -> float:
+    import tree_sitter as ts
+
+    from bonsai.services.repomap.languages import language_for_path, load_language
+
+    grammar = load_language(language_for_path(path.name) or "")
+    if grammar is None:
+        return float("nan")
+    parser = ts.Parser(grammar)
+    data = path.read_bytes()
+    runs = []
+    for _ in range(5):
+        c0 = time.process_time()
+        parser.parse(data)
+        runs.append((time.process_time() - c0) * 1000)
+    return statistics.median(runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", required=True, type=Path)
+    parser.add_argument("--target", required=True, help="the edited file, relative to --root")
+    parser.add_argument("--db", type=Path, default=None)
+    parser.add_argument("--edits", type=int, default=8)
+    parser.add_argument("--task", default=DEFAULT_TASK)
+    parser.add_argument("--profile", type=int, default=0)
+    args = parser.parse_args()
+
+    import bonsai
+    from bonsai.services.repomap import RepoMapService
+    from bonsai.settings import RepoMapSettings
+
+    root = args.root.resolve()
+    db = args.db or root.parent / f"{root.name}-edits.db"
+    target = root / args.target
+    original = target.read_text()
+    service = RepoMapService(root, db, RepoMapSettings(), chars4)
+    n_files = service.build().files
+    service.get(tokens=1024, mentions=args.task)
+    profile = cProfile.Profile() if args.profile else None
+
+    def edit(text: str, profiled: bool = False) -> float:
+        target.write_text(text)
+        c0 = time.process_time()
+        if profile is not None and profiled:
+            profile.enable()
+        service.update_paths([target])
+        service.get(tokens=1024, mentions=args.task)
+        if profile is not None and profiled:
+            profile.disable()
+        return (time.process_time() - c0) * 1000
+
+    try:
+        edit(original + "\n# first edit\n")
+        keep = [edit(original + f"\n# an edit, no new name {k}\n") for k in range(args.edits)]
+        text, add = original, []
+        for k in range(args.edits):
+            text += f"\n\ndef bench_added_{k}():\n    pass\n"
+            add.append(edit(text, profiled=True))
+    finally:
+        target.write_text(original)
+        service.update_paths([target])
+        service.stop()
+    parse_ms = _parse_cpu_ms(target)
+    out = {
+        "code": str(Path(bonsai.__file__).parent),
+        "files": n_files,
+        "keep_ms": round(statistics.median(keep), 2),
+        "add_ms": round(statistics.median(add), 2),
+        "parse_ms": round(parse_ms, 3),
+        "keep_x_parse": round(statistics.median(keep) / parse_ms, 1),
+        "add_x_parse": round(statistics.median(add) / parse_ms, 1),
+        "keep_all": [round(x, 1) for x in keep],
+        "add_all": [round(x, 1) for x in add],
+    }
+    print(json.dumps(out), flush=True)
+    if profile is not None:
+        pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(args.profile)
+
+
+if __name__ == "__main__":
+    main()
