@@ -2,11 +2,13 @@
 
 Builds a synthetic coding session (user request, then assistant steps with a
 tool call and a tool result of realistic size), grows it one step per turn
-the way a daemon does, and times ``assemble`` for each of the last turns with
-the real o200k tokenizer and its per-hash count cache. Below the pressure
-thresholds (no stage fires) the time should grow with the *new* content of a
-turn, not with the session's length; a baseline in the same run times a full
-re-count of the session without the cache (what a naive assembler pays).
+the way a daemon does (the state and the session's memo carried from call to
+call), and times ``assemble`` for each of the last turns with the real o200k
+tokenizer and its per-hash count cache. A call that no stage rewrites should
+cost its *new* content, not the session's length; the calls that rewrite
+(the economic stub batch) are listed apart, and so are the calls of a session
+far over its window (GC stubs and folds). A baseline in the same run times a
+full re-count of the session without the cache (what a naive assembler pays).
 
 Every time is taken twice: wall clock (``perf_counter``) and the process's CPU
 time (``process_time``). On a loaded machine the wall clock also counts the
@@ -32,7 +34,7 @@ from bonsai.core.context import (
     SystemPart,
     assemble,
 )
-from bonsai.core.replay.report import percentile
+from bonsai.core.replay.report import REWRITE_KINDS, percentile
 from bonsai.domain import Evidence, Message, ToolCall, content_hash
 from bonsai.services.tokens import default_cache_dir, estimator_for
 from bonsai.settings import ContextSettings, ModelInfo
@@ -89,8 +91,9 @@ def session(tokens: int, counter: object) -> list[Item]:
 
 def time_turns(
     items: list[Item], counter: object, turns: int, window: int
-) -> tuple[list[float], list[float]]:
-    """Assembly wall and CPU time (ms) for each of the last ``turns`` turns of ``items``."""
+) -> tuple[list[float], list[float], list[bool]]:
+    """Assembly wall and CPU time (ms) for each of the last ``turns`` turns of
+    ``items``, and whether the call rewrote (a stage stubbed, folded or archived)."""
     parts = [
         SystemPart(id="sys:persona", label="persona", text="You are bonsai. " + _text(200, 3)),
         SystemPart(
@@ -105,15 +108,16 @@ def time_turns(
     memo = AssemblyMemo()
     base = len(items) - 2 * turns
     for k in range(base - 2 * 3, base, 2):  # warm the counter cache with earlier turns
-        _assemble(items[:k], parts, tools, state, counter, window, memo)
-    times, cpu = [], []
+        state = _assemble(items[:k], parts, tools, state, counter, window, memo).state
+    times, cpu, rewrote = [], [], []
     for k in range(base, len(items) + 1, 2):
         started, cpu_started = time.perf_counter(), time.process_time()
         result = _assemble(items[:k], parts, tools, state, counter, window, memo)
         times.append((time.perf_counter() - started) * 1000)
         cpu.append((time.process_time() - cpu_started) * 1000)
+        rewrote.append(any(r.kind in REWRITE_KINDS for r in result.records))
         state = result.state
-    return times, cpu
+    return times, cpu, rewrote
 
 
 def _assemble(items, parts, tools, state, counter, window, memo):  # type: ignore[no-untyped-def]
@@ -146,13 +150,16 @@ def recount_ms(items: list[Item], cache_dir: Path) -> tuple[float, float]:
 
 def new_content_ms(
     items: list[Item], counter: object, window: int, sizes: tuple[int, ...]
-) -> list[tuple[int, float]]:
-    """At a fixed session length: the time of one turn that adds ``n`` words of new output."""
+) -> list[tuple[int, float, float]]:
+    """At a fixed session length: one turn that adds ``n`` words of new output to a
+    session assembled the turn before (its memo warm, its state carried): wall
+    and CPU ms."""
     parts = [SystemPart(id="sys:persona", label="persona", text="You are bonsai.")]
-    memo = AssemblyMemo()
-    _assemble(items, parts, [], ContextState(), counter, window, memo)  # warm
     out = []
     for n in sizes:
+        memo = AssemblyMemo()
+        state = _assemble(items, parts, [], ContextState(), counter, window, memo).state
+        state = _assemble(items, parts, [], state, counter, window, memo).state  # settled
         call = ToolCall(id=f"new{n}", name="bash", arguments='{"command": "cat big.log"}')
         new = [
             Message(role="assistant", content="Reading the log.", tool_calls=(call,)),
@@ -162,9 +169,34 @@ def new_content_ms(
             Item(id=f"x{n}_{k}", seq=len(items) + k + 1, turn=1, message=m)
             for k, m in enumerate(new)
         ]
-        started = time.perf_counter()
-        _assemble(grown, parts, [], ContextState(), counter, window, memo)
-        out.append((n, (time.perf_counter() - started) * 1000))
+        started, cpu_started = time.perf_counter(), time.process_time()
+        _assemble(grown, parts, [], state, counter, window, memo)
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+        out.append((n, wall * 1000, cpu * 1000))
+    return out
+
+
+def pressure_ms(
+    items: list[Item], counter: object, turns: int, usable: int
+) -> dict[str, list[float]]:
+    """A session far bigger than its window: GC stubs and tier-2 folds fire as it
+    grows. CPU ms of each of the last ``turns`` turns, by what the call did:
+    ``fold`` (a compaction folded), ``stubs`` (stubs only), ``none``."""
+    parts = [SystemPart(id="sys:persona", label="persona", text="You are bonsai. " + _text(200, 3))]
+    tools = [{"name": "read_file", "description": "Read a file", "parameters": {"type": "object"}}]
+    window = usable + 16_000
+    state, memo = ContextState(), AssemblyMemo()
+    base = len(items) - 2 * turns
+    for k in range(max(2, base - 60), base, 2):  # settle: the first folds happen here
+        state = _assemble(items[:k], parts, tools, state, counter, window, memo).state
+    out: dict[str, list[float]] = {"none": [], "stubs": [], "fold": []}
+    for k in range(base, len(items) + 1, 2):
+        cpu_started = time.process_time()
+        result = _assemble(items[:k], parts, tools, state, counter, window, memo)
+        cpu = (time.process_time() - cpu_started) * 1000
+        kinds = {r.kind for r in result.records}
+        out["fold" if "fold" in kinds else "stubs" if "stub" in kinds else "none"].append(cpu)
+        state = result.state
     return out
 
 
@@ -178,6 +210,7 @@ def main() -> None:
         f"{'p50 CPU ms':>10} {'p95 CPU ms':>10} {'recount ms':>10} {'recount CPU':>11} {'p95/recount':>11} "
         f"{'CPU ratio':>9}"
     )
+    rewrites: list[tuple[int, list[float], list[float]]] = []
     for size in SIZES:
         counter = estimator_for(
             ModelInfo(family="openai", tokenizer="o200k_base"),
@@ -185,23 +218,53 @@ def main() -> None:
             tokenizer_path=None,
         )
         items = session(size, counter)
-        times, cpu = time_turns(items, counter, args.turns, window=4 * size + 16_000)
+        times, cpu, rewrote = time_turns(items, counter, args.turns, window=4 * size + 16_000)
         baseline, baseline_cpu = recount_ms(items, cache_dir)
         p95, p95_cpu = percentile(times, 95), percentile(cpu, 95)
         print(
             f"{size:>10,} {len(items):>6} {statistics.median(times):>8.2f} {p95:>8.2f} "
-            f"{max(times):>8.2f} {statistics.median(cpu):>10.2f} {p95_cpu:>10.2f} {baseline:>10.2f} {baseline_cpu:>11.2f} "
+            f"{max(times):>8.2f} {statistics.median(cpu):>10.2f} {p95_cpu:>10.2f} "
+            f"{baseline:>10.2f} {baseline_cpu:>11.2f} "
             f"{p95 / baseline:>11.3f} {p95_cpu / max(baseline_cpu, 1e-9):>9.3f}"
+        )
+        rewrites.append(
+            (
+                size,
+                [c for c, r in zip(cpu, rewrote, strict=True) if not r],
+                [c for c, r in zip(cpu, rewrote, strict=True) if r],
+            )
         )
         if size == SIZES[-1]:
             verdict = "met" if p95_cpu <= 5.0 else "missed"
             print(f"{'':>10} aim p95 ≤ 5 ms at {size:,} tokens (CPU time): {verdict}")
+    print("\nCPU ms of the calls above, by whether a stage rewrote:")
+    print(
+        f"{'session':>10} {'calls':>6} {'p50':>7} {'p95':>7} {'rewrites':>8} {'p50':>7} {'max':>7}"
+    )
+    for size, plain, rewriting in rewrites:
+        p50 = statistics.median(plain) if plain else 0.0
+        p95 = percentile(plain, 95) if plain else 0.0
+        r50 = statistics.median(rewriting) if rewriting else 0.0
+        rmax = max(rewriting, default=0.0)
+        print(
+            f"{size:>10,} {len(plain):>6} {p50:>7.2f} {p95:>7.2f} {len(rewriting):>8} "
+            f"{r50:>7.2f} {rmax:>7.2f}"
+        )
+    usable = 32_000
+    print(f"\n200,000 tokens in a {usable:,}-token usable window (GC and folds fire), CPU ms:")
+    print(f"{'call':>10} {'calls':>6} {'p50':>7} {'p95':>7} {'max':>7}")
+    for kind, cpu in pressure_ms(items, counter, args.turns, usable).items():
+        if cpu:
+            print(
+                f"{kind:>10} {len(cpu):>6} {statistics.median(cpu):>7.2f} "
+                f"{percentile(cpu, 95):>7.2f} {max(cpu):>7.2f}"
+            )
     print("\none turn at 200,000 tokens, by the size of its new tool output:")
-    print(f"{'new words':>10} {'ms':>8}")
-    for words, ms in new_content_ms(
+    print(f"{'new words':>10} {'ms':>8} {'CPU ms':>8}")
+    for words, ms, cpu_ms in new_content_ms(
         items, counter, 4 * SIZES[-1] + 16_000, (100, 1_000, 10_000, 50_000)
     ):
-        print(f"{words:>10,} {ms:>8.2f}")
+        print(f"{words:>10,} {ms:>8.2f} {cpu_ms:>8.2f}")
 
 
 if __name__ == "__main__":

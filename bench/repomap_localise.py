@@ -108,19 +108,34 @@ def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
         "mentions": _place(lanes.mentions, targets, files),
         "pagerank": _place(lanes.pagerank, targets, files),
         "phrases": _place(_phrases_alone(fusion, graph, text), targets, files),
+        "frames": _place(lanes.frames, targets, files),
+        "title": _place(lanes.title, targets, files),
         "fused": _place(fusion.fuse(lanes), targets, files),
     }
     for i, params in enumerate(grid):
-        saved = {k: getattr(fusion, k) for k in params}
+        targets_ = {k: _grid_target(fusion, k) for k in params}
+        saved = {k: getattr(m, a) for k, (m, a) in targets_.items()}
         for k, v in params.items():
-            setattr(fusion, k, v)
+            setattr(*targets_[k], v)
         try:
             variant = fusion.lanes(graph, found, scores, ranks[: len(graph.files)], text)
             out[f"grid{i}"] = _place(fusion.fuse(variant), targets, files)
         finally:
             for k, v in saved.items():
-                setattr(fusion, k, v)
+                setattr(*targets_[k], v)
     return out
+
+
+def _grid_target(fusion, name: str) -> tuple[object, str]:
+    """A grid key: a ``fusion`` constant, or ``module.CONSTANT`` of another
+    module of the repo map that the lanes read (``frames.DECAY``)."""
+    import importlib
+
+    module, _, attr = name.rpartition(".")
+    target = importlib.import_module(f"bonsai.services.repomap.{module}") if module else fusion
+    if not hasattr(target, attr):
+        raise SystemExit(f"unknown grid parameter {name}")
+    return target, attr
 
 
 def _outcome(order: list[str], targets: list[str], tokens: int) -> dict:
@@ -247,7 +262,7 @@ def _line(label: str, n: int, ours: dict | None, theirs: dict | None) -> str:
     return f"{label:<28}{n:>4} {cells(ours)}  |{cells(theirs)}"
 
 
-LANES = ("bm25", "lexical", "mentions", "pagerank", "phrases", "fused")
+LANES = ("bm25", "lexical", "mentions", "pagerank", "phrases", "frames", "title", "fused")
 
 
 def print_lanes(report: dict, grid: list[dict] | None = None) -> None:

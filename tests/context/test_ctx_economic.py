@@ -1,6 +1,6 @@
 """Rewrites below the GC trigger: one batch of stale outputs is taken when it breaks
-even within ``payback_horizon`` of the calls made so far, and is at least half of
-``min_rewrite_tokens`` (4,000 by default); otherwise the request stays as it was."""
+even within ``payback_horizon`` of the calls made so far, and is at least
+``min_rewrite_tokens`` (8,000 by default); otherwise the request stays as it was."""
 
 from __future__ import annotations
 
@@ -35,29 +35,29 @@ def _gc(messages: list[Message]) -> list[str]:
 
 
 def test_a_long_session_sheds_its_stale_reads_once_they_pay_back() -> None:
-    """About 5,500 tokens of old reads of one file, then 40 cheap steps: stubbing
-    them saves about 4,700 tokens on each later call and re-sends about 3,700 once,
-    breaking even after about 7 calls, within half of the 45 calls made so far."""
-    kinds = _gc(_session(stale_reads=5, later_steps=40))
-    assert kinds.count("stub") == 5 and kinds.count("gc") == 1
+    """About 9,900 tokens of old reads of one file, then 40 cheap steps: stubbing
+    them saves about 8,400 tokens on each later call and re-sends about 4,700 once,
+    breaking even after about 5 calls, within half of the 49 calls made so far."""
+    kinds = _gc(_session(stale_reads=9, later_steps=40))
+    assert kinds.count("stub") == 9 and kinds.count("gc") == 1
 
 
 def test_a_young_or_chatty_session_keeps_its_cache() -> None:
-    """The same reads followed by 4 steps of long reasoning: the rewrite would
-    re-send about 6,000 tokens (the newest step aside) to save 4,700 per call,
-    breaking even after about 12 calls, more than half of the 9 calls so far:
-    nothing is rewritten."""
-    assert _gc(_session(stale_reads=5, later_steps=4, chatty=True)) == []
+    """The same reads followed by 2 steps of long reasoning (protected: the recent
+    groups): the rewrite would save about 8,400 tokens per call, enough for the
+    floor, but re-send the reasoning and the last reads, breaking even after more
+    calls than half of the 11 made so far: nothing is rewritten."""
+    assert _gc(_session(stale_reads=9, later_steps=2, chatty=True)) == []
 
 
 def test_a_small_batch_is_not_worth_a_rewrite_below_the_trigger() -> None:
-    """Two old reads (about 2,200 tokens) pay back quickly but are under the
-    4,000-token floor that keeps small batches from churning the cache."""
-    assert _gc(_session(stale_reads=2, later_steps=40)) == []
+    """Seven old reads (about 7,700 tokens, 6,500 saved) pay back quickly but are
+    under the 8,000-token floor that keeps small batches from churning the cache."""
+    assert _gc(_session(stale_reads=7, later_steps=40)) == []
 
 
 def test_no_rewrite_below_the_trigger_when_the_horizon_is_off() -> None:
     settings = BALANCED.model_copy(update={"payback_horizon": 0.0})
-    items = items_of(_session(stale_reads=5, later_steps=40))
+    items = items_of(_session(stale_reads=9, later_steps=40))
     result = assemble(make_input(items, window=WINDOW, settings=settings))
     assert result.records == []

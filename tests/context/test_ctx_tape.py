@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from bonsai.core.context import AssemblyMemo, ContextState, Item, assemble
 from bonsai.core.context.actions import apply_action
+from bonsai.core.context.context_state import StubEntry
 from bonsai.core.context.reuse import REUSE_PREFIX
 from bonsai.core.context.work import Work, analyse
 from bonsai.domain import Evidence, Message, ToolCall
@@ -154,8 +155,11 @@ def test_the_tape_assembles_what_a_fresh_assembly_does(
             items = _edit(rng, items)
         elif roll < 0.9 and branches:  # back to a branch left earlier (the state stays)
             items = branches.pop(rng.randrange(len(branches)))
-        else:  # the daemon reads its state back from JSON: equal, not the same objects
+        elif roll < 0.95:  # the daemon reads its state back from JSON: equal, not the same
             state = ContextState.model_validate(state.model_dump(mode="json"))
+        else:  # the log read again: new items of the same messages, now and then renumbered
+            shift = rng.choice((0, 0, 1))
+            items = [i.model_copy(update={"turn": i.turn + shift}) for i in items]
         base = make_input(
             items, state=state, window=window, reserve=1_000, settings=knobs, counter=counter
         )
@@ -188,3 +192,29 @@ def test_a_rewrite_rebuilds_only_the_nodes_it_changes() -> None:
     changed = [b.item.id for b, a in zip(before.nodes, after.nodes, strict=True) if a is not b]
     assert changed == [tool]
     assert after.nodes[[n.item.id for n in after.nodes].index(tool)].state == "pinned"
+
+
+def test_a_log_that_repeats_an_id_assembles_as_without_the_tape() -> None:
+    """A hostile log may carry one message id twice: the tape gives up its
+    per-id shortcuts there and still assembles what a memo-free call does."""
+    rng = random.Random(3)
+    items: list[Item] = []
+    for _ in range(12):
+        items = _grow(rng, items, prefix="m")
+    twin = next(i for i in items if i.message.role == "tool")
+    items.append(twin.model_copy(update={"seq": len(items) + 1}))
+    stub = StubEntry(text="[stubbed]", reason="by hand", origin="user", tokens_before=9, turn=1)
+    states = [
+        ContextState(),
+        ContextState(pins=[twin.id]),
+        ContextState(stubs={twin.id: stub}),
+        ContextState(drops=[twin.id]),
+        ContextState(),
+    ]
+    memo = AssemblyMemo()
+    knobs = ContextSettings(gc_trigger=0.5, compact_trigger=0.9, summary_mode="deterministic")
+    for state in states:
+        base = make_input(items, state=state, window=8_000, reserve=1_000, settings=knobs)
+        plain = assemble(base)
+        assert assemble(base.model_copy(update={"memo": memo})) == plain
+        assert [r.state for r in plain.ledger if r.id == twin.id]  # the twin is in it

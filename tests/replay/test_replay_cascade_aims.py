@@ -109,7 +109,6 @@ def test_at_128k_no_call_is_over_the_window_and_rewrites_are_rare() -> None:
     assert tally.rewrites_per_100() < 3
 
 
-@pytest.mark.xfail(strict=True, reason="not reached: about 0.92 of raw (docs/context.md)")
 def test_at_128k_cost_is_at_most_85_percent_of_raw() -> None:
     tally, _ = _run(128_000)
     assert tally.family_cost_ratio("openai") <= 0.85

@@ -1,5 +1,8 @@
 """The repository map per workspace: built off the event loop (one build per workspace
-even when requests race), kept current by watchdog, pooled and released when idle."""
+even when requests race), kept current by watchdog, pooled and released when idle.
+A turn that starts a cold build of a large workspace gets the build's first map
+(the files that matter most, ``first_map.py``) while the rest parses; the build
+then completes in the background and later turns get the whole map."""
 
 from __future__ import annotations
 
@@ -7,13 +10,14 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from pathlib import Path
 
 from lsprotocol import types as lsp
 
 from bonsai.domain import StoredMessage
 from bonsai.services.providers.registry import lookup_model
+from bonsai.services.repomap.first_map import FirstRequest
 from bonsai.services.repomap.records import RepoMap
 from bonsai.services.repomap.service import RepoMapService
 from bonsai.services.workspace import workspace_key
@@ -70,17 +74,27 @@ class BuildProgress:
 
 @contextlib.asynccontextmanager
 async def repomap_lease(
-    daemon: Host, workspace: str, clients: Sequence[Subscriber] | None = None
+    daemon: Host,
+    workspace: str,
+    clients: Sequence[Subscriber] | None = None,
+    first: FirstRequest | None = None,
 ) -> AsyncIterator[RepoMapService]:
     """The workspace's repository map, built on first use (concurrent first requests
-    share one build) and never released while the block runs."""
+    share one build) and never released while the block runs. ``first``: the
+    first map of the files that matter most, if this request starts a cold build."""
     workspace = workspace_key(workspace)
     pool: ServicePool[RepoMapService] = daemon.pool("repomap", _close)
-    async with pool.lease(workspace, lambda: _build(daemon, workspace, clients or [])) as service:
+
+    def builder() -> Awaitable[RepoMapService]:
+        return _build(daemon, workspace, clients or [], first)
+
+    async with pool.lease(workspace, builder) as service:
         yield service
 
 
-async def _build(daemon: Host, workspace: str, clients: Sequence[Subscriber]) -> RepoMapService:
+async def _build(
+    daemon: Host, workspace: str, clients: Sequence[Subscriber], first: FirstRequest | None = None
+) -> RepoMapService:
     settings = daemon.settings(workspace).settings.repomap
     cache = daemon.home / "cache" / "repomap.db"
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -88,7 +102,7 @@ async def _build(daemon: Host, workspace: str, clients: Sequence[Subscriber]) ->
     try:
         progress = BuildProgress(clients, f"bonsai: mapping {Path(workspace).name}")
         await progress.begin()
-        stats = await asyncio.to_thread(service.build, progress.report)
+        stats = await asyncio.to_thread(service.build, progress.report, first)
         progress.end(f"{stats.files} files mapped, {stats.parsed} parsed")
         service.start_watching()
     except BaseException:
@@ -115,11 +129,49 @@ def conversation_files(history: list[StoredMessage]) -> tuple[list[str], list[st
     return seen, seen[-5:]
 
 
+_completing: set[asyncio.Task[RepoMap]] = set()  # builds that gave a first map, finishing
+
+
 async def map_for(
     daemon: Host, workspace: str, history: list[StoredMessage], clients: Sequence[Subscriber]
 ) -> RepoMap:
+    """This turn's map; the first map of a cold build when it comes before the
+    whole map (the build goes on, and the next turn gets the whole map)."""
     files, recent = conversation_files(history)
     users = [s.message.content for s in history if s.message.role == "user"]
     mentions = users[-1] if users else ""
-    async with repomap_lease(daemon, workspace, clients) as service:
-        return await asyncio.to_thread(service.get, None, files, mentions, recent)
+    loop = asyncio.get_running_loop()
+    early: asyncio.Future[RepoMap] = loop.create_future()
+
+    def on_first(first_map: RepoMap) -> None:  # on the building thread
+        loop.call_soon_threadsafe(_settle, early, first_map)
+
+    async def whole() -> RepoMap:
+        first = FirstRequest(on_first, files, mentions)
+        async with repomap_lease(daemon, workspace, clients, first) as service:
+            return await asyncio.to_thread(service.get, None, files, mentions, recent)
+
+    full = asyncio.ensure_future(whole())
+    try:
+        await asyncio.wait({early, full}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:  # the turn was cancelled: so is its map
+        full.cancel()
+        raise
+    if full.done() or not early.done():
+        early.cancel()
+        return await full
+    _completing.add(full)
+    full.add_done_callback(_completed)
+    log.info("repository map of %s: first map of %s files", workspace, len(early.result().files))
+    return early.result()
+
+
+def _settle(future: asyncio.Future[RepoMap], value: RepoMap) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _completed(task: asyncio.Task[RepoMap]) -> None:
+    _completing.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.error("repository map build failed after its first map", exc_info=task.exception())

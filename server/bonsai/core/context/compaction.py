@@ -85,9 +85,10 @@ def _plan(
     mode: CompactionMode,
 ) -> CompactionPlan:
     fold_ids = fold.ids if fold else []
-    source = render_span(fold.span, work.calls) if fold else None
+    source = render_span(fold.span, work.calls) if fold and mode == "provider" else None
     previous = work.state.summary.text if work.state.summary else None
-    seqs = [i.seq for i in work.inp.items if i.id in set(fold_ids) | work.state.folded()]
+    gone = set(fold_ids) | work.state.folded()
+    seqs = [i.seq for i in work.inp.items if i.id in gone]
     records = stub_records({k: v for k, v in stubs.items() if k not in set(fold_ids)})
     if fold:
         records.append(

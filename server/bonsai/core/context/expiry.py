@@ -8,6 +8,8 @@ pass then takes what the payback rule was holding back:
 - stubs: every superseded read (a later read or edit covers it), and old
   successful bulky outputs outside the protected tail while the request is
   above ``compact_target``;
+- the reasoning of every step already acted on, outside the protected tail
+  (``reasoning.py``);
 - episodes ready to archive (the archive pass runs with the cache cold);
 - a waiting fold: compaction after this pass pays on a cold cache.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 from bonsai.core.context.candidates import Candidate, stub_candidates
 from bonsai.core.context.context_state import StubEntry
 from bonsai.core.context.pipeline_types import Record
+from bonsai.core.context.reasoning import condense, reasoning_candidates
 from bonsai.core.context.stubbing import add_stubs, stub_records, take_stub
 from bonsai.core.context.work import Work, analyse
 from bonsai.core.replay.report import REWRITE_KINDS
@@ -46,6 +49,8 @@ def expiry_stubs(work: Work) -> tuple[Work, list[Record]]:
     for cand in candidates:
         if cand.superseded or work.used - saved > goal:
             saved += take_stub(work, _labelled(cand), "gc", chosen)
+    condensed, _ = condense(work, reasoning_candidates(work), reason=REASON)
+    chosen.update(condensed)
     if not chosen:
         return work, []
     after = analyse(work.inp, add_stubs(work.state, chosen), work.frame.tools, work)

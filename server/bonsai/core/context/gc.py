@@ -5,7 +5,9 @@ It takes candidates (superseded reads first, then old successful outputs,
 oldest first) until the request is down at ``compact_target``, and keeps the
 batch only when it pays for itself (``pays_for_itself``): a rewrite costs a
 provider cache miss on everything after the first change, besides the messages
-new since the previous call (those are uncached anyway).
+new since the previous call (those are uncached anyway). Below the trigger one
+batch of every stale output and the reasoning of steps already acted on
+(``reasoning.py``) is taken when it breaks even within the payback horizon.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from bonsai.core.context.candidates import stub_candidates
 from bonsai.core.context.context_state import StubEntry
 from bonsai.core.context.pipeline_types import Record
 from bonsai.core.context.pricing import break_even_calls
+from bonsai.core.context.reasoning import condense, reasoning_candidates
 from bonsai.core.context.stubbing import (
     add_stubs,
     cache_note,
@@ -49,10 +52,12 @@ def collect(work: Work) -> tuple[Work, list[Record]]:
 
 
 STUB_TOKENS = 80  # about what a stub's text costs (what ran, why, how to get it back)
+REASONING_TOKENS = 30  # about what a condensed step's marker costs
 
 
 def economic(work: Work) -> tuple[Work, list[Record]]:
-    """Below the trigger: one big batch of every candidate, taken only when it
+    """Below the trigger: one big batch of every candidate (stale outputs and the
+    reasoning of steps already acted on, ``reasoning.py``), taken only when it
     breaks even (under the billed prices) within ``payback_horizon`` of the calls
     made so far: a session that has run N calls is expected to run about N more."""
     settings = work.inp.settings
@@ -65,19 +70,24 @@ def economic(work: Work) -> tuple[Work, list[Record]]:
         min_tokens=settings.min_stub_tokens,
         include_failed=False,
     )
+    thoughts = reasoning_candidates(work)
     calls = work.model_calls
     horizon = settings.payback_horizon * calls
     # decided on an estimate first (every call below the trigger comes here, and
     # building the stubs means counting each): a stub costs about STUB_TOKENS
     estimate = sum(c.node.tokens - STUB_TOKENS for c in candidates)
+    estimate += sum(n.tokens - REASONING_TOKENS for n in thoughts)
     least = _least(work)
     if estimate < least:
         return work, []
-    first = work.tokens_before({c.node.item.id for c in candidates})
+    ids = {c.node.item.id for c in candidates} | {n.item.id for n in thoughts}
+    first = work.tokens_before(ids)
     resent_estimate = max(0, work.used - estimate - first - work.fresh_tokens())
     if break_even_calls(estimate, resent_estimate, work.pricing) > horizon:
         return work, []
     chosen, saved = choose_stubs(work, candidates, 0, "gc")
+    condensed, gained = condense(work, thoughts)
+    chosen, saved = {**chosen, **condensed}, saved + gained
     if not chosen or saved < least:
         return work, []
     kept = work.tokens_before(set(chosen))
@@ -87,14 +97,16 @@ def economic(work: Work) -> tuple[Work, list[Record]]:
     return _apply(work, chosen, saved, kept)
 
 
-ECONOMIC_SIZE_SHARE = 0.5  # below the trigger a batch needs this share of ``min_rewrite_tokens``
+ECONOMIC_SIZE_SHARE = 1.0  # below the trigger a batch needs this share of ``min_rewrite_tokens``
 
 
 def _least(work: Work) -> int:
     """The smallest batch worth a rewrite below the trigger. The break-even rule
     already decides whether it pays; the size only keeps small batches from
-    churning the cache, and a whole ``min_rewrite_tokens`` left most sessions
-    that never reach the trigger unmanaged (measured: docs/context.md)."""
+    churning the cache. With stale outputs alone a whole ``min_rewrite_tokens``
+    left most sessions that never reach the trigger unmanaged; with the old
+    reasoning condensed in the same batch, half of it rewrote twice as often
+    as the aim allows (measured: docs/context.md)."""
     return int(ECONOMIC_SIZE_SHARE * work.inp.settings.min_rewrite_tokens)
 
 

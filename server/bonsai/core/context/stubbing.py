@@ -61,7 +61,7 @@ def choose_stubs(
     while rest and work.used - saved > goal:
         saved += take_stub(work, rest.pop(0), origin, chosen)
     if chosen:
-        order = {n.item.id: i for i, n in enumerate(work.nodes)}
+        order = work.positions()
         first = min(order[i] for i in chosen)
         for cand in rest:
             if order[cand.node.item.id] > first:

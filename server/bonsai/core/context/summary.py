@@ -116,6 +116,19 @@ def _files(old: list[str], span: list[Item]) -> list[str]:
     return entries[-KEEP["Files touched"] :]
 
 
+_RISK_WORDS = ("traceback", "error", "failed", "exception")
+
+
+def _risky(text: str) -> bool:
+    """``_RISK.search(text)``, skipped when ASCII text holds none of its words in
+    any case (the case-insensitive search tries every branch at every position)."""
+    if text.isascii():
+        low = text.lower()
+        if not any(word in low for word in _RISK_WORDS):
+            return False
+    return _RISK.search(text) is not None
+
+
 def _finding(item: Item, calls: dict[str, tuple[str, str]]) -> str:
     message = item.message
     name, args = calls.get(message.tool_call_id or "", (message.name or "tool", ""))
@@ -147,7 +160,7 @@ def _span_entries(span: list[Item], calls: dict[str, tuple[str, str]]) -> Sectio
         elif message.role == "tool":
             finding = _finding(item, calls)
             new["Tool findings"].append(finding)
-            if failed(message) or _RISK.search(message.content[:2_000]):
+            if failed(message) or _risky(message.content[:2_000]):
                 new["Risks"].append(finding)
     for item in assistants[-3:]:
         for line in item.message.content.splitlines():

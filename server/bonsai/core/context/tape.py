@@ -42,6 +42,7 @@ from bonsai.core.context.pipeline_types import Item, LedgerRow, TokenCounter
 from bonsai.core.context.reuse import pointer_target
 from bonsai.core.context.supersede import Supersession
 from bonsai.core.context.view import Marks, Node, changed_keys, node_of
+from bonsai.domain import Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +52,12 @@ class Snapshot:
     tape: Tape
     version: int  # the tape's version then: its rows are this analysis's while equal
     digests: list[bytes | None]  # per node: the digest of what it sends (None: not sent)
+    sent: list[Message | None]  # per node: what it sends
     cum: list[int]  # cum[i]: tokens of nodes[:i] on the wire
     pos: dict[str, int]  # item id → its first position
     last_assistant: int  # position of the latest assistant message, -1 when none
     assistants: int  # how many assistant messages
+    duplicates: bool  # an item id repeats (``pos`` has its first position)
 
     @property
     def current(self) -> bool:
@@ -72,6 +75,7 @@ class Tape:
         self.marks: Marks | None = None
         self.nodes: list[Node] = []
         self.digests: list[bytes | None] = []
+        self.sent: list[Message | None] = []  # per node: what it sends
         self.levels: Counter[str] = Counter()  # confidence → nodes with tokens on the wire
         self.cum: list[int] = [0]
         self.summary_at: int | None = None
@@ -84,6 +88,8 @@ class Tape:
     def _facts(self) -> None:
         """Forget the items' facts (not the nodes)."""
         self.items: list[Item] = []
+        self.messages: list[Message] = []  # the items' messages and (id, seq, turn):
+        self.keys: list[tuple[str, int, int]] = []  # an item is these two
         self.pos: dict[str, int] = {}
         self.duplicates = False  # an id seen twice: a state change rebuilds every node
         self.groups: list[Group] = []
@@ -117,7 +123,7 @@ class Tape:
             self._extend(items, 0)
             for node in self.nodes[start:]:
                 self._count(node, -1)
-            del self.nodes[start:], self.digests[start:], self.rows[start:]
+            del self.nodes[start:], self.digests[start:], self.sent[start:], self.rows[start:]
             self.stale = {p for p in self.stale if p < start}
             for call_id in changed_keys(calls, self.calls):  # labels that name them
                 self.stale.update(p for p in self.answers.get(call_id, ()) if p < start)
@@ -146,10 +152,12 @@ class Tape:
             tape=self,
             version=self.version,
             digests=list(self.digests),
+            sent=list(self.sent),
             cum=list(self.cum),
             pos=dict(self.pos),
             last_assistant=self.assistants[-1] if self.assistants else -1,
             assistants=len(self.assistants),
+            duplicates=self.duplicates,
         )
 
     def _common(self, items: list[Item]) -> int:
@@ -158,10 +166,22 @@ class Tape:
         n = min(len(old), len(items))
         if all(map(operator.is_, old, items)):
             return n
+        head = items[:n]  # new items of the same messages (a store that keeps them)?
+        same = all(map(operator.is_, self.messages, [i.message for i in head]))
+        if same and self.keys[:n] == [(i.id, i.seq, i.turn) for i in head]:
+            old[:n] = head  # equal: the next call's identity check is C-fast
+            return n
         for i in range(n):
-            if old[i] is not items[i] and old[i] != items[i]:
+            was, now = old[i], items[i]
+            if was is now:
+                continue
+            if was.message is now.message:  # a store that hands back the same message
+                same = was.id == now.id and was.seq == now.seq and was.turn == now.turn
+            else:
+                same = was == now
+            if not same:
                 return i
-            old[i] = items[i]  # equal: the next call's identity check is C-fast
+            old[i], self.messages[i] = now, now.message  # equal: C-fast next time
         return n
 
     def _extend(self, items: list[Item], start: int) -> None:
@@ -173,6 +193,8 @@ class Tape:
 
     def _add(self, pos: int, item: Item) -> None:
         self.items.append(item)
+        self.messages.append(item.message)
+        self.keys.append((item.id, item.seq, item.turn))
         if item.id in self.pos:
             self.duplicates = True
         else:
@@ -211,9 +233,11 @@ class Tape:
         else:
             self.nodes.append(node)
             self.digests.append(None)
+            self.sent.append(None)
             self.rows.append(None)
         self._count(node, 1)
         self.stale.add(pos)
+        self.sent[pos] = node.message
         self.digests[pos] = None if node.message is None else message_digest(node.message)
 
     def _count(self, node: Node, n: int) -> None:

@@ -75,14 +75,13 @@ class Work:
         snap = self.snapshot
         if snap is None:
             return self._wire_from_memo()
-        messages = [n.message for n in self.nodes if n.message is not None]
-        digests = snap.digests
+        digests, sent = snap.digests, snap.sent  # None where a node sends nothing
         if pos is None or summary is None:
+            messages: list[Message] = list(filter(None, sent))
             joined = b"".join(filter(None, digests))
         else:
             message = summary_message(summary, self.nodes[pos].item.seq)
-            before = sum(n.message is not None for n in self.nodes[:pos])
-            messages.insert(before, message)
+            messages = [*filter(None, sent[:pos]), message, *filter(None, sent[pos:])]
             head, tail = filter(None, digests[:pos]), filter(None, digests[pos:])
             joined = b"".join([*head, message_digest(message), *tail])
         return messages, prefix_hash(self.frame.system, self.frame.tools, [joined])
@@ -106,6 +105,13 @@ class Work:
 
     def prefix_hash(self) -> str:
         return self.wire()[1]
+
+    def positions(self) -> dict[str, int]:
+        """Item id → its node's index (the last one, should an id repeat)."""
+        snap = self.snapshot
+        if snap is not None and not snap.duplicates:
+            return snap.pos
+        return {n.item.id: i for i, n in enumerate(self.nodes)}
 
     @property
     def model_calls(self) -> int:

@@ -1,4 +1,4 @@
-"""The file order of a map: three lanes of evidence fused by reciprocal rank.
+"""The file order of a map: lanes of evidence fused by reciprocal rank.
 
 * **lexical**: BM25 of the text's words over each file's words (``lexical.py``:
   names, docstrings, comments, string literals, path), test files left out
@@ -11,6 +11,12 @@
 * **mentions**: what the text names (``mentions.py``): files (paths, modules,
   traceback frames) with their weight, identifiers with their weight split
   among the files defining them.
+* **frames**: the files the text's traceback frames name, the innermost of
+  the repository's own frames first (``frames.py``; an installed package's
+  ``site-packages/pkg/mod.py`` names ``src/pkg/mod.py``).
+* **title**: BM25 of the first line of a longer text (an issue's title) alone,
+  tests left out, at a small weight (``W_TITLE``): it decides among files the
+  body's many words match alike.
 * **pagerank**: the personalized PageRank of the reference graph, a prior of
   importance; for a file that shares no word with the text it is damped by
   ``NO_WORD_DAMP``, so a large central module no longer leads a map it has
@@ -32,8 +38,9 @@ from typing import NamedTuple
 import numpy as np
 
 from bonsai.core.repomap.pagerank import FloatArray
+from bonsai.services.repomap.frames import frames_lane
 from bonsai.services.repomap.graph import RepoGraph
-from bonsai.services.repomap.lexical import is_test_path
+from bonsai.services.repomap.lexical import is_test_path, lexical_scores, query_of
 from bonsai.services.repomap.mentions import Mentions
 from bonsai.services.repomap.words import GENERATED_MARK, text_words
 
@@ -45,7 +52,10 @@ NO_WORD_DAMP = 0.25  # PageRank lane weight of a file without a word of the text
 NO_WORD_MIN = 0.0  # "without a word": BM25 at most this share of the best file's
 SIBLING_SHARE = 0.5  # of its source file's lexical score, to a generated file
 W_PHRASES = 0.0  # lane of the files holding every word of a message the text quotes
+W_FRAMES = 1.0  # lane of the files the text's traceback frames name (``frames.py``)
+W_TITLE = 0.3  # lane of BM25 over the first line of a longer text (an issue's title)
 MAX_PHRASES = 8
+MAX_TITLE = 400  # characters of a title read
 
 
 class Lanes(NamedTuple):
@@ -54,6 +64,8 @@ class Lanes(NamedTuple):
     pagerank: FloatArray
     bm25: FloatArray  # the raw BM25 (before test evidence), > 0: shares a word
     phrases: FloatArray  # words of quoted messages held (``phrases_lane``)
+    frames: FloatArray  # traceback frames naming the file, innermost most (``frames.py``)
+    title: FloatArray  # BM25 of the title's words (``title_lane``), tests left out
 
 
 def _definers_of_nodes(graph: RepoGraph, nodes: np.ndarray, weights: FloatArray) -> FloatArray:
@@ -200,14 +212,36 @@ def phrases_lane(graph: RepoGraph, text: str) -> FloatArray:
     return lane
 
 
+def title_of(text: str) -> str:
+    """The first non-blank line of a text of several lines (an issue's title),
+    else nothing: a one-line text is all title, and its words are the lexical
+    lane already."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[0].strip()[:MAX_TITLE] if len(lines) > 1 else ""
+
+
+def title_lane(graph: RepoGraph, text: str, bm25: FloatArray) -> FloatArray:
+    """BM25 of the title's words per file, tests left out: the title says what
+    is wrong in a few words; the body's code, logs and environment dumps hold
+    many more words, which the lexical lane weighs as much. Empty when the
+    whole text's ``bm25`` is (no word matches, or the words are switched off)."""
+    title = title_of(text) if W_TITLE > 0 and bm25.any() else ""
+    if not title:
+        return np.zeros(len(graph.files))
+    return np.where(test_mask(graph), 0.0, lexical_scores(graph.core, query_of(title)))
+
+
 def lanes(
     graph: RepoGraph, mentions: Mentions, bm25: FloatArray, file_rank: FloatArray, text: str = ""
 ) -> Lanes:
     """The lanes from the text's BM25 per file, its mentions, the personalized
-    PageRank of the files and the text's quoted messages."""
+    PageRank of the files, the text's quoted messages, traceback frames and title."""
     lexical = lexical_lane(graph, bm25)
-    quoted = phrases_lane(graph, text) if text else np.zeros(len(graph.files))
-    return Lanes(lexical, mentions_lane(graph, mentions), file_rank, bm25, quoted)
+    zeros = np.zeros(len(graph.files))
+    quoted = phrases_lane(graph, text) if text else zeros
+    frames = frames_lane(graph.files, text, test_mask(graph)) if W_FRAMES > 0 else zeros
+    title = title_lane(graph, text, bm25)
+    return Lanes(lexical, mentions_lane(graph, mentions), file_rank, bm25, quoted, frames, title)
 
 
 def _reciprocal(score: FloatArray) -> FloatArray:
@@ -234,5 +268,9 @@ def fuse(lanes_: Lanes) -> FloatArray:
     )
     if W_PHRASES > 0:
         fused = fused + W_PHRASES * _reciprocal(lanes_.phrases)
+    if W_FRAMES > 0:
+        fused = fused + W_FRAMES * _reciprocal(lanes_.frames)
+    if W_TITLE > 0:
+        fused = fused + W_TITLE * _reciprocal(lanes_.title)
     total = float(fused.sum())
     return fused / total if total > 0 else fused

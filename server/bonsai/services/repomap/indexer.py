@@ -1,5 +1,8 @@
 """Index many files: trusted rows in-process, the rest in chunks, in parallel
 worker subprocesses for large builds (see ``worker.py``), with progress per chunk.
+A ``FirstPass`` names files to index before all others, in this process while
+the workers start on the rest; their results are handed over as soon as they
+are indexed (``first_map.py`` makes a first map of them).
 """
 
 from __future__ import annotations
@@ -7,8 +10,9 @@ from __future__ import annotations
 import logging
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from bonsai.services.repomap.cache import CachedFile
 from bonsai.services.repomap.discovery import Candidate
@@ -21,6 +25,14 @@ Progress = Callable[[int, int, str], None]
 Chunk = list[tuple[Candidate, CachedFile | None]]
 PARALLEL_MIN_FILES = 200
 CHUNK_FILES = 32
+
+
+class FirstPass(NamedTuple):
+    """Files to index first and who receives their results (on the calling
+    thread, while the workers go on with the rest)."""
+
+    paths: Collection[str]
+    deliver: Callable[[list[FileResult]], None]
 
 
 def _index_chunk(root: Path, chunk: Chunk) -> list[FileResult]:
@@ -90,12 +102,20 @@ def _run_remote(proc: subprocess.Popen[str], root: Path, chunk: Chunk) -> list[F
     return _index_chunk(root, chunk)
 
 
+def _deliver(first: FirstPass, results: list[FileResult]) -> None:
+    try:
+        first.deliver(results)
+    except Exception:  # a first map is an aid: it never breaks the build
+        log.exception("repomap: the first map failed; the build goes on")
+
+
 def index_files(
     root: Path,
     candidates: Sequence[Candidate],
     cached: dict[str, CachedFile],
     progress: Progress | None = None,
     workers: int = 0,
+    first: FirstPass | None = None,
 ) -> list[FileResult]:
     """Index every candidate; results come back in candidate order.
 
@@ -103,7 +123,8 @@ def index_files(
     are parsed by ``workers`` parsers when there are at least
     ``PARALLEL_MIN_FILES`` of them (and ``workers`` > 1): this process and
     ``workers - 1`` subprocesses, taking chunks from one queue; otherwise they
-    are indexed in-process."""
+    are indexed in-process. The files of ``first`` that need a parse are
+    indexed before all others, in this process, and delivered at once."""
     out = _Collector(len(candidates), progress)
     pending: Chunk = []
     trusted: list[FileResult] = []
@@ -114,16 +135,25 @@ def index_files(
         else:
             pending.append((cand, row))
     out.add(trusted, "cached files loaded")
-    chunks = [pending[i : i + CHUNK_FILES] for i in range(0, len(pending), CHUNK_FILES)]
+    wanted = set(first.paths) if first is not None else set()
+    head = [item for item in pending if item[0].path in wanted]
+    rest = [item for item in pending if item[0].path not in wanted] if head else pending
+    chunks = [rest[i : i + CHUNK_FILES] for i in range(0, len(rest), CHUNK_FILES)]
+    threads: list[threading.Thread] = []
+    lock = threading.Lock()
     if workers > 1 and len(pending) >= PARALLEL_MIN_FILES:
         chunks.reverse()  # workers pop from the end: keep path order roughly
-        lock = threading.Lock()
         threads = [
             threading.Thread(target=_drive_worker, args=(root, chunks, lock, out), daemon=True)
             for _ in range(workers - 1)
         ]
         for t in threads:
             t.start()
+    if first is not None and head:
+        results = _index_chunk(root, head)
+        out.add(results)
+        _deliver(first, results)
+    if threads:
         _drive_local(root, chunks, lock, out)
         for t in threads:
             t.join()

@@ -23,7 +23,8 @@ from bonsai.services.repomap.discovery import (
     discover,
     stat_candidate,
 )
-from bonsai.services.repomap.indexer import Progress, index_files
+from bonsai.services.repomap.first_map import FirstRequest, first_pass
+from bonsai.services.repomap.indexer import FirstPass, Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
 from bonsai.services.repomap.map_state import GraphOrigin, MapState, entry_rows
 from bonsai.services.repomap.memo import fresh_key
@@ -74,8 +75,13 @@ class RepoMapService:
     def _workers(self) -> int:
         return self.settings.workers or min(4, os.cpu_count() or 1)
 
-    def build(self, progress: Progress | None = None) -> BuildStats:
-        """Discover and index the whole workspace (warm: only changed files parse)."""
+    def build(
+        self, progress: Progress | None = None, first: FirstRequest | None = None
+    ) -> BuildStats:
+        """Discover and index the whole workspace (warm: only changed files parse).
+        With ``first``, a cold build of many files parses the files that matter
+        most first and hands ``first.on_map`` their map before the rest is
+        parsed (``first_map.py``); what the build leaves is the same."""
         started = time.perf_counter()
         with self._state.lock:
             found = discover(self.rules)
@@ -85,8 +91,9 @@ class RepoMapService:
             cached = dict(st.tags.rows)
             changed = [c.path for c in found.files if _stat_changed(cached.get(c.path), c)]
             cached.update(st.tags.with_data(changed))  # a touched file is hashed against it
+            early = None if first is None else self._first_pass(found.files, cached, first)
             results = index_files(
-                self.workspace, found.files, cached, progress, workers=self._workers()
+                self.workspace, found.files, cached, progress, self._workers(), early
             )
             gone = sorted(set(cached) - {c.path for c in found.files})
             stats = self._apply(results, gone, cached)
@@ -99,6 +106,16 @@ class RepoMapService:
             )
             self.last_stats = stats
             return stats
+
+    def _first_pass(
+        self, files: list[Candidate], cached: dict[str, CachedFile], first: FirstRequest
+    ) -> FirstPass | None:
+        chat = self._relative_set(first.chat_files)
+        budget = first.tokens if first.tokens is not None else self._default_budget(chat)
+        if budget < 0:
+            raise ValueError(f"repository map: token budget must be >= 0, got {budget}")
+        request = first._replace(chat_files=chat)
+        return first_pass(self.workspace, files, cached, request, budget, self.count_tokens)
 
     def _apply(
         self, results: list[FileResult], gone: list[str], cached: dict[str, CachedFile]

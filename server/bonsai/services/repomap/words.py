@@ -53,7 +53,6 @@ _GENERATED_NAME = re.compile(
 )
 _VENDOR_DIRS = frozenset({"_vendor", "vendored", "_vendored", "extern", "_extern", "externals"})
 MINIFIED_LINE = 2000  # a source line this long (in the first 64 KiB) is minified output
-_LONG_LINE = re.compile(rb"(?m)^[^\n]{%d,}" % (MINIFIED_LINE + 1))
 _ENDINGS = (("ies", "y"), ("sses", "ss"), ("es", "e"), ("s", ""), ("ing", ""), ("ed", ""))
 
 
@@ -84,7 +83,7 @@ def is_generated(path: str, source: bytes) -> bool:
     head = source[:65536]
     if len(head) <= MINIFIED_LINE:
         return False
-    long_lines = sum(map(len, _LONG_LINE.findall(head)))
+    long_lines = sum(n for n in map(len, head.split(b"\n")) if n > MINIFIED_LINE)
     return 2 * long_lines > len(head)  # most of it in very long lines
 
 

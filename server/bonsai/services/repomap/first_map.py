@@ -1,0 +1,185 @@
+"""A first map from the files that matter most, while a cold build parses the rest.
+
+A cold build of a large repository parses every file before its first map;
+``priority_files`` picks, before anything is parsed, the few files the map is
+most likely to show: the files of the chat and the files the task text names
+first, then the files most imported by the others (the module name of a file,
+counted over the import lines at the head of every file: cheap, no parse).
+The indexer parses those first and hands their tags to ``first_map``, which
+ranks and renders them exactly as a full map is (same ranking, same render)
+while the remaining files parse. The service's state is untouched by this: the
+map after the build completes is the map a build without a first map gives.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from bonsai.core.repomap.render import fit_entries
+from bonsai.services.fs.confined import ConfinementError, Workspace
+from bonsai.services.repomap.cache import CachedFile
+from bonsai.services.repomap.discovery import Candidate
+from bonsai.services.repomap.graph import build_graph
+from bonsai.services.repomap.indexer import FirstPass
+from bonsai.services.repomap.indexer_core import FileResult
+from bonsai.services.repomap.map_state import entry_rows, map_files
+from bonsai.services.repomap.mentions import (
+    WordParts,
+    build_path_index,
+    mentioned_files,
+    parse_mentions,
+)
+from bonsai.services.repomap.ranking import rank
+from bonsai.services.repomap.records import FileTags, RepoMap
+
+log = logging.getLogger(__name__)
+
+FIRST_MIN_FILES = 200  # a cold build of fewer files gives its whole map as soon
+FIRST_SHARE = 10  # one file in this many is parsed for the first map ...
+FIRST_MIN, FIRST_MAX = 32, 256  # ... but at least / at most this many
+HEAD_BYTES = 4096  # where a file's import lines are looked for
+_IMPORT_LINE = re.compile(
+    rb"(?m)^[ \t]*(?:from|import|export|#[ \t]*include|require|use|using|load|package)\b[^\n]*"
+)
+_IMPORT_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_PACKAGE_FILES = frozenset({"__init__", "index", "mod", "main", "lib"})
+
+
+class FirstRequest(NamedTuple):
+    """What the first map is for (as ``RepoMapService.get`` takes it) and who
+    receives it; ``on_map`` runs on the building thread, before the build ends."""
+
+    on_map: Callable[[RepoMap], None]
+    chat_files: Collection[str] = ()
+    mentions: str = ""
+    tokens: int | None = None
+
+
+def first_count(pending: int) -> int:
+    """How many files the first map is made of, for ``pending`` files to parse
+    (0: no first map, the whole build is quick enough)."""
+    if pending < FIRST_MIN_FILES:
+        return 0
+    return max(FIRST_MIN, min(FIRST_MAX, pending // FIRST_SHARE))
+
+
+def module_key(path: str) -> str:
+    """The name other files import ``path`` by: its file name without the
+    extension, or its directory's name for a package file (``__init__.py``)."""
+    parts = path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    if stem in _PACKAGE_FILES and len(parts) > 1:
+        return parts[-2]
+    return stem
+
+
+def _head(ws: Workspace, rel: str) -> bytes:
+    try:
+        fd, _ = ws.open_file(rel)
+    except (OSError, ConfinementError):
+        return b""
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(HEAD_BYTES)
+
+
+def import_counts(root: Path, paths: Sequence[str]) -> dict[str, int]:
+    """Per module name, how many of ``paths`` name it on an import line near
+    their head (a file counts once per name)."""
+    counts: dict[str, int] = {}
+    with Workspace(root) as ws:
+        for rel in paths:
+            lines = b"\n".join(_IMPORT_LINE.findall(_head(ws, rel)))
+            for word in set(_IMPORT_WORD.findall(lines)):
+                key = word.decode("ascii")
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def priority_files(
+    root: Path,
+    candidates: Sequence[Candidate],
+    count: int,
+    chat_files: Collection[str] = (),
+    mentions: str = "",
+) -> list[str]:
+    """The ``count`` files of ``candidates`` to parse first: those of the chat,
+    then those the text names, then the most imported (ties: by path)."""
+    paths = [c.path for c in candidates]
+    known = set(paths)
+    named = [p for p in sorted(chat_files) if p in known]
+    if mentions.strip():
+        said = mentioned_files(mentions, build_path_index(paths))
+        named += sorted(p for p in said if p in known and p not in named)
+    counts = import_counts(root, paths)
+    taken = set(named)
+    ranked = sorted(
+        (p for p in paths if p not in taken), key=lambda p: (-counts.get(module_key(p), 0), p)
+    )
+    return (named + ranked)[: max(count, len(named))]
+
+
+def first_map(
+    tags: Mapping[str, FileTags],
+    request: FirstRequest,
+    budget: int,
+    count_tokens: Callable[[str], int],
+) -> RepoMap:
+    """The map of ``tags`` alone for ``request``: ranked and rendered as
+    ``RepoMapService.get`` renders a map from scratch."""
+    started = time.perf_counter()
+    graph = build_graph(tags)
+    chat = frozenset(p for p in request.chat_files if p in tags)
+    text = request.mentions
+    if text.strip():
+        found = parse_mentions(
+            text, build_path_index(graph.files), graph.defined, WordParts(graph.core.names)
+        )
+    else:
+        found = parse_mentions("", build_path_index(()), graph.defined)
+    ranked = rank(graph, chat, frozenset(), found, text, entry_rows(budget))
+    rank_of = dict(zip(graph.files, ranked.file_rank.tolist(), strict=True))
+    entries = ranked.entries(entry_rows(budget))
+    fitted = fit_entries(entries, budget, count_tokens, lambda p: (-rank_of[p], p))
+    return RepoMap(
+        text=fitted.text,
+        files=map_files(ranked, fitted.entries),
+        tokens=fitted.tokens,
+        built_ms=(time.perf_counter() - started) * 1000,
+        cached=False,
+        changed=True,
+        reason=f"first map: {len(tags)} files parsed first, the rest still parsing",
+    )
+
+
+def first_pass(
+    root: Path,
+    candidates: Sequence[Candidate],
+    cached: Mapping[str, CachedFile],
+    request: FirstRequest,
+    budget: int,
+    count_tokens: Callable[[str], int],
+) -> FirstPass | None:
+    """What the indexer parses first for ``request`` and how their results
+    become its first map; None when few files need a parse (a warm build, a
+    small repository: the whole map comes about as soon)."""
+    cold = [c for c in candidates if _needs_parse(cached.get(c.path), c)]
+    count = first_count(len(cold))
+    if not count:
+        return None
+    paths = priority_files(root, cold, count, request.chat_files, request.mentions)
+
+    def deliver(results: list[FileResult]) -> None:
+        tags = {r.path: r.tags for r in results if r.tags is not None}
+        request.on_map(first_map(tags, request, budget, count_tokens))
+
+    return FirstPass(frozenset(paths), deliver)
+
+
+def _needs_parse(row: CachedFile | None, cand: Candidate) -> bool:
+    return row is None or (row.size, row.mtime_ns) != (cand.size, cand.mtime_ns)
