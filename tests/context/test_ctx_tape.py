@@ -155,8 +155,11 @@ def test_the_tape_assembles_what_a_fresh_assembly_does(
             items = _edit(rng, items)
         elif roll < 0.9 and branches:  # back to a branch left earlier (the state stays)
             items = branches.pop(rng.randrange(len(branches)))
-        else:  # the daemon reads its state back from JSON: equal, not the same objects
+        elif roll < 0.95:  # the daemon reads its state back from JSON: equal, not the same
             state = ContextState.model_validate(state.model_dump(mode="json"))
+        else:  # the log read again: new items of the same messages, now and then renumbered
+            shift = rng.choice((0, 0, 1))
+            items = [i.model_copy(update={"turn": i.turn + shift}) for i in items]
         base = make_input(
             items, state=state, window=window, reserve=1_000, settings=knobs, counter=counter
         )

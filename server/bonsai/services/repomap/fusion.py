@@ -228,7 +228,8 @@ def title_lane(graph: RepoGraph, text: str, bm25: FloatArray) -> FloatArray:
     title = title_of(text) if W_TITLE > 0 and bm25.any() else ""
     if not title:
         return np.zeros(len(graph.files))
-    return np.where(test_mask(graph), 0.0, lexical_scores(graph.core, query_of(title)))
+    scores = lexical_scores(graph.core, query_of(title), graph.postings)
+    return np.where(test_mask(graph), 0.0, scores)
 
 
 def lanes(
