@@ -148,8 +148,13 @@ def test_the_tape_assembles_what_a_fresh_assembly_does(
         roll = rng.random()
         if roll < 0.6 or not items:
             items = _grow(rng, items, prefix="m")
-        elif roll < 0.8:
+        elif roll < 0.75:
             state = _act(rng, state, items)
+        elif roll < 0.8 and state.stubs:  # a stub's text written again (same id, other bytes)
+            key = rng.choice(sorted(state.stubs))
+            entry = state.stubs[key]
+            again = entry.model_copy(update={"text": entry.text + " (again)"})
+            state = state.model_copy(update={"stubs": {**state.stubs, key: again}})
         elif roll < 0.86:
             branches.append(items)
             items = _edit(rng, items)

@@ -131,13 +131,13 @@ class Tape:
             self._extend(items, seen)
         kept = len(self.nodes)
         marks = Marks.of(self.pos, state)
-        same = self.marks is not None and marks == self.marks
+        changed = marks.changed(self.marks) if self.marks is not None else None
+        same = changed is not None and not changed  # no item's node can differ
         dirty: set[int] = set()
-        if self.marks is not None and not same:
+        if changed:
             if self.duplicates:
                 dirty = set(range(kept))
             else:
-                changed = marks.changed(self.marks)
                 dirty = {p for i in changed if (p := self.pos.get(i, kept)) < kept}
         self.marks = marks
         for p in [*dirty, *range(kept, len(items))]:
@@ -250,6 +250,9 @@ class Tape:
 
     def _place_summary(self, folded: frozenset[str], kept: int, truncated: bool) -> None:
         """The position of the first folded node (where the summary goes)."""
+        if not folded:
+            self.summary_at, self._folded = None, folded
+            return
         if folded == self._folded and not truncated:
             if self.summary_at is None:  # only a new item can be the first folded one
                 new = (p for p in range(kept, len(self.items)) if self.items[p].id in folded)
