@@ -171,7 +171,7 @@ def _references(refs: list[ts.Node], skip: set[int]) -> dict[str, int]:
     named = (
         (name.decode("utf-8", "replace"), n)
         for name, n in counts.items()
-        if name and n > 0 and len(name) <= MAX_IDENT_CHARS
+        if name is not None and n > 0 and len(name) <= MAX_IDENT_CHARS
     )
     return dict(sorted(named))
 
