@@ -2,11 +2,13 @@
 
 Builds a synthetic coding session (user request, then assistant steps with a
 tool call and a tool result of realistic size), grows it one step per turn
-the way a daemon does, and times ``assemble`` for each of the last turns with
-the real o200k tokenizer and its per-hash count cache. Below the pressure
-thresholds (no stage fires) the time should grow with the *new* content of a
-turn, not with the session's length; a baseline in the same run times a full
-re-count of the session without the cache (what a naive assembler pays).
+the way a daemon does (the state and the session's memo carried from call to
+call), and times ``assemble`` for each of the last turns with the real o200k
+tokenizer and its per-hash count cache. A call that no stage rewrites should
+cost its *new* content, not the session's length; the calls that rewrite
+(the economic stub batch) are listed apart, and so are the calls of a session
+far over its window (GC stubs and folds). A baseline in the same run times a
+full re-count of the session without the cache (what a naive assembler pays).
 
 Every time is taken twice: wall clock (``perf_counter``) and the process's CPU
 time (``process_time``). On a loaded machine the wall clock also counts the
@@ -174,6 +176,30 @@ def new_content_ms(
     return out
 
 
+def pressure_ms(
+    items: list[Item], counter: object, turns: int, usable: int
+) -> dict[str, list[float]]:
+    """A session far bigger than its window: GC stubs and tier-2 folds fire as it
+    grows. CPU ms of each of the last ``turns`` turns, by what the call did:
+    ``fold`` (a compaction folded), ``stubs`` (stubs only), ``none``."""
+    parts = [SystemPart(id="sys:persona", label="persona", text="You are bonsai. " + _text(200, 3))]
+    tools = [{"name": "read_file", "description": "Read a file", "parameters": {"type": "object"}}]
+    window = usable + 16_000
+    state, memo = ContextState(), AssemblyMemo()
+    base = len(items) - 2 * turns
+    for k in range(max(2, base - 60), base, 2):  # settle: the first folds happen here
+        state = _assemble(items[:k], parts, tools, state, counter, window, memo).state
+    out: dict[str, list[float]] = {"none": [], "stubs": [], "fold": []}
+    for k in range(base, len(items) + 1, 2):
+        cpu_started = time.process_time()
+        result = _assemble(items[:k], parts, tools, state, counter, window, memo)
+        cpu = (time.process_time() - cpu_started) * 1000
+        kinds = {r.kind for r in result.records}
+        out["fold" if "fold" in kinds else "stubs" if "stub" in kinds else "none"].append(cpu)
+        state = result.state
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, default=60, help="timed turns per size")
@@ -224,6 +250,15 @@ def main() -> None:
             f"{size:>10,} {len(plain):>6} {p50:>7.2f} {p95:>7.2f} {len(rewriting):>8} "
             f"{r50:>7.2f} {rmax:>7.2f}"
         )
+    usable = 32_000
+    print(f"\n200,000 tokens in a {usable:,}-token usable window (GC and folds fire), CPU ms:")
+    print(f"{'call':>10} {'calls':>6} {'p50':>7} {'p95':>7} {'max':>7}")
+    for kind, cpu in pressure_ms(items, counter, args.turns, usable).items():
+        if cpu:
+            print(
+                f"{kind:>10} {len(cpu):>6} {statistics.median(cpu):>7.2f} "
+                f"{percentile(cpu, 95):>7.2f} {max(cpu):>7.2f}"
+            )
     print("\none turn at 200,000 tokens, by the size of its new tool output:")
     print(f"{'new words':>10} {'ms':>8} {'CPU ms':>8}")
     for words, ms, cpu_ms in new_content_ms(

@@ -148,15 +148,23 @@ def test_the_tape_assembles_what_a_fresh_assembly_does(
         roll = rng.random()
         if roll < 0.6 or not items:
             items = _grow(rng, items, prefix="m")
-        elif roll < 0.8:
+        elif roll < 0.75:
             state = _act(rng, state, items)
+        elif roll < 0.8 and state.stubs:  # a stub's text written again (same id, other bytes)
+            key = rng.choice(sorted(state.stubs))
+            entry = state.stubs[key]
+            again = entry.model_copy(update={"text": entry.text + " (again)"})
+            state = state.model_copy(update={"stubs": {**state.stubs, key: again}})
         elif roll < 0.86:
             branches.append(items)
             items = _edit(rng, items)
         elif roll < 0.9 and branches:  # back to a branch left earlier (the state stays)
             items = branches.pop(rng.randrange(len(branches)))
-        else:  # the daemon reads its state back from JSON: equal, not the same objects
+        elif roll < 0.95:  # the daemon reads its state back from JSON: equal, not the same
             state = ContextState.model_validate(state.model_dump(mode="json"))
+        else:  # the log read again: new items of the same messages, now and then renumbered
+            shift = rng.choice((0, 0, 1))
+            items = [i.model_copy(update={"turn": i.turn + shift}) for i in items]
         base = make_input(
             items, state=state, window=window, reserve=1_000, settings=knobs, counter=counter
         )

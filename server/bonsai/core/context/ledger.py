@@ -21,7 +21,7 @@ from bonsai.core.context.pipeline_types import (
     SystemPart,
     Totals,
 )
-from bonsai.core.context.tape import Tape
+from bonsai.core.context.tape import Snapshot, Tape
 from bonsai.core.context.text import message_kind, message_label
 from bonsai.core.context.view import Node, applied_archives, changed_keys
 from bonsai.core.context.work import Work
@@ -122,7 +122,7 @@ def _node_row(node: Node, work: Work, step: str | None) -> LedgerRow:
     tokens = node.full_tokens if node.state == "dropped" else node.tokens
     reason = node.reason or work.protected.get(item.id, "")
     call = work.calls.get(item.message.tool_call_id or "")  # the label names it
-    key = (node.state, tokens, reason, node.confidence, step, call)
+    key = (node.state, tokens, reason, node.confidence, step, call, item.turn)
     if memo is not None:
         hit = memo.rows.get(item.id, item.message)
         if hit is not None and hit[0] == key:
@@ -157,8 +157,8 @@ def _step_heads(work: Work) -> dict[str, str]:
     return {rid: g.ids[0] for g in work.groups if g.kind == "step" for rid in g.ids[1:]}
 
 
-def message_rows(work: Work) -> list[LedgerRow]:
-    snap = work.snapshot
+def message_rows(work: Work, snap: Snapshot | None = None) -> list[LedgerRow]:
+    """The rows of the messages (``snap``: the work's tape, brought to it)."""
     if snap is not None and snap.current:
         return _rows_on_tape(work, snap.tape)
     pos = work.summary_at
@@ -244,15 +244,17 @@ def _summary_row(work: Work) -> LedgerRow:
 
 
 def ledger_rows(work: Work, all_tools: list[dict[str, Any]]) -> list[LedgerRow]:
-    return [*system_rows(work), *tool_rows(work, all_tools), *message_rows(work)]
+    return ledger(work, all_tools)[0]
 
 
 def ledger(work: Work, all_tools: list[dict[str, Any]]) -> tuple[list[LedgerRow], Totals]:
     """``ledger_rows`` and their ``totals``; the messages' part of the totals from
     the tape's running sums when the work is the tape's current analysis."""
     head = [*system_rows(work), *tool_rows(work, all_tools)]
-    messages = message_rows(work)
     snap = work.snapshot
+    if snap is not None and not snap.current:  # a stage tried another state: come back
+        snap = snap.tape.sync(work.inp.items, work.state, work.inp.counter, work.inp.memo)
+    messages = message_rows(work, snap)
     if snap is None or not snap.current:
         rows = [*head, *messages]
         return rows, totals(work, rows)

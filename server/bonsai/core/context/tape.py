@@ -88,6 +88,8 @@ class Tape:
     def _facts(self) -> None:
         """Forget the items' facts (not the nodes)."""
         self.items: list[Item] = []
+        self.messages: list[Message] = []  # the items' messages and (id, seq, turn):
+        self.keys: list[tuple[str, int, int]] = []  # an item is these two
         self.pos: dict[str, int] = {}
         self.duplicates = False  # an id seen twice: a state change rebuilds every node
         self.groups: list[Group] = []
@@ -129,13 +131,13 @@ class Tape:
             self._extend(items, seen)
         kept = len(self.nodes)
         marks = Marks.of(self.pos, state)
-        same = self.marks is not None and marks == self.marks
+        changed = marks.changed(self.marks) if self.marks is not None else None
+        same = changed is not None and not changed  # no item's node can differ
         dirty: set[int] = set()
-        if self.marks is not None and not same:
+        if changed:
             if self.duplicates:
                 dirty = set(range(kept))
             else:
-                changed = marks.changed(self.marks)
                 dirty = {p for i in changed if (p := self.pos.get(i, kept)) < kept}
         self.marks = marks
         for p in [*dirty, *range(kept, len(items))]:
@@ -164,10 +166,22 @@ class Tape:
         n = min(len(old), len(items))
         if all(map(operator.is_, old, items)):
             return n
+        head = items[:n]  # new items of the same messages (a store that keeps them)?
+        same = all(map(operator.is_, self.messages, [i.message for i in head]))
+        if same and self.keys[:n] == [(i.id, i.seq, i.turn) for i in head]:
+            old[:n] = head  # equal: the next call's identity check is C-fast
+            return n
         for i in range(n):
-            if old[i] is not items[i] and old[i] != items[i]:
+            was, now = old[i], items[i]
+            if was is now:
+                continue
+            if was.message is now.message:  # a store that hands back the same message
+                same = was.id == now.id and was.seq == now.seq and was.turn == now.turn
+            else:
+                same = was == now
+            if not same:
                 return i
-            old[i] = items[i]  # equal: the next call's identity check is C-fast
+            old[i], self.messages[i] = now, now.message  # equal: C-fast next time
         return n
 
     def _extend(self, items: list[Item], start: int) -> None:
@@ -179,6 +193,8 @@ class Tape:
 
     def _add(self, pos: int, item: Item) -> None:
         self.items.append(item)
+        self.messages.append(item.message)
+        self.keys.append((item.id, item.seq, item.turn))
         if item.id in self.pos:
             self.duplicates = True
         else:
@@ -234,6 +250,9 @@ class Tape:
 
     def _place_summary(self, folded: frozenset[str], kept: int, truncated: bool) -> None:
         """The position of the first folded node (where the summary goes)."""
+        if not folded:
+            self.summary_at, self._folded = None, folded
+            return
         if folded == self._folded and not truncated:
             if self.summary_at is None:  # only a new item can be the first folded one
                 new = (p for p in range(kept, len(self.items)) if self.items[p].id in folded)

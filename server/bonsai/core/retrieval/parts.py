@@ -69,19 +69,29 @@ def entities(text: str) -> list[str]:
     words (stop words and month or day names aside; at the start of a sentence
     only when the next word is capitalised too, as in a full name) and
     identifiers containing digits, hyphens or underscores."""
-    return _entities(text, sentence_starts=False)
+    return list(_both(text)[0])
 
 
 def sentence_start_names(text: str) -> list[str]:
     """The capitalised words :func:`entities` leaves out because they open a
     sentence ("Ana moved to Porto", but also "Decision:"): a name only if the
     same word is an entity elsewhere, which the caller decides."""
-    strong = set(entities(text))
-    return [w for w in _entities(text, sentence_starts=True) if w not in strong]
+    return entity_words(text)[1]
 
 
-def _entities(text: str, *, sentence_starts: bool) -> list[str]:
-    seen: dict[str, None] = {}
+def entity_words(text: str) -> tuple[list[str], list[str]]:
+    """:func:`entities` and :func:`sentence_start_names` of ``text`` in one
+    pass over its words (what an index stores for every document it writes)."""
+    inside, opening = _both(text)
+    return list(inside), [w for w in opening if w not in inside]
+
+
+def _both(text: str) -> tuple[dict[str, None], dict[str, None]]:
+    """The entity-like words of ``text`` in order, split into those inside a
+    sentence and the capitalised ones opening one ("Decision:", "Agreed on": a
+    capital from the sentence, not a name)."""
+    inside: dict[str, None] = {}
+    opening: dict[str, None] = {}
     for match in _TOKEN.finditer(text):
         word = match.group(0).strip("'-")
         if not word or not _entity_like(word):
@@ -89,13 +99,12 @@ def _entities(text: str, *, sentence_starts: bool) -> list[str]:
         lower = word.lower()
         if lower in STOP_WORDS or lower in _CALENDAR:
             continue
-        opens = _opens_sentence(text, match.start()) and not _NAME_NEXT.match(text, match.end())
-        if opens != sentence_starts:
-            continue  # "Decision:", "Agreed on": a capital from the sentence, not a name
-        if sentence_starts and not word[0].isupper():
-            continue
-        seen.setdefault(word, None)
-    return list(seen)
+        if _opens_sentence(text, match.start()) and not _NAME_NEXT.match(text, match.end()):
+            if word[0].isupper():
+                opening.setdefault(word, None)
+        else:
+            inside.setdefault(word, None)
+    return inside, opening
 
 
 def feedback_terms(query: str, top_texts: Iterable[str], max_terms: int = 6) -> list[str]:

@@ -45,7 +45,8 @@ class StaticEmbedder:
         return self._model_id
 
     def encode(self, texts: Sequence[str]) -> Vectors:
-        return normalise_rows(self._model.encode(list(texts)))
+        # in this process: model2vec would fork workers above 10,000 texts
+        return normalise_rows(self._model.encode(list(texts), use_multiprocessing=False))
 
 
 def _folder_digest(path: Path) -> str:

@@ -20,6 +20,8 @@ segments so that writing an unmodified entry reproduces the file byte for byte
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -31,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bonsai.domain import content_hash
 from bonsai.services.memory.naming import NAME_MAX, name_problem
+from bonsai.services.memory.simple_front import parse_simple_front
 
 EntryType = Literal["user", "preference", "project", "reference"]
 Tier = Literal["user", "project"]
@@ -130,18 +133,44 @@ def split_entry(text: str) -> EntryFile:
 def load_front(front: str, *, first_line: int = 1) -> dict[str, Any]:
     """Parse front-matter YAML into a mapping (empty front matter gives {}).
     ``first_line`` is the file line the YAML starts on, so an error names the
-    file's line and column, not the snippet's."""
+    file's line and column, not the snippet's. The few ``key: value`` lines
+    most entries have are read without the YAML parser (same values; see
+    :mod:`bonsai.services.memory.simple_front`)."""
+    simple = parse_simple_front(front)
+    if simple is not None:
+        return simple
     try:
         data = _HANDLER.load(front)
     except yaml.YAMLError as exc:
         raise EntryFormatError(
             f"invalid YAML front matter{_where(exc, first_line)}: {_yaml_problem(exc)}"
         ) from exc
+    except ValueError as exc:  # a value YAML recognises but cannot build: 2026-13-01
+        raise EntryFormatError(
+            f"invalid YAML front matter{_bad_date_line(front, first_line)}: {exc}"
+        ) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise EntryFormatError("front matter must be a mapping of keys to values")
     return data
+
+
+_DATE_VALUE = re.compile(r"[^:#]*:\s+['\"]?([0-9]{4}-[0-9]{1,2}-[0-9]{1,2})\b")
+
+
+def _bad_date_line(front: str, first_line: int) -> str:
+    """`` at line N`` for the first line holding a date that does not exist."""
+    for number, line in enumerate(front.splitlines()):
+        found = _DATE_VALUE.match(line)
+        if found is None:
+            continue
+        year, month, day = (int(part) for part in found[1].split("-"))
+        try:
+            date(year, month, day)
+        except ValueError:
+            return f" at line {first_line + number}"
+    return ""
 
 
 def _line_end(text: str, start: int) -> int:
@@ -170,10 +199,11 @@ def read_entry(path: Path, tier: Tier) -> tuple[EntryFile, MemoryEntry]:
     problem = name_problem(path.stem)
     if problem:
         raise EntryFormatError(f"file name is not a valid entry name: {problem}")
-    size = path.stat().st_size
-    if size > FILE_MAX_BYTES:
-        raise EntryFormatError(f"file is {size} bytes (limit {FILE_MAX_BYTES})")
-    raw = path.read_bytes()
+    with path.open("rb") as file:
+        raw = file.read(FILE_MAX_BYTES + 1)  # never more: a hostile file may be huge
+        if len(raw) > FILE_MAX_BYTES:
+            size = os.fstat(file.fileno()).st_size
+            raise EntryFormatError(f"file is {size} bytes (limit {FILE_MAX_BYTES})")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

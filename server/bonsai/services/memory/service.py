@@ -19,11 +19,12 @@ from typing import Any
 
 import apsw
 
-from bonsai.core.retrieval.dates import asks_latest, body_dates, date_prior, query_window
-from bonsai.core.retrieval.documents import Doc, Hit
+from bonsai.core.retrieval.dates import asks_latest, date_prior, query_window
+from bonsai.core.retrieval.documents import Hit
 from bonsai.core.retrieval.fusion import FusionParams
 from bonsai.core.retrieval.hop import inherit_bonus
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
+from bonsai.services.memory.documents import EntryDocs
 from bonsai.services.memory.embedding import EmbeddingLoad, Fetch, load_embedder
 from bonsai.services.memory.entry import (
     DESCRIPTION_MAX,
@@ -105,6 +106,7 @@ class MemoryService:
         self._view: tuple[Stamp, MergedView] | None = None
         self._watching = False
         self._synced: tuple[MergedView, str, bool] | None = None  # view, fingerprint, any
+        self._docs = EntryDocs()  # one document per entry version
         self._changes = 0  # watcher events seen; part of the view's stamp while watching
 
     # -- reading the stores -------------------------------------------------
@@ -145,12 +147,19 @@ class MemoryService:
             if not store.root.is_dir():
                 continue
             stamp.append((str(store.root.resolve()), 0, 0, 0))
-            for path in sorted(store.root.glob("*.md")):
+            try:
+                with os.scandir(store.root) as listing:
+                    files = sorted(
+                        (item.name, item) for item in listing if item.name.endswith(".md")
+                    )
+            except OSError:
+                continue
+            for name, item in files:
                 try:
-                    info = path.stat()
+                    info = item.stat()
                 except OSError:
                     continue
-                stamp.append((path.name, info.st_size, info.st_mtime_ns, info.st_ino))
+                stamp.append((name, info.st_size, info.st_mtime_ns, info.st_ino))
         return tuple(stamp)
 
     def note_changed(self) -> None:
@@ -308,23 +317,10 @@ class MemoryService:
                 return SyncReport(skipped=True)
         entries = [e for e in self.list() if e.enabled]
         index = self._open_index(needs_embeddings=bool(entries))
-        docs = [
-            Doc(
-                id=e.name,
-                text=e.search_text(),
-                meta={
-                    "tier": e.tier,
-                    "updated": e.updated.isoformat() if e.updated else None,
-                    "created": e.created.isoformat() if e.created else None,
-                    "dates": body_dates(e.body),
-                },
-            )
-            for e in entries
-        ]
         fingerprint = hashlib.sha256(
             "\n".join(f"{e.tier}:{e.name}:{e.digest}" for e in entries).encode()
         ).hexdigest()
-        report = index.sync(docs, fingerprint)
+        report = index.sync(self._docs.iterate(entries), fingerprint)
         self._synced = (view, fingerprint, bool(entries))
         return report
 

@@ -9,6 +9,7 @@ removes the key again), so the state travels with the file.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -56,28 +57,45 @@ class MemoryStore:
         except MemoryStoreError as exc:
             scan.issues.append(MemoryIssue(path=self.root, problem=f"store ignored: {exc}"))
             return scan
-        for path in sorted(self.root.glob("*.md")):
-            self._scan_one(path, scan)
+        try:
+            with os.scandir(self.root) as listing:
+                found = sorted(
+                    (item for item in listing if item.name.endswith(".md")), key=_name_of
+                )
+        except OSError as exc:
+            scan.issues.append(MemoryIssue(path=self.root, problem=f"store unreadable: {exc}"))
+            return scan
+        for item in found:
+            self._scan_one(item, scan)
+        listed = {item.name for item in found}
+        for gone in [name for name in self._parsed if name not in listed]:
+            del self._parsed[gone]
         return scan
 
-    def _scan_one(self, path: Path, scan: StoreScan) -> None:
-        if path.is_symlink() and not _inside(path.resolve(), self.root.resolve()):
-            scan.issues.append(MemoryIssue(path=path, problem="symlink pointing outside the store"))
-            return
-        if not path.is_file():
+    def _scan_one(self, item: os.DirEntry[str], scan: StoreScan) -> None:
+        """One listed file: parsed again only when its size, mtime or inode
+        changed (the listing's own type and stat, no other file-system call)."""
+        if item.is_symlink() and not _inside(Path(item.path).resolve(), self.root.resolve()):
+            scan.issues.append(
+                MemoryIssue(
+                    path=self.root / item.name, problem="symlink pointing outside the store"
+                )
+            )
             return
         try:
-            info = path.stat()
+            if not item.is_file():
+                return
+            info = item.stat()
             stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
-            known = self._parsed.get(path.name)
+            known = self._parsed.get(item.name)
             if known is not None and known[0] == stamp:
                 pair = known[1]
             else:
-                pair = read_entry(path, self.tier)
-                self._parsed[path.name] = (stamp, pair)
+                pair = read_entry(self.root / item.name, self.tier)
+                self._parsed[item.name] = (stamp, pair)
         except (EntryFormatError, OSError) as exc:
-            self._parsed.pop(path.name, None)
-            scan.issues.append(MemoryIssue(path=path, problem=str(exc)))
+            self._parsed.pop(item.name, None)
+            scan.issues.append(MemoryIssue(path=self.root / item.name, problem=str(exc)))
             return
         scan.entries[pair[1].name] = pair
 
@@ -133,6 +151,10 @@ class MemoryStore:
             edited = edit_entry(edited, set_keys={"updated": today})
         self.write(path, edited)
         return edited
+
+
+def _name_of(item: os.DirEntry[str]) -> str:
+    return item.name
 
 
 def _inside(path: Path, root: Path) -> bool:

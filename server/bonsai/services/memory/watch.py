@@ -3,7 +3,8 @@
 Each store folder is watched directly when it exists. A folder that does not
 exist yet (typically ``<workspace>/.bonsai/memory``) is awaited by watching its
 nearest existing ancestor without recursion; once the folder appears it is
-watched too. The callback runs on watchdog's thread with the changed path.
+watched too. The callback runs on watchdog's thread with the changed path;
+opening or reading a file without writing it is not a change.
 """
 
 from __future__ import annotations
@@ -13,11 +14,19 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    EVENT_TYPE_CLOSED_NO_WRITE,
+    EVENT_TYPE_OPENED,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger("bonsai.memory.watch")
+
+# events that a read raises (inotify reports opens and closes without a write)
+_READ_ONLY = frozenset({EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE})
 
 
 class _Handler(FileSystemEventHandler):
@@ -25,6 +34,8 @@ class _Handler(FileSystemEventHandler):
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in _READ_ONLY:
+            return  # bonsai's own reads (a scan opens every new file) change nothing
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             if raw:
                 self.watcher.handle(Path(str(raw)), is_directory=event.is_directory)

@@ -39,6 +39,7 @@ from bonsai.services.repomap.ranking import Ranked
 from bonsai.services.repomap.records import FileTags, MapFile, MapTagOut, RepoMap
 from bonsai.services.repomap.stability import RenderState, decide, fingerprint
 from bonsai.services.repomap.tag_store import TagStore
+from bonsai.services.repomap.view_patch import patched_counts
 from bonsai.settings import RepoMapSettings
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,8 @@ def _patched_view(
         view.postings = postings
         return view
     same_files = core.files is old.files
-    graph = RepoGraph(core, tags, old.file_index if same_files else None)
+    counts = patched_counts(old, core, fresh, edited) if same_files else None
+    graph = RepoGraph(core, tags, old.file_index if same_files else None, counts)
     graph.postings = postings
     graph.carry_name_ids(old, fresh)
     if old.last_rank is not None:  # ``pagerank_of`` decides whether to use it

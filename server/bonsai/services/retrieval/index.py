@@ -42,6 +42,7 @@ from bonsai.services.retrieval.writes import (
     WriteCounts,
     bump_generation,
     delete_docs,
+    doc_hash,
     embed_missing,
     existing_rows,
     upsert_docs,
@@ -93,6 +94,7 @@ class HybridIndex:
         self._vectors: VectorMatrix | None = None
         self._background: tuple[str, Vectors] | None = None
         self._snapshot: Snapshot | None = None
+        self._hashes: dict[str, tuple[Doc, str]] = {}  # see _hash_of
         self._tokenizer = conn.fts5_tokenizer("porter", ["unicode61"])
 
     # -- writing -----------------------------------------------------------
@@ -110,7 +112,7 @@ class HybridIndex:
             delete_docs(self.conn, self._fts, stale, counts)
             for doc_id in [d for d in existing if d not in wanted]:
                 del existing[doc_id]
-            upsert_docs(
+            bodies = upsert_docs(
                 self.conn,
                 self.namespace,
                 self._fts,
@@ -118,8 +120,10 @@ class HybridIndex:
                 existing,
                 counts,
                 self._tokenize,
+                self._hash_of,
             )
-            self._finish_write(counts, full)
+            self._finish_write(counts, full, bodies)
+        self._hashes = {i: self._hashes[i] for i in wanted if i in self._hashes}
         return SyncReport(skipped=False, **_counts(counts))
 
     def upsert(self, docs: Iterable[Doc]) -> SyncReport:
@@ -128,24 +132,46 @@ class HybridIndex:
         with self.conn:
             existing = existing_rows(self.conn, self.namespace)
             docs_list = list(_unique(docs).values())
-            upsert_docs(
-                self.conn, self.namespace, self._fts, docs_list, existing, counts, self._tokenize
+            bodies = upsert_docs(
+                self.conn,
+                self.namespace,
+                self._fts,
+                docs_list,
+                existing,
+                counts,
+                self._tokenize,
+                self._hash_of,
             )
-            self._finish_write(counts, None)
+            self._finish_write(counts, None, bodies)
         return SyncReport(skipped=False, **_counts(counts))
+
+    def _hash_of(self, doc: Doc) -> str:
+        """``doc_hash(doc)``, computed once per document object (documents are
+        frozen): a resync handing back the same documents hashes none again."""
+        known = self._hashes.get(doc.id)
+        if known is not None and known[0] is doc:
+            return known[1]
+        digest = doc_hash(doc)
+        self._hashes[doc.id] = (doc, digest)
+        return digest
 
     def delete(self, ids: Iterable[str]) -> SyncReport:
         counts = WriteCounts()
         with self.conn:
             existing = existing_rows(self.conn, self.namespace)
-            rows = [existing[i][0] for i in dict.fromkeys(ids) if i in existing]
+            wanted = list(dict.fromkeys(ids))
+            rows = [existing[i][0] for i in wanted if i in existing]
+            for doc_id in wanted:
+                self._hashes.pop(doc_id, None)
             delete_docs(self.conn, self._fts, rows, counts)
             self._finish_write(counts, None)
         return SyncReport(skipped=False, **_counts(counts))
 
-    def _finish_write(self, counts: WriteCounts, fingerprint: str | None) -> None:
+    def _finish_write(
+        self, counts: WriteCounts, fingerprint: str | None, bodies: Mapping[int, str] | None = None
+    ) -> None:
         if self.embedder is not None:
-            embed_missing(self.conn, self.namespace, self._fts, self.embedder, counts)
+            embed_missing(self.conn, self.namespace, self._fts, self.embedder, counts, bodies)
         if counts.added + counts.updated + counts.removed >= OPTIMIZE_AFTER:
             self.conn.execute(f"INSERT INTO {self._fts}({self._fts}) VALUES ('optimize')")
         if counts.total or fingerprint != self.fingerprint():

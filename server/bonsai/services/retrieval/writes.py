@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import apsw
 
 from bonsai.core.retrieval.documents import Doc
-from bonsai.core.retrieval.parts import entities, sentence_start_names
+from bonsai.core.retrieval.parts import entity_words
 from bonsai.core.retrieval.query import indexable_text
 from bonsai.domain import content_hash
 from bonsai.services.retrieval.embedder import Embedder, normalise_rows
@@ -30,8 +30,15 @@ class WriteCounts:
 
 
 def doc_hash(doc: Doc) -> str:
-    meta = json.dumps(doc.meta, sort_keys=True, separators=(",", ":"))
-    return content_hash(doc.text + "\x00" + meta)
+    return _hash(doc.text, _meta_json(doc))
+
+
+def _meta_json(doc: Doc) -> str:
+    return json.dumps(doc.meta, sort_keys=True, separators=(",", ":"))
+
+
+def _hash(text: str, meta: str) -> str:
+    return content_hash(text + "\x00" + meta)
 
 
 Tokenize = Callable[[str], list[str]]
@@ -45,10 +52,9 @@ def features(body: str, text: str, tokenize: Tokenize) -> tuple[str, str]:
     space-separated; a capitalised word that opened a sentence marked ``~``)
     and the set of its indexed terms as the full-text table sees them
     (``tokenize`` is the table's own tokenizer)."""
-    strong = dict.fromkeys(word.lower() for word in entities(text))
-    weak = dict.fromkeys(
-        WEAK + w.lower() for w in sentence_start_names(text) if w.lower() not in strong
-    )
+    named, opening = entity_words(text)
+    strong = dict.fromkeys(word.lower() for word in named)
+    weak = dict.fromkeys(WEAK + w.lower() for w in opening if w.lower() not in strong)
     links = " ".join([*strong, *weak])
     return links, " ".join(sorted(set(tokenize(body))))
 
@@ -66,45 +72,69 @@ def upsert_docs(
     existing: dict[str, tuple[int, str]],
     counts: WriteCounts,
     tokenize: Tokenize,
-) -> None:
-    """Insert new documents and rewrite changed ones (their vectors are dropped)."""
+    hash_of: Callable[[Doc], str] = doc_hash,
+) -> dict[int, str]:
+    """Insert new documents and rewrite changed ones (their vectors are dropped).
+
+    One statement per table for the whole pass (``executemany``); new rows get
+    the row ids SQLite would give them one by one. Returns the full-text body
+    of each row written, for :func:`embed_missing`. ``hash_of`` gives a
+    document's :func:`doc_hash` (a caller may remember it per document)."""
+    added: list[tuple[int, str, str, str, str, str, str]] = []
+    changed: list[tuple[str, str, str, str, int]] = []
+    bodies: dict[int, str] = {}
+    next_row = 0
     for doc in docs:
-        h = doc_hash(doc)
+        h = hash_of(doc)
         known = existing.get(doc.id)
         if known is not None and known[1] == h:
             continue
-        meta = json.dumps(doc.meta, sort_keys=True, separators=(",", ":"))
+        meta = _meta_json(doc)
         body = indexable_text(doc.text)
         links, terms = features(body, doc.text, tokenize)
         if known is None:
-            conn.execute(
-                "INSERT INTO docs(namespace, doc_id, hash, meta, links, terms) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (namespace, doc.id, h, meta, links, terms),
-            )
-            rowid = conn.last_insert_rowid()
+            if not next_row:
+                next_row = _last_rowid(conn) + 1
+            rowid, next_row = next_row, next_row + 1
+            added.append((rowid, namespace, doc.id, h, meta, links, terms))
             counts.added += 1
         else:
             rowid = known[0]
-            conn.execute(
-                "UPDATE docs SET hash = ?, meta = ?, links = ?, terms = ? WHERE rowid = ?",
-                (h, meta, links, terms, rowid),
-            )
-            conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (rowid,))
-            conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
+            changed.append((h, meta, links, terms, rowid))
             counts.updated += 1
-        conn.execute(f"INSERT INTO {fts}(rowid, body) VALUES (?, ?)", (rowid, body))
+        bodies[rowid] = body
         existing[doc.id] = (rowid, h)
+    if changed:
+        conn.executemany(
+            "UPDATE docs SET hash = ?, meta = ?, links = ?, terms = ? WHERE rowid = ?", changed
+        )
+        stale = [(row[-1],) for row in changed]
+        conn.executemany(f"DELETE FROM {fts} WHERE rowid = ?", stale)
+        conn.executemany("DELETE FROM vectors WHERE rowid = ?", stale)
+    if added:
+        conn.executemany(
+            "INSERT INTO docs(rowid, namespace, doc_id, hash, meta, links, terms) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            added,
+        )
+    if bodies:
+        conn.executemany(f"INSERT INTO {fts}(rowid, body) VALUES (?, ?)", list(bodies.items()))
+    return bodies
+
+
+def _last_rowid(conn: apsw.Connection) -> int:
+    row = conn.execute("SELECT max(rowid) FROM docs").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
 
 
 def delete_docs(
     conn: apsw.Connection, fts: str, rowids: Sequence[int], counts: WriteCounts
 ) -> None:
-    for rowid in rowids:
-        conn.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
-        conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (rowid,))
-        conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
-        counts.removed += 1
+    rows = [(rowid,) for rowid in rowids]
+    conn.executemany("DELETE FROM docs WHERE rowid = ?", rows)
+    conn.executemany(f"DELETE FROM {fts} WHERE rowid = ?", rows)
+    conn.executemany("DELETE FROM vectors WHERE rowid = ?", rows)
+    counts.removed += len(rows)
 
 
 def embed_missing(
@@ -113,31 +143,36 @@ def embed_missing(
     fts: str,
     embedder: Embedder,
     counts: WriteCounts,
-    batch: int = 256,
+    bodies: Mapping[int, str] | None = None,
+    batch: int = 1024,
 ) -> None:
     """Compute vectors for every document of the namespace lacking one for this
-    model. The text embedded is the stored full-text body, so a rebuild after a
-    model change sees exactly what the first build saw."""
+    model. The text embedded is the stored full-text body (``bodies`` holds the
+    ones just written; the others, after a model change, are read back in one
+    query), so a rebuild after a model change sees exactly what the first
+    build saw."""
     rows = conn.execute(
         "SELECT d.rowid FROM docs d LEFT JOIN vectors v ON v.rowid = d.rowid AND v.model = ? "
         "WHERE d.namespace = ? AND v.rowid IS NULL ORDER BY d.rowid",
         (embedder.model_id, namespace),
     )
     missing = [int(r[0]) for r in rows]
+    known = dict(bodies or {})
+    if any(rowid not in known for rowid in missing):
+        stored = conn.execute(f"SELECT rowid, body FROM {fts}")
+        known.update({int(rowid): str(body) for rowid, body in stored if rowid not in known})
+    model = embedder.model_id
     for start in range(0, len(missing), batch):
         chunk = missing[start : start + batch]
-        vectors = normalise_rows(embedder.encode([_stored_text(conn, fts, r) for r in chunk]))
-        for rowid, vec in zip(chunk, vectors, strict=True):
-            conn.execute(
-                "INSERT OR REPLACE INTO vectors(rowid, model, dim, vec) VALUES (?, ?, ?, ?)",
-                (rowid, embedder.model_id, int(vec.shape[0]), vec.tobytes()),
-            )
+        vectors = normalise_rows(embedder.encode([known.get(r, "") for r in chunk]))
+        conn.executemany(
+            "INSERT OR REPLACE INTO vectors(rowid, model, dim, vec) VALUES (?, ?, ?, ?)",
+            [
+                (rowid, model, int(vec.shape[0]), vec.tobytes())
+                for rowid, vec in zip(chunk, vectors, strict=True)
+            ],
+        )
         counts.embedded += len(chunk)
-
-
-def _stored_text(conn: apsw.Connection, fts: str, rowid: int) -> str:
-    row = conn.execute(f"SELECT body FROM {fts} WHERE rowid = ?", (rowid,)).fetchone()
-    return str(row[0]) if row else ""
 
 
 def bump_generation(conn: apsw.Connection, namespace: str, fingerprint: str | None) -> None:
