@@ -92,9 +92,10 @@ def lane_places(service, task: dict, grid: list[dict]) -> dict[str, int | None]:
     """Where the best answer file sits in each lane's own file order (lexical,
     mentions, PageRank), in their fusion, and in each fusion variant of ``grid``."""
     from bonsai.services.repomap import fusion, ranking
+    from bonsai.services.repomap.issue_text import without_dumps
     from bonsai.services.repomap.mentions import parse_mentions
 
-    text, targets = task["text"], task["targets"]
+    text, targets = without_dumps(task["text"]), task["targets"]
     state = service._state
     graph = state.current_graph()
     found = parse_mentions(text, state.path_index(graph), graph.defined, state.word_parts(graph))

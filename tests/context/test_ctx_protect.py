@@ -78,6 +78,8 @@ def test_harness_notes_are_told_from_the_persons_words() -> None:
     assert is_harness_note("Please continue working on the task on whatever approach you think")
     assert not is_harness_note("Fix the bug. Please always provide EXACTLY ONE action, as told.")
     assert not is_harness_note("please add a test for the parser")
+    assert is_harness_note("Your output was not formatted correctly. You must always include")
+    assert not is_harness_note("Your response did not fix the bug: the test still fails.")
     # the first user message is the task, whatever it says
     items = items_of([user(FORMAT_ERROR), *step(0, "x"), user(FORMAT_ERROR), user("Go on.")])
     assert [i.id for i in person_messages(items)] == ["m1", "m5"]

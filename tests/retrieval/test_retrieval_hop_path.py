@@ -1,12 +1,13 @@
-"""The second hop reports the path that found each entry it lifted, and a
-large namespace leaves out query words found in most of its documents
-without changing the ranking (constructed cases, real index)."""
+"""The second hop reports the path that found each entry it lifted (and a
+lifted entry takes its source's date bonus), and a large namespace leaves
+out query words found in most of its documents without changing the
+ranking (constructed cases, real index)."""
 
 from __future__ import annotations
 
-from bonsai.core.retrieval.documents import Doc
+from bonsai.core.retrieval.documents import Doc, Hit, LaneScores
 from bonsai.core.retrieval.fusion import Scores
-from bonsai.core.retrieval.hop import second_hop
+from bonsai.core.retrieval.hop import inherit_bonus, second_hop
 from bonsai.services.retrieval import HybridIndex, open_index
 
 
@@ -94,3 +95,20 @@ def test_a_capital_opening_sentences_links_nothing_when_it_is_no_name() -> None:
     )
     hits = index.search("which database holds the ingest service's events?", 5)
     assert [(h.id, h.via) for h in hits] == [("a", None)]  # "Decision" is no link to b
+
+
+def test_a_hop_hit_takes_its_dated_source_s_bonus_and_no_more() -> None:
+    dated = {"in": True}
+    hits = [
+        Hit(id="move", score=1.3, lanes=LaneScores(bm25=9.0), meta=dated),
+        Hit(id="other-move", score=1.0, lanes=LaneScores(bm25=6.0), meta=dated),
+        Hit(id="job", score=0.8, lanes=LaneScores(), via="move"),
+        Hit(id="orphan", score=0.7, lanes=LaneScores(), via="gone"),
+        Hit(id="dated-hop", score=0.75, lanes=LaneScores(), meta=dated, via="move"),
+    ]
+    out = inherit_bonus(hits, lambda h: 0.3 if h.meta.get("in") else 0.0, 0.8)
+    scores = {h.id: h.score for h in out}
+    assert [h.id for h in out][:3] == ["move", "job", "other-move"]
+    assert scores["job"] == 0.8 + 0.8 * 0.3  # under its source, above the month's others
+    assert scores["orphan"] == 0.7  # its source is not among the hits
+    assert scores["dated-hop"] == 0.75  # dated in the window itself: nothing more

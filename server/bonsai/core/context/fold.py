@@ -116,7 +116,13 @@ def _fold(
     span = [by_id[i] for i in ids]
     goal, task = goal_and_task(work, ids)
     text = update_summary(
-        previous, span, work.calls, goal=goal, task=task, max_chars=summary_budget_chars(work)
+        previous,
+        span,
+        work.calls,
+        goal=goal,
+        task=task,
+        max_chars=summary_budget_chars(work),
+        memo=work.inp.memo,
     )
     folded_before = work.state.folded()
     seqs = [by_id[i].seq for i in (*folded_before, *ids) if i in by_id]

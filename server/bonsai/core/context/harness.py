@@ -22,7 +22,8 @@ _NOTES = re.compile(
     r"\A\s*(?:"
     r"Please always provide EXACTLY ONE action"  # mini-swe-agent: format error
     r"|The last command <command>.*?</command> timed out"  # mini-swe-agent: timeout
-    r"|Your (?:last )?(?:output|response) (?:was not|did not|is not)"  # SWE-agent: format error
+    r"|Your output was not formatted correctly"  # SWE-agent: format error
+    r"|Your last output did not use any tool calls"  # SWE-agent: no function call
     r"|Your bash command contained syntax errors"  # SWE-agent: blocked action
     r"|Parameter '[^'\n]{1,80}' is (?:expected|required)"  # SWE-agent: bad tool parameter
     r"|Please continue working on the task on whatever approach"  # OpenHands: fake user

@@ -52,7 +52,7 @@ NO_WORD_DAMP = 0.25  # PageRank lane weight of a file without a word of the text
 NO_WORD_MIN = 0.0  # "without a word": BM25 at most this share of the best file's
 SIBLING_SHARE = 0.5  # of its source file's lexical score, to a generated file
 W_PHRASES = 0.0  # lane of the files holding every word of a message the text quotes
-W_FRAMES = 1.0  # lane of the files the text's traceback frames name (``frames.py``)
+W_FRAMES = 2.0  # lane of the files the text's traceback frames name (``frames.py``)
 W_TITLE = 0.3  # lane of BM25 over the first line of a longer text (an issue's title)
 MAX_PHRASES = 8
 MAX_TITLE = 400  # characters of a title read
@@ -228,7 +228,8 @@ def title_lane(graph: RepoGraph, text: str, bm25: FloatArray) -> FloatArray:
     title = title_of(text) if W_TITLE > 0 and bm25.any() else ""
     if not title:
         return np.zeros(len(graph.files))
-    return np.where(test_mask(graph), 0.0, lexical_scores(graph.core, query_of(title)))
+    scores = lexical_scores(graph.core, query_of(title), graph.postings)
+    return np.where(test_mask(graph), 0.0, scores)
 
 
 def lanes(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import builtins
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -167,6 +167,42 @@ class DefTable(NamedTuple):
     offsets: IntArray
 
 
+def static_weights(
+    name_factor: FloatArray,
+    name_specific: BoolArray,
+    n_definers: IntArray,
+    n_users: IntArray,
+    n_files: int,
+) -> FloatArray:
+    """Identifier weights: ``name_factor``, then the definer and ubiquity damping
+    (the same multiplication order for every identifier, so weights computed for
+    a few names equal those computed for all, bit for bit)."""
+    weight = name_factor * np.where(n_definers > COMMON_DEFINERS, 0.1, 1.0)
+    ubiquitous = (n_users >= UBIQUITOUS_MIN_FILES) & (n_users > UBIQUITOUS_SHARE * n_files)
+    return weight * np.where(ubiquitous & ~name_specific, 0.1, 1.0)
+
+
+class Counts(NamedTuple):
+    """The per-name arrays a view starts from: definer pairs (sorted by name then
+    file), definer and user counts and identifier weights. Derived from a core
+    (``RepoGraph``), or patched from the previous view's (``view_patch.py``)."""
+
+    pair_name: IntArray
+    pair_fid: IntArray
+    n_definers: IntArray
+    n_users: IntArray
+    static: FloatArray
+
+
+class RefEdges(NamedTuple):
+    """A view's file -> identifier edges; file i's are ``[offsets[i], offsets[i + 1])``."""
+
+    sources: IntArray
+    targets: IntArray
+    weights: FloatArray
+    offsets: IntArray
+
+
 class RepoGraph:
     """The ranking view of a ``GraphCore`` (see module doc); immutable."""
 
@@ -175,9 +211,13 @@ class RepoGraph:
         core: GraphCore,
         tags: Mapping[str, FileTags],
         file_index: dict[str, int] | None = None,
+        counts: Counts | None = None,
+        ref_edges: Callable[[RepoGraph], RefEdges | None] | None = None,
     ) -> None:
         """``file_index``: the index of ``core.files`` when the caller has it (a
-        patch keeps the files)."""
+        patch keeps the files); ``counts``: this core's, when a patch has them;
+        ``ref_edges``: makes the reference edges from the node numbers (a patch
+        splices the previous view's; None from it: derive them)."""
         self.core = core
         self.tags = tags
         self.last_rank: tuple[str, FloatArray] | None = None  # (personalization key, ranks)
@@ -190,21 +230,24 @@ class RepoGraph:
         self._name_ids: dict[str, int] = {}  # names looked up: a request asks ~5x each
         self.files = core.files
         self.file_index = file_index or {p: i for i, p in enumerate(core.files)}
-        n_files, n_names = len(core.files), len(core.names)
+        n_files = len(core.files)
         named_rows = core.def_names >= 0
         row_fid = np.repeat(np.arange(n_files, dtype=np.int64), np.diff(core.def_offsets))
-        # (name, file) definer pairs, sorted by name then file, without repeats
-        keys = np.sort(core.def_names[named_rows] * max(1, n_files) + row_fid[named_rows])
-        keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
-        self.pair_name, self.pair_fid = np.divmod(keys, max(1, n_files))
-        self.n_definers = np.bincount(self.pair_name, minlength=n_names)
+        self.counts = counts or derive_counts(core, row_fid, named_rows)
+        self.pair_name, self.pair_fid, self.n_definers, self.n_users, self.static = self.counts
         defined = self.n_definers > 0
         self.node_of_name = np.where(defined, n_files + np.cumsum(defined) - 1, -1)
         self.n_nodes = n_files + int(defined.sum())
-        self.n_users = np.bincount(core.ref_names, minlength=n_names)
-        self.static = self._static_weights(n_files)
-        self.sources, self.targets, self.weights = self._edges(n_files)
-        self.n_ref_edges = len(self.sources) - len(self.pair_name)  # file -> identifier edges
+        refs = None if ref_edges is None else ref_edges(self)
+        self.ref_edges = self._ref_edges(n_files) if refs is None else refs
+        def_src = self.node_of_name[self.pair_name]
+        self.sources = np.concatenate([self.ref_edges.sources, def_src])
+        self.targets = np.concatenate([self.ref_edges.targets, self.pair_fid])
+        self.weights = np.concatenate([self.ref_edges.weights, np.ones(len(def_src))])
+        self.n_ref_edges = n_ref = len(self.ref_edges.sources)  # file -> identifier edges
+        self.ref_edges = RefEdges(  # views into the whole edge arrays: no second copy
+            self.sources[:n_ref], self.targets[:n_ref], self.weights[:n_ref], self.ref_edges.offsets
+        )
         safe = np.where(named_rows, core.def_names, 0)
         # one spare slot: with no named definition at all, index 0 must still exist
         node_of = np.append(self.node_of_name, -1)
@@ -217,29 +260,18 @@ class RepoGraph:
             core.def_offsets,
         )
 
-    def _static_weights(self, n_files: int) -> FloatArray:
-        """Identifier weights: ``name_factor``, then the definer and ubiquity damping
-        (the same multiplication order for every identifier)."""
-        core = self.core
-        weight = core.name_factor * np.where(self.n_definers > COMMON_DEFINERS, 0.1, 1.0)
-        users = self.n_users
-        ubiquitous = (users >= UBIQUITOUS_MIN_FILES) & (users > UBIQUITOUS_SHARE * n_files)
-        return weight * np.where(ubiquitous & ~core.name_specific, 0.1, 1.0)
-
-    def _edges(self, n_files: int) -> tuple[IntArray, IntArray, FloatArray]:
-        """Reference edges (file order, then tag order) then definition edges."""
+    def _ref_edges(self, n_files: int) -> RefEdges:
+        """Reference edges (file order, then tag order); definition edges follow
+        them in ``sources``/``targets``/``weights``."""
         core = self.core
         ref_node = self.node_of_name[core.ref_names]
         keep = np.flatnonzero(ref_node >= 0)  # indices: np.take beats a boolean mask
         ref_fid = np.repeat(np.arange(n_files, dtype=np.int64), np.diff(core.ref_offsets))
         ref_src = ref_fid.take(keep)  # a take beats a binary search per reference
         ref_w = self.static[core.ref_names.take(keep)] * core.ref_factor.take(keep)
-        def_src = self.node_of_name[self.pair_name]
-        return (
-            np.concatenate([ref_src, def_src]),
-            np.concatenate([ref_node.take(keep), self.pair_fid]),
-            np.concatenate([ref_w, np.ones(len(def_src))]),
-        )
+        per_file = np.bincount(ref_src, minlength=n_files)
+        offsets = np.concatenate([[0], np.cumsum(per_file)]).astype(np.int64, copy=False)
+        return RefEdges(ref_src, ref_node.take(keep), ref_w, offsets)
 
     def relined(self, core: GraphCore) -> RepoGraph:
         """This view for ``core``, which differs from ours in definition lines
@@ -338,6 +370,20 @@ class DefinedNames:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._graph.idents)
+
+
+def derive_counts(core: GraphCore, row_fid: IntArray, named_rows: BoolArray) -> Counts:
+    """A core's ``Counts`` from all its rows (``row_fid``: the file of each
+    definition row; ``named_rows``: the rows with a name)."""
+    n_files, n_names = len(core.files), len(core.names)
+    # (name, file) definer pairs, sorted by name then file, without repeats
+    keys = np.sort(core.def_names[named_rows] * max(1, n_files) + row_fid[named_rows])
+    keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+    pair_name, pair_fid = np.divmod(keys, max(1, n_files))
+    n_definers = np.bincount(pair_name, minlength=n_names)
+    n_users = np.bincount(core.ref_names, minlength=n_names)
+    static = static_weights(core.name_factor, core.name_specific, n_definers, n_users, n_files)
+    return Counts(pair_name, pair_fid, n_definers, n_users, static)
 
 
 def same_structure(old: GraphCore, new: GraphCore) -> bool:

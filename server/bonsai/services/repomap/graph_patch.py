@@ -76,8 +76,19 @@ def _merge_words(core: GraphCore, new: set[str]) -> GraphCore:
     return core._replace(words=merged, word_ids=old_to_new[core.word_ids])
 
 
+_WORD_ARRAY: list[tuple[list[str], np.ndarray]] = []  # (words, as an object array) of the last
+
+
+def _word_array(words: list[str]) -> np.ndarray:
+    """``words`` as an object array, kept while the list stays the same object
+    (a patch replaces the list only when it brings new words)."""
+    if not _WORD_ARRAY or _WORD_ARRAY[0][0] is not words:
+        _WORD_ARRAY[:] = [(words, np.asarray(words, dtype=object))]
+    return _WORD_ARRAY[0][1]
+
+
 def _word_ids(core: GraphCore, words: tuple[str, ...]) -> IntArray:
-    ids = np.searchsorted(np.asarray(core.words, dtype=object), np.asarray(words, dtype=object))
+    ids = np.searchsorted(_word_array(core.words), np.asarray(words, dtype=object))
     return np.asarray(ids, dtype=np.int64).reshape(len(words))
 
 
@@ -186,9 +197,10 @@ def _splice(
         for col, column in enumerate(columns):
             parts[col].append(column)
     joined = np.concatenate([np.zeros(0, dtype=np.int64), *sizes])
-    new_offsets = np.concatenate([[0], np.cumsum(joined)]).astype(np.int64)
+    new_offsets = np.concatenate([[0], np.cumsum(joined)]).astype(np.int64, copy=False)
     return new_offsets, [
-        np.concatenate([a[:0], *p]).astype(a.dtype) for p, a in zip(parts, arrays, strict=True)
+        np.concatenate([a[:0], *p]).astype(a.dtype, copy=False)
+        for p, a in zip(parts, arrays, strict=True)
     ]
 
 

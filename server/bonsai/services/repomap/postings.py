@@ -111,7 +111,7 @@ class Postings:
             kept = moved[moved >= 0]
             gained = [fid for fid, words in edited if word in words]
             if gained:
-                kept = np.union1d(kept, np.asarray(gained, dtype=np.int64))
+                kept = np.sort(np.concatenate([kept, np.asarray(gained, dtype=np.int64)]))
             found[word] = kept.astype(np.int64, copy=False)
         return Postings(core, found)
 

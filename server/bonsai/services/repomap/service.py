@@ -26,6 +26,7 @@ from bonsai.services.repomap.discovery import (
 from bonsai.services.repomap.first_map import FirstRequest, first_pass
 from bonsai.services.repomap.indexer import FirstPass, Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
+from bonsai.services.repomap.issue_text import without_dumps
 from bonsai.services.repomap.map_state import GraphOrigin, MapState, entry_rows
 from bonsai.services.repomap.memo import fresh_key
 from bonsai.services.repomap.ranking import Ranked, rank
@@ -208,6 +209,7 @@ class RepoMapService:
             if not self._state.built:
                 self.build()
             graph = self._state.current_graph()
+            mentions = without_dumps(mentions)  # an issue's environment dump names nothing
             found = self._state.mentions(graph, mentions)  # kept across unrelated edits
             chat = self._relative_set(chat_files)
             recent = self._relative_set(recent_files)
