@@ -13,6 +13,7 @@ from typing import Literal
 from bonsai.core.context.context_state import BackgroundSummary
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.summary import update_summary
+from bonsai.core.context.trace import TRACE_SHARE, view_traces
 from bonsai.settings import ContextSettings
 
 Action = Literal["none", "start", "wait"]
@@ -61,4 +62,13 @@ def ready_summary(
     newer = [i for i in items if i.id in wanted and i.seq > summary.through_seq]
     if not newer:
         return summary.text
-    return update_summary(summary.text, newer, calls, goal=goal, task=task, max_chars=max_chars)
+    return update_summary(
+        summary.text,
+        newer,
+        calls,
+        goal=goal,
+        task=task,
+        max_chars=max_chars,
+        traces=view_traces(newer, calls, items),
+        trace_chars=int(max_chars * TRACE_SHARE),
+    )

@@ -17,6 +17,7 @@ from bonsai.core.context.harness import person_messages
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.protect import protected_groups
 from bonsai.core.context.summary import update_summary
+from bonsai.core.context.trace import TRACE_SHARE, view_traces
 from bonsai.core.context.view import summary_message
 from bonsai.core.context.work import Work
 
@@ -115,8 +116,16 @@ def _fold(
     by_id = {item.id: item for item in work.inp.items}
     span = [by_id[i] for i in ids]
     goal, task = goal_and_task(work, ids)
+    budget = summary_budget_chars(work)
     text = update_summary(
-        previous, span, work.calls, goal=goal, task=task, max_chars=summary_budget_chars(work)
+        previous,
+        span,
+        work.calls,
+        goal=goal,
+        task=task,
+        max_chars=budget,
+        traces=view_traces(span, work.calls, work.inp.items),
+        trace_chars=int(budget * TRACE_SHARE),
     )
     folded_before = work.state.folded()
     seqs = [by_id[i].seq for i in (*folded_before, *ids) if i in by_id]
