@@ -200,6 +200,39 @@ def pressure_ms(
     return out
 
 
+def reread_ms(
+    items: list[Item], counter: object, window: int, calls: int = 30
+) -> list[tuple[str, float]]:
+    """The same log assembled again the way a daemon reads it (a view poll): the
+    state back from JSON every call, and the items the same objects, new items of
+    the same messages (a store that keeps its messages), or new items and new
+    messages (a store that parses every row again). CPU ms per call."""
+    parts = [SystemPart(id="sys:persona", label="persona", text="You are bonsai. " + _text(200, 3))]
+    tools = [{"name": "read_file", "description": "Read a file", "parameters": {"type": "object"}}]
+    rows = [(i.id, i.seq, i.turn, i.message.model_dump()) for i in items]
+    ways = {
+        "same items": lambda: items,
+        "new items, same messages": lambda: [i.model_copy() for i in items],
+        "new items and messages": lambda: [
+            Item(id=a, seq=b, turn=c, message=Message.model_validate(d)) for a, b, c, d in rows
+        ],
+    }
+    out = []
+    for label, read in ways.items():
+        memo, state = AssemblyMemo(), ContextState()
+        for _ in range(3):
+            state = _assemble(read(), parts, tools, state, counter, window, memo).state
+        spent = 0.0
+        for _ in range(calls):
+            log = read()
+            loaded = ContextState.model_validate(state.model_dump(mode="json"))
+            started = time.process_time()
+            _assemble(log, parts, tools, loaded, counter, window, memo)
+            spent += time.process_time() - started
+        out.append((label, spent / calls * 1000))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, default=60, help="timed turns per size")
@@ -259,6 +292,9 @@ def main() -> None:
                 f"{kind:>10} {len(cpu):>6} {statistics.median(cpu):>7.2f} "
                 f"{percentile(cpu, 95):>7.2f} {max(cpu):>7.2f}"
             )
+    print("\n200,000 tokens assembled again as a daemon reads it (state from JSON), CPU ms:")
+    for label, ms in reread_ms(items, counter, 4 * SIZES[-1] + 16_000):
+        print(f"{label:>26} {ms:>7.2f}")
     print("\none turn at 200,000 tokens, by the size of its new tool output:")
     print(f"{'new words':>10} {'ms':>8} {'CPU ms':>8}")
     for words, ms, cpu_ms in new_content_ms(

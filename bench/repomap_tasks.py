@@ -29,10 +29,22 @@ import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TRAJECTORIES = Path(
-    os.environ.get("BONSAI_SWE_TRAJECTORIES")
-    or HERE.parent.parent / "shared" / "trajectories" / "swe-agent"
-)
+
+
+def _trajectories_dir() -> Path:
+    """``$BONSAI_SWE_TRAJECTORIES``, else ``shared/trajectories/swe-agent`` beside
+    the main checkout or beside a worktree's folder."""
+    env = os.environ.get("BONSAI_SWE_TRAJECTORIES")
+    if env:
+        return Path(env)
+    for base in (HERE.parent.parent, HERE.parent.parent.parent):
+        candidate = base / "shared" / "trajectories" / "swe-agent"
+        if candidate.is_dir():
+            return candidate
+    return HERE.parent.parent / "shared" / "trajectories" / "swe-agent"
+
+
+TRAJECTORIES = _trajectories_dir()
 
 # instance -> (PyPI project, version matching the base commit, trajectory files)
 SWE_REPOS: dict[str, tuple[str, str]] = {

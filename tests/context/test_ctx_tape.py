@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
-from ctx_helpers import TOOLS, char_counter, make_input
+from ctx_helpers import PERSONA, TOOLS, VOLATILE, char_counter, make_input
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,16 @@ from bonsai.domain import Evidence, Message, ToolCall
 from bonsai.settings import ContextSettings, EpisodeSettings
 
 PATHS = ("a.py", "b.py", "c.py", "d.py")
+PARTS = (
+    [PERSONA, VOLATILE],
+    [PERSONA.model_copy(update={"text": "You are bonsai, now with rules."}), VOLATILE],
+    [PERSONA],
+)
+TOOL_SETS = (
+    TOOLS,
+    [*TOOLS[:2], {**TOOLS[2], "description": "Find files by pattern."}],
+    [TOOLS[2], TOOLS[0], TOOLS[1]],
+)
 TASKS = (
     "Fix the parser.",
     "Now add a test for it.",
@@ -47,6 +58,8 @@ def _step(rng: random.Random, n: int, ids: list[str]) -> list[Message]:
             Message(role="tool", content=content, tool_call_id=call.id, evidence=evidence)
         )
     thought = f"Step {n}: " + "because " * rng.randint(0, 40)
+    if rng.random() < 0.4:  # an open task the summary keeps (the recitation plan shows it)
+        thought += f"\nNext, check {rng.choice(PATHS)} again."
     return [Message(role="assistant", content=thought, tool_calls=tuple(calls)), *results]
 
 
@@ -142,14 +155,20 @@ def test_the_tape_assembles_what_a_fresh_assembly_does(
         min_rewrite_tokens=rng.choice((200, 2_000)),
     )
     items: list[Item] = []
+    frame: dict[str, Any] = {"parts": PARTS[0], "tools": TOOLS, "hidden": [], "family": "openai"}
     branches: list[list[Item]] = []  # logs left for another branch
     state = ContextState()
     for call in range(24):
         roll = rng.random()
         if roll < 0.6 or not items:
             items = _grow(rng, items, prefix="m")
-        elif roll < 0.8:
+        elif roll < 0.75:
             state = _act(rng, state, items)
+        elif roll < 0.8 and state.stubs:  # a stub's text written again (same id, other bytes)
+            key = rng.choice(sorted(state.stubs))
+            entry = state.stubs[key]
+            again = entry.model_copy(update={"text": entry.text + " (again)"})
+            state = state.model_copy(update={"stubs": {**state.stubs, key: again}})
         elif roll < 0.86:
             branches.append(items)
             items = _edit(rng, items)
@@ -160,8 +179,25 @@ def test_the_tape_assembles_what_a_fresh_assembly_does(
         else:  # the log read again: new items of the same messages, now and then renumbered
             shift = rng.choice((0, 0, 1))
             items = [i.model_copy(update={"turn": i.turn + shift}) for i in items]
+        if rng.random() < 0.15:  # what the frame is made of changes now and then
+            frame = {
+                "parts": rng.choice(PARTS),
+                "tools": rng.choice(TOOL_SETS),
+                "hidden": rng.choice(([], ["glob"])),
+                "family": rng.choice(("openai", "anthropic")),
+            }
+            knobs = knobs.model_copy(update={"recitation": rng.random() < 0.5})
         base = make_input(
-            items, state=state, window=window, reserve=1_000, settings=knobs, counter=counter
+            items,
+            state=state,
+            window=window,
+            reserve=1_000,
+            settings=knobs,
+            counter=counter,
+            parts=list(frame["parts"]),
+            tools=[dict(t) for t in frame["tools"]],  # new objects every call, as the daemon
+            hidden=list(frame["hidden"]),
+            family=str(frame["family"]),
         )
         base = base.model_copy(
             update={"turn": call + 1, "episodes": EpisodeSettings() if episodes else None}

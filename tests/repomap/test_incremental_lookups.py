@@ -8,10 +8,11 @@ computes, after any sequence of edits:
 * the generated-file mark read from them names the files a fresh build names;
 * the task's mentions, kept across edits that touch none of its words, equal
   the mentions a fresh service reads from the same text;
-* the ranking view's per-name arrays, patched from the previous view's
-  (``view_patch.py``), equal the ones derived from the same core, and so does
-  every array derived from them (edges, node numbers, the definition table),
-  also where an edit moves a name across the definer and ubiquity thresholds.
+* the ranking view's per-name arrays and reference edges, patched from the
+  previous view's (``view_patch.py``), equal the ones derived from the same
+  core, and so does every array derived from them (node numbers, the
+  definition table), also where an edit moves a name across the definer and
+  ubiquity thresholds (which reweighs its edges in files nobody edited).
 """
 
 from __future__ import annotations
@@ -45,10 +46,13 @@ _task = st.lists(st.sampled_from([*PARTS, "extra", "checksum"]), min_size=1, max
 )
 
 
+BASE = "def helper_base(value):\n    return value\n"  # used by every module: edges nobody edits
+
+
 def _source(names: list[str], doc: str) -> str:
-    out = [f'"""Module about {doc}."""\nfrom pkg.mod_0 import cart_total\n']
+    out = [f'"""Module about {doc}."""\nfrom pkg.base import helper_base\n']
     for i, name in enumerate(names):
-        out.append(f"\n\ndef {name}_{i}(value):\n    return cart_total(value) + {i}\n")
+        out.append(f"\n\ndef {name}_{i}(value):\n    return helper_base(value) + {i}\n")
     return "".join(out)
 
 
@@ -69,6 +73,7 @@ def _same_view(graph: RepoGraph) -> None:
     for name in graph.table._fields:
         assert getattr(graph.table, name).tobytes() == getattr(derived.table, name).tobytes()
     assert graph.n_nodes == derived.n_nodes and graph.n_ref_edges == derived.n_ref_edges
+    assert graph.ref_edges.offsets.tobytes() == derived.ref_edges.offsets.tobytes()
 
 
 def _check(live: RepoMapService, fresh: RepoMapService, task: str) -> None:
@@ -105,6 +110,7 @@ def test_carried_lookups_equal_a_fresh_build(steps: list[tuple[str, str, str]], 
         for rel, (names, doc) in contents.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(_source(names, doc))
+        (root / "pkg" / "base.py").write_text(BASE)
         live = _service(root, tmp / "live.db")
         live.get(tokens=300, mentions=task)  # postings and mentions exist before the first edit
         try:

@@ -13,10 +13,11 @@ from pathlib import Path
 
 from pytest_lsp import LanguageClient
 
+from bonsai.daemon.state import Daemon
 from bonsai.domain import Message
 from bonsai.services.store.db import open_database
 from bonsai.services.store.sessions import SessionStore
-from bonsai.session.view_store import MessageCache, ViewStore
+from bonsai.session.view_store import CachedStore, MessageCache
 from bonsai_testing import rpc
 
 
@@ -30,7 +31,7 @@ def test_a_message_read_again_unchanged_is_kept_and_a_changed_row_is_read_afresh
     for text in ("one", "two"):
         store.append(sid, Message(role="user", content=text))
     store.append(other, Message(role="user", content="elsewhere"))
-    view = ViewStore(db, MessageCache())
+    view = CachedStore(db, MessageCache())
 
     first = view.messages(sid)
     store.append(sid, Message(role="assistant", content="three"))
@@ -73,3 +74,51 @@ async def test_an_unchanged_ledger_is_answered_alike_and_a_write_shows_at_once(
     sent = json.dumps(wire["messages"])
     assert "the first words" in sent
     assert any("more words, déjà vu 日本" in str(m["content"]) for m in wire["messages"])
+
+
+def test_the_messages_of_the_sessions_read_last_are_kept_and_the_oldest_let_go(
+    tmp_path: Path,
+) -> None:
+    db = open_database(tmp_path / "bonsai.db")
+    store = SessionStore(db)
+    sids = [store.create(str(tmp_path)).session_id for _ in range(3)]
+    for sid in sids:
+        store.append(sid, Message(role="user", content=f"in {sid}"))
+    cached = CachedStore(db, MessageCache(limit=2))
+    first = {sid: cached.messages(sid)[0] for sid in sids}  # the first session let go
+    assert cached.messages(sids[2])[0] is first[sids[2]], "read last: kept"
+    assert cached.messages(sids[1])[0] is first[sids[1]]
+    again = cached.messages(sids[0])[0]
+    assert again is not first[sids[0]] and again == first[sids[0]], "let go: read afresh, alike"
+    db.close()
+
+
+def test_the_daemons_own_store_keeps_what_it_read_for_the_next_turn(tmp_path: Path) -> None:
+    db_path = tmp_path / "bonsai.db"
+    daemon = Daemon(tmp_path, open_database(db_path), db_path)
+    sid = daemon.store.create(str(tmp_path)).session_id
+    daemon.store.append(sid, Message(role="user", content="the question"))
+    before = daemon.store.messages(sid)
+    daemon.store.append(sid, Message(role="assistant", content="the answer"))
+    after = daemon.store.messages(sid)
+    assert after[0] is before[0], "a turn's history read again: the same message"
+    assert after == SessionStore(daemon.db).messages(sid), "what the plain store reads"
+    daemon.db.close()
+
+
+def test_recall_reads_its_hits_in_one_query_and_never_another_sessions_message(
+    tmp_path: Path,
+) -> None:
+    db = open_database(tmp_path / "bonsai.db")
+    store = SessionStore(db)
+    sid, other = (store.create(str(tmp_path)).session_id for _ in range(2))
+    mine = [store.append(sid, Message(role="user", content=t)) for t in ("a", "b", "c")]
+    theirs = store.append(other, Message(role="user", content="not yours"))
+    cached = CachedStore(db, MessageCache())
+    read = cached.messages(sid)
+    ids = [mine[2].message_id, theirs.message_id, "no-such-id", mine[0].message_id]
+    found = cached.messages_by_id(sid, ids)
+    assert sorted(found) == sorted([mine[0].message_id, mine[2].message_id])
+    assert found[mine[2].message_id] is read[2], "a message already read is the same one"
+    assert store.messages_by_id(sid, []) == {}
+    db.close()

@@ -41,6 +41,7 @@ from bonsai.services.store.backup import list_backups
 from bonsai.services.store.db import DatabaseLock, StoreError, acquire_lock, open_database
 from bonsai.services.store.health import verify_committed
 from bonsai.services.store.turns import ToolRuns, recover_after_crash
+from bonsai.session.base import tokenizer_warmer
 
 log = logging.getLogger("bonsai.daemon")
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
@@ -258,6 +259,7 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
         if servers:
             lifecycle.write_private_json(lifecycle.daemon_json_path(home), info)
         keeper.start()
+        daemon.views.warm(tokenizer_warmer(daemon))  # in the background: serving already
         log.info("bonsai %s serving (pid %s)", __version__, daemon.pid)
         if options.stdio:
             stdio = asyncio.ensure_future(_serve_stdio(daemon))

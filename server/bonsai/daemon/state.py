@@ -21,10 +21,10 @@ from bonsai.daemon import framing
 from bonsai.protocol.models import ChatDeltaParams, Wire
 from bonsai.services.config import LoadedSettings, load_settings
 from bonsai.services.redaction import redact_text, redact_value
-from bonsai.services.store.sessions import SessionStore
 from bonsai.session import versions
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import PoolLimits, ServicePool
+from bonsai.session.view_store import CachedStore, MessageCache
 from bonsai.session.views import ViewWorker
 
 log = logging.getLogger("bonsai.daemon")
@@ -102,7 +102,7 @@ class Daemon:
         self.home = home
         self.db = conn
         self.db_path = db_path
-        self.store = SessionStore(conn)
+        self.store = CachedStore(conn, MessageCache())  # a message read again is kept
         self.started_at = time.monotonic()
         self.pid = os.getpid()
         self.connections: dict[int, Connection] = {}

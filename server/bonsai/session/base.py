@@ -62,6 +62,24 @@ def counter_for(daemon: Host, providers: ProviderSettings, info: Any) -> TokenCo
         return counter
 
 
+def tokenizer_warmer(daemon: Host) -> Callable[[], object]:
+    """Loading the tokenizer of the model the settings name (once per process; run it
+    off the loop), so the first view or turn that counts does not wait seconds for it.
+    Nothing is kept in the hub: a model's counter is built when first asked for, with
+    what the server said about the model by then."""
+    providers = daemon.settings().settings.providers
+    info = window_for(daemon, providers).info
+    cache_dir = daemon.home / "cache" / "tiktoken"
+
+    def warm() -> object:
+        counter = estimator_for(
+            info, cache_dir=cache_dir, tokenizer_path=None, model=providers.model
+        )
+        return counter.count_text("warm")
+
+    return warm
+
+
 def _new_counter(daemon: Host, providers: ProviderSettings, info: Any) -> TokenCounter:
     api = None
     if info.family == "anthropic" and resolve_api_key(providers, os.environ):

@@ -101,9 +101,11 @@ def _found(
     (stubbed, folded, archived, or before the summary boundary), what it saw
     there before its own words: that is what the agent asks recall for
     (``bonsai.core.context.hidden``)."""
+    hits = search_history(daemon.db, session_id, query, RECALL_DEPTH)
+    messages = daemon.store.messages_by_id(session_id, [hit.message_id for hit in hits])
     out = []
-    for hit in search_history(daemon.db, session_id, query, RECALL_DEPTH):
-        stored = daemon.store.message(session_id, hit.message_id)
+    for hit in hits:
+        stored = messages.get(hit.message_id)
         if stored is not None and worth_showing(stored):
             out.append((stored, hit))
     state = bridge_for(daemon, session_id).state()

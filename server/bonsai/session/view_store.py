@@ -1,17 +1,21 @@
-"""The session store as the view worker reads it: a message read again unchanged is the
-same object, so a view of a session that grew costs its new messages only.
+"""The session store whose reads keep their messages: a message read again unchanged is
+the same object, so a view, or a turn's request, of a session that grew costs its new
+messages only.
 
 Reading a row back into a :class:`StoredMessage` (JSON, then pydantic) is most of
 what reading a long log costs; and the assembly memos check a message by identity
 first, by equality (slow on long texts) only when it is a new object. The worker
 keeps, per session, the messages of its last read with the row each came from; a
 row read again exactly as it was is that message again. Any difference (an edit,
-a repair, a new body) reads the row afresh, so a view never sees a stale message.
-Used by one thread (the view worker) only.
+a repair, a new body) reads the row afresh, so a read never sees a stale message
+(messages are frozen: nobody can change one that is kept). One cache per thread:
+the view worker has its own, the loop's store (``Daemon.store``) its own. The
+messages of the ``SESSIONS_KEPT`` sessions read last are kept.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +24,8 @@ import apsw
 
 from bonsai.domain import StoredMessage
 from bonsai.services.store.sessions import SessionStore, stored_message
+
+SESSIONS_KEPT = 16  # the sessions a client has open, streaming or watched
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +42,12 @@ def _without_content(row: tuple[object, ...]) -> tuple[object, ...]:
 
 
 class MessageCache:
-    """Per session: message id → the row last read and the message made of it."""
+    """Per session: message id → the row last read and the message made of it (for the
+    ``limit`` sessions read last)."""
 
-    def __init__(self) -> None:
-        self._sessions: dict[str, dict[str, _Read]] = {}
+    def __init__(self, limit: int = SESSIONS_KEPT) -> None:
+        self.limit = limit
+        self._sessions: OrderedDict[str, dict[str, _Read]] = OrderedDict()
 
     def messages(
         self, rows: list[tuple[object, ...]], session_id: str, whole: bool
@@ -55,15 +63,18 @@ class MessageCache:
             out.append(read.stored)
         # a whole read replaces what is kept (a message gone from the log is let go)
         self._sessions[session_id] = seen if whole else {**kept, **seen}
+        self._sessions.move_to_end(session_id)
+        while len(self._sessions) > self.limit:
+            self._sessions.popitem(last=False)
         return out
 
     def forget(self, session_id: str) -> None:
         self._sessions.pop(session_id, None)
 
 
-class ViewStore(SessionStore):
-    """A :class:`SessionStore` on the worker's connection whose message reads go
-    through the worker's :class:`MessageCache`."""
+class CachedStore(SessionStore):
+    """A :class:`SessionStore` whose message reads go through a :class:`MessageCache`
+    (the thread's own: the worker's, or the loop's)."""
 
     def __init__(self, conn: apsw.Connection, cache: MessageCache) -> None:
         super().__init__(conn)

@@ -14,6 +14,12 @@ steering files, are read again after that).
 A view may hand back :class:`Encoded`: its result already encoded as JSON on the
 worker, so a kept view is answered as the same bytes again, and the loop never
 encodes a large result (the wire view of a long session) between two streamed events.
+
+Views asked for with the same ``key`` while one is computing share it: two editors
+open on one session cost one computation, and its answer is the one a fresh view
+would give (it started after both asked). :meth:`ViewWorker.warm` runs a job on the
+worker without waiting for it (the tokenizer, loaded at the daemon's start, so a
+first view does not pay seconds for it).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import sys
 import threading
 import time
@@ -41,8 +48,9 @@ from bonsai.session.baseline import ensure_baseline
 from bonsai.session.host import Host, Subscriber
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import ServicePool
-from bonsai.session.view_store import MessageCache, ViewStore
+from bonsai.session.view_store import CachedStore, MessageCache
 
+log = logging.getLogger("bonsai.views")
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 FRESH_S = 1.0
@@ -73,6 +81,13 @@ class _Kept:
     settings: LoadedSettings
     at: float
     value: Any
+
+
+@dataclass
+class _Running:
+    stamp: tuple[Any, ...]
+    settings: LoadedSettings
+    task: asyncio.Future[Any]
 
 
 class ViewMutates(RuntimeError):
@@ -121,6 +136,8 @@ class ViewWorker:
         self._memos: dict[str, AssemblyMemo] = {}  # the worker's own: memos are not thread-safe
         self._messages = MessageCache()  # the worker's too: a message read again is kept
         self._kept: dict[tuple[str, str], _Kept] = {}
+        # the view being computed, by (session, key), with the stamp it will be true for
+        self._running: dict[tuple[str, str], _Running] = {}
 
     async def run(
         self, host: Host, session_id: str | None, view: Callable[[Host], T], key: str | None = None
@@ -138,7 +155,8 @@ class ViewWorker:
             host.hub.repomap_text.get(session_id),
             tuple(sorted(c.id for c in host.subscribers(session_id))),
         )
-        kept = self._kept.get((session_id, key))
+        where = (session_id, key)
+        kept = self._kept.get(where)
         now = time.monotonic()
         if (
             kept is not None
@@ -147,14 +165,53 @@ class ViewWorker:
             and now - kept.at < FRESH_S
         ):
             return cast(T, kept.value)
+        running = self._running.get(where)
+        if running is None or running.stamp != stamp or running.settings is not settings:
+            # none, or one of a log that has moved since: this view starts its own
+            task = asyncio.ensure_future(self._keep(host, session_id, view, where, stamp, settings))
+            running = self._running[where] = _Running(stamp, settings, task)
+            task.add_done_callback(lambda done: self._finished(where, done))
+        # the same view of the same log already computing: its answer is this one's too
+        # (shielded: a request cancelled does not cancel the others' computation)
+        return cast(T, await asyncio.shield(running.task))
+
+    async def _keep(
+        self,
+        host: Host,
+        session_id: str,
+        view: Callable[[Host], T],
+        where: tuple[str, str],
+        stamp: tuple[Any, ...],
+        settings: LoadedSettings,
+    ) -> T:
+        now = time.monotonic()
         value = await self._compute(host, session_id, view)
-        self._kept[(session_id, key)] = _Kept(stamp, settings, now, value)
+        if where in self._running:  # not forgotten meanwhile (the session deleted)
+            self._kept[where] = _Kept(stamp, settings, now, value)
         return value
+
+    def _finished(self, where: tuple[str, str], done: asyncio.Future[Any]) -> None:
+        running = self._running.get(where)
+        if running is not None and running.task is done:
+            del self._running[where]
+        if not done.cancelled():
+            done.exception()  # retrieved: a failure whose requests all left is not logged
 
     async def call(self, read: Callable[[], T]) -> T:
         """``read()`` on the worker, for a read that brings its own state (the memory
         service, under its lock) rather than the log's snapshot."""
         return await asyncio.get_running_loop().run_in_executor(self._executor(), read)
+
+    def warm(self, job: Callable[[], object]) -> None:
+        """``job()`` on the worker, not waited for: a failure is logged, never raised."""
+
+        def run() -> None:
+            try:
+                job()
+            except Exception:
+                log.warning("warming the view worker failed", exc_info=True)
+
+        self._executor().submit(run)
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -189,7 +246,7 @@ class ViewWorker:
         view: Callable[[Host], T],
     ) -> T:
         conn = self._connection()
-        store = ViewStore(conn, self._messages)
+        store = CachedStore(conn, self._messages)
         read = ReadHost(host.home, conn, store, hub, host.settings, subscribers)
         with conn:  # one transaction: every read of this view sees the same log
             result = view(read)
@@ -210,6 +267,8 @@ class ViewWorker:
         self._messages.forget(session_id)
         for kept in [k for k in self._kept if k[0] == session_id]:
             del self._kept[kept]
+        for running in [k for k in self._running if k[0] == session_id]:
+            del self._running[running]
 
     def close(self) -> None:
         if self._pool is not None:

@@ -126,6 +126,7 @@ def _fold(
         max_chars=budget,
         traces=view_traces(span, work.calls, work.inp.items),
         trace_chars=int(budget * TRACE_SHARE),
+        memo=work.inp.memo,
     )
     folded_before = work.state.folded()
     seqs = [by_id[i].seq for i in (*folded_before, *ids) if i in by_id]

@@ -250,8 +250,13 @@ def ledger_rows(work: Work, all_tools: list[dict[str, Any]]) -> list[LedgerRow]:
 def ledger(work: Work, all_tools: list[dict[str, Any]]) -> tuple[list[LedgerRow], Totals]:
     """``ledger_rows`` and their ``totals``; the messages' part of the totals from
     the tape's running sums when the work is the tape's current analysis."""
-    head = [*system_rows(work), *tool_rows(work, all_tools)]
     snap = work.snapshot
+    if snap is None:
+        head = [*system_rows(work), *tool_rows(work, all_tools)]
+    else:
+        head = snap.tape.head_rows(
+            work.frame, all_tools, lambda: [*system_rows(work), *tool_rows(work, all_tools)]
+        )
     if snap is not None and not snap.current:  # a stage tried another state: come back
         snap = snap.tape.sync(work.inp.items, work.state, work.inp.counter, work.inp.memo)
     messages = message_rows(work, snap)

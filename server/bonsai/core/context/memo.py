@@ -63,6 +63,7 @@ class AssemblyMemo:
         self.digests = _Table()
         self.rows = _Table()
         self.stubbed = _Table()
+        self.summary_entries = _Table()  # a message's entries in a deterministic summary
         self.supersession: Any = None  # a ``supersede.Supersession``, made on first use
         self.tape: Any = None  # a ``tape.Tape``: the last analysis, per item (first use)
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from bonsai.core.context.candidates import failed
 from bonsai.core.context.harness import is_harness_note
+from bonsai.core.context.memo import AssemblyMemo
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.text import call_summary, one_line
 
@@ -156,27 +157,49 @@ def _finding(item: Item, calls: dict[str, tuple[str, str]]) -> str:
     return f"{what} → {verdict}{first} … {one_line(lines[-1], 120)} ({len(lines):,} lines)"
 
 
-def _span_entries(span: list[Item], calls: dict[str, tuple[str, str]]) -> Sections:
+def _span_entries(
+    span: list[Item], calls: dict[str, tuple[str, str]], memo: AssemblyMemo | None = None
+) -> Sections:
     new = empty_sections()
     assistants = [i for i in span if i.message.role == "assistant" and i.message.content.strip()]
     for item in span:
-        message = item.message
-        if message.role == "assistant" and message.content.strip():
-            new["Decisions"].append(_first_sentence(message.content))
-        elif message.role == "user" and not is_harness_note(message.content):
-            for sentence in _SENTENCE.split(one_line(message.content, 4_000)):
-                if _CONSTRAINT.search(sentence):
-                    new["Constraints"].append(one_line(sentence, 200))
-        elif message.role == "tool":
-            finding = _finding(item, calls)
-            new["Tool findings"].append(finding)
-            if failed(message) or _risky(message.content[:2_000]):
-                new["Risks"].append(finding)
+        for heading, entry in _item_entries(item, calls, memo):
+            new[heading].append(entry)
     for item in assistants[-3:]:
         for line in item.message.content.splitlines():
             if _TODO.match(line):
                 new["Open tasks"].append(one_line(line.strip(" -*"), 200))
     return new
+
+
+def _item_entries(
+    item: Item, calls: dict[str, tuple[str, str]], memo: AssemblyMemo | None
+) -> tuple[tuple[str, str], ...]:
+    """(heading, entry) of one message: they depend on the message and the call
+    it answers only, so the session's memo keeps them (a fold is planned again on
+    many calls over mostly the same span)."""
+    message = item.message
+    call = calls.get(message.tool_call_id or "") if message.role == "tool" else None
+    if memo is not None:
+        hit = memo.summary_entries.get(item.id, message)
+        if hit is not None and hit[0] == call:
+            return hit[1]  # type: ignore[no-any-return]
+    out: list[tuple[str, str]] = []
+    if message.role == "assistant" and message.content.strip():
+        out.append(("Decisions", _first_sentence(message.content)))
+    elif message.role == "user" and not is_harness_note(message.content):
+        for sentence in _SENTENCE.split(one_line(message.content, 4_000)):
+            if _CONSTRAINT.search(sentence):
+                out.append(("Constraints", one_line(sentence, 200)))
+    elif message.role == "tool":
+        finding = _finding(item, calls)
+        out.append(("Tool findings", finding))
+        if failed(message) or _risky(message.content[:2_000]):
+            out.append(("Risks", finding))
+    entries = tuple(out)
+    if memo is not None:
+        memo.summary_entries.put(item.id, message, (call, entries))
+    return entries
 
 
 def update_summary(
@@ -189,16 +212,18 @@ def update_summary(
     task: str = "",
     traces: Iterable[str] = (),
     trace_chars: int = 0,
+    memo: AssemblyMemo | None = None,
 ) -> str:
     """The summary after folding ``span``: ``previous`` merged with the span's entries.
 
     ``goal`` is the latest user request and ``task`` the first one (both quoted
-    under Current goal when set and different). ``traces`` are the folded views'
+    under Current goal when set and different); ``memo``: the session's, which
+    keeps each message's entries. ``traces`` are the folded views'
     entries (``core/context/trace.py``) for Seen in, which takes up to
     ``trace_chars`` of ``max_chars`` (its oldest entries go first; the other
     headings fit the rest)."""
     old = parse_sections(previous) if previous else empty_sections()
-    new = _span_entries(span, calls)
+    new = _span_entries(span, calls, memo)
     merged: Sections = {}
     for heading in HEADINGS:
         merged[heading] = _merge(old[heading], new[heading], KEEP[heading])

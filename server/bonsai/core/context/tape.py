@@ -28,21 +28,25 @@ that a call with the tape assembles exactly what a call without any memo does
 
 from __future__ import annotations
 
+import json
 import operator
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
 from bonsai.core.context.context_state import ContextState
+from bonsai.core.context.frame import Frame, build_frame, plan_block
 from bonsai.core.context.groups import Group, add_item
 from bonsai.core.context.harness import is_harness_note
 from bonsai.core.context.memo import AssemblyMemo, message_digest
-from bonsai.core.context.pipeline_types import Item, LedgerRow, TokenCounter
+from bonsai.core.context.pipeline_types import Item, LedgerRow, SystemPart, TokenCounter
 from bonsai.core.context.reuse import pointer_target
 from bonsai.core.context.supersede import Supersession
 from bonsai.core.context.view import Marks, Node, changed_keys, node_of
 from bonsai.domain import Message
+from bonsai.settings import ContextSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,8 @@ class Tape:
         self.rows: list[tuple[LedgerRow, ...] | None] = []
         self.stale: set[int] = set()
         self.row_reasons: dict[str, str] = {}  # the protection the rows were built with
+        self._frame: tuple[tuple[Any, ...], Frame] | None = None  # (what it is made of, it)
+        self._head: tuple[Frame, str, list[LedgerRow]] | None = None  # its system/tool rows
 
     def _facts(self) -> None:
         """Forget the items' facts (not the nodes)."""
@@ -111,9 +117,7 @@ class Tape:
         memo: AssemblyMemo | None,
     ) -> Snapshot:
         """Bring the tape to ``items`` under ``state``; what the analysis takes."""
-        if counter is not self.counter:
-            self.__init__()  # type: ignore[misc]
-            self.counter = counter
+        self.reset_for(counter)
         seen = len(self.items)
         start = self._common(items)
         truncated = start < seen
@@ -131,13 +135,13 @@ class Tape:
             self._extend(items, seen)
         kept = len(self.nodes)
         marks = Marks.of(self.pos, state)
-        same = self.marks is not None and marks == self.marks
+        changed = marks.changed(self.marks) if self.marks is not None else None
+        same = changed is not None and not changed  # no item's node can differ
         dirty: set[int] = set()
-        if self.marks is not None and not same:
+        if changed:
             if self.duplicates:
                 dirty = set(range(kept))
             else:
-                changed = marks.changed(self.marks)
                 dirty = {p for i in changed if (p := self.pos.get(i, kept)) < kept}
         self.marks = marks
         for p in [*dirty, *range(kept, len(items))]:
@@ -159,6 +163,12 @@ class Tape:
             assistants=len(self.assistants),
             duplicates=self.duplicates,
         )
+
+    def reset_for(self, counter: TokenCounter) -> None:
+        """Start again when the counter is not the one the tape counted with."""
+        if counter is not self.counter:
+            self.__init__()  # type: ignore[misc]
+            self.counter = counter
 
     def _common(self, items: list[Item]) -> int:
         """How many leading items are the ones the tape saw."""
@@ -250,6 +260,9 @@ class Tape:
 
     def _place_summary(self, folded: frozenset[str], kept: int, truncated: bool) -> None:
         """The position of the first folded node (where the summary goes)."""
+        if not folded:
+            self.summary_at, self._folded = None, folded
+            return
         if folded == self._folded and not truncated:
             if self.summary_at is None:  # only a new item can be the first folded one
                 new = (p for p in range(kept, len(self.items)) if self.items[p].id in folded)
@@ -257,6 +270,36 @@ class Tape:
             return
         self._folded = folded
         self.summary_at = min((self.pos[i] for i in folded if i in self.pos), default=None)
+
+    def frame(
+        self,
+        parts: list[SystemPart],
+        tools: list[dict[str, Any]],
+        state: ContextState,
+        settings: ContextSettings,
+        family: str,
+    ) -> Frame:
+        """``build_frame``, built again only when what it is made of changed (the
+        system parts, the tools sent, the recitation plan, the family)."""
+        assert self.counter is not None
+        if getattr(self.counter, "calibrates", True):  # its counts move as it learns
+            return build_frame(parts, tools, state, settings, family, self.counter)
+        key = (family, plan_block(state, settings), tuple(parts), json.dumps(tools))
+        if self._frame is not None and self._frame[0] == key:
+            return self._frame[1]
+        frame = build_frame(parts, tools, state, settings, family, self.counter)
+        self._frame, self._head = (key, frame), None
+        return frame
+
+    def head_rows(
+        self, frame: Frame, all_tools: list[dict[str, Any]], build: Callable[[], list[LedgerRow]]
+    ) -> list[LedgerRow]:
+        """The system and tool rows of ``frame`` (``build`` makes them), kept while
+        the frame and the session's tools are the same."""
+        key = json.dumps(all_tools)
+        if self._head is None or self._head[0] is not frame or self._head[1] != key:
+            self._head = (frame, key, build())
+        return list(self._head[2])
 
     def superseded(self) -> dict[str, str]:
         return self.supersession.view

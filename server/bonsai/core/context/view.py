@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from bonsai.core.context.context_state import ArchiveEntry, ContextState, StubEntry, SummaryState
 from bonsai.core.context.memo import AssemblyMemo
 from bonsai.core.context.pipeline_types import Confidence, Item, NodeState, TokenCounter
@@ -171,11 +173,19 @@ class Marks:
 
 
 def changed_keys(old: Mapping[str, object], new: Mapping[str, object]) -> set[str]:
-    if old == new:  # compares each value by identity first
+    if old is new:
         return set()
     out = set(old.keys() ^ new.keys())
-    out.update(k for k, v in new.items() if (was := old.get(k, v)) is not v and was != v)
+    out.update(k for k, v in new.items() if (was := old.get(k, v)) is not v and _differ(was, v))
     return out
+
+
+def _differ(a: object, b: object) -> bool:
+    """``a != b``; for two state entries of one type (pydantic models of plain
+    fields, as a state read back from JSON gives) by their fields at C speed."""
+    if type(a) is type(b) and isinstance(a, BaseModel):
+        return a.__dict__ != b.__dict__  # type: ignore[attr-defined]
+    return a != b
 
 
 def node_of(item: Item, marks: Marks, counter: TokenCounter, memo: AssemblyMemo | None) -> Node:

@@ -178,9 +178,11 @@ def analyse(
     alone (groups, tool calls, superseded reads) are reused. With a memo the
     session's tape carries every per-item product from the previous call
     (``tape.Tape``); without, everything is built here."""
-    frame = build_frame(inp.parts, tools, state, inp.settings, inp.family, inp.counter)
     if inp.memo is not None:
-        return _from_tape(inp, state, frame)
+        tape = tape_of(inp.memo)
+        tape.reset_for(inp.counter)
+        return _from_tape(inp, state, tape.frame(inp.parts, tools, state, inp.settings, inp.family))
+    frame = build_frame(inp.parts, tools, state, inp.settings, inp.family, inp.counter)
     same = like if like is not None and like.inp is inp else None
     groups = same.groups if same is not None else group_items(inp.items)
     nodes = build_nodes(inp.items, state, inp.counter, inp.memo)

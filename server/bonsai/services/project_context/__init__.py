@@ -10,6 +10,7 @@ part. See ``docs/context.md``.
 
 from __future__ import annotations
 
+import os
 import platform
 from pathlib import Path
 
@@ -42,6 +43,7 @@ PROJECT_MARKERS: tuple[tuple[str, str], ...] = (
     ("CMakeLists.txt", "c/c++ (cmake)"),
     ("Makefile", "make"),
 )
+MARKER_NAMES = frozenset(marker for marker, _ in PROJECT_MARKERS)
 
 __all__ = [
     "GitBaseline",
@@ -55,14 +57,29 @@ __all__ = [
 
 
 def project_types(workspace: Path) -> list[str]:
-    """Project types detected from marker files at the workspace root."""
-    found: list[str] = []
-    for marker, kind in PROJECT_MARKERS:
-        if (workspace / marker).is_file():
-            found.append(f"{kind} ({marker})")
-    if any(workspace.glob("*.csproj")) or any(workspace.glob("*.sln")):
+    """Project types detected from marker files at the workspace root (one listing of
+    it: every request gathers this, a stat per marker and a glob cost more)."""
+    files: set[str] = set()
+    dotnet = False
+    try:
+        with os.scandir(workspace) as entries:
+            for entry in entries:
+                dotnet = dotnet or entry.name.endswith((".csproj", ".sln"))
+                if entry.name in MARKER_NAMES and _is_file(entry):
+                    files.add(entry.name)
+    except OSError:  # gone or unreadable: nothing detected
+        return []
+    found = [f"{kind} ({marker})" for marker, kind in PROJECT_MARKERS if marker in files]
+    if dotnet:
         found.append(".NET (*.csproj/*.sln)")
     return found
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()  # a symlink to a file counts, as Path.is_file has it
+    except OSError:
+        return False
 
 
 def environment_part(workspace: Path, root: Path | None) -> SystemPart:

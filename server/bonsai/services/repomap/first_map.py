@@ -28,6 +28,7 @@ from bonsai.services.repomap.discovery import Candidate
 from bonsai.services.repomap.graph import build_graph
 from bonsai.services.repomap.indexer import FirstPass
 from bonsai.services.repomap.indexer_core import FileResult
+from bonsai.services.repomap.languages import language_for_path
 from bonsai.services.repomap.map_state import entry_rows, map_files
 from bonsai.services.repomap.mentions import (
     WordParts,
@@ -44,8 +45,8 @@ FIRST_MIN_FILES = 200  # a cold build of fewer files gives its whole map as soon
 FIRST_SHARE = 10  # one file in this many is parsed for the first map ...
 FIRST_MIN, FIRST_MAX = 32, 256  # ... but at least / at most this many
 HEAD_BYTES = 4096  # where a file's import lines are looked for
-_IMPORT_LINE = re.compile(
-    rb"(?m)^[ \t]*(?:from|import|export|#[ \t]*include|require|use|using|load|package)\b[^\n]*"
+_IMPORT_LINE = re.compile(  # after a newline: twice as fast as a multi-line ``^``
+    rb"\n[ \t]*(?:from|import|export|#[ \t]*include|require|use|using|load|package)\b[^\n]*"
 )
 _IMPORT_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "main", "lib"})
@@ -91,14 +92,14 @@ def _head(ws: Workspace, rel: str) -> bytes:
 def import_counts(root: Path, paths: Sequence[str]) -> dict[str, int]:
     """Per module name, how many of ``paths`` name it on an import line near
     their head (a file counts once per name)."""
-    counts: dict[str, int] = {}
+    counts: dict[bytes, int] = {}
+    get = counts.get
     with Workspace(root) as ws:
         for rel in paths:
-            lines = b"\n".join(_IMPORT_LINE.findall(_head(ws, rel)))
+            lines = b"".join(_IMPORT_LINE.findall(b"\n" + _head(ws, rel)))
             for word in set(_IMPORT_WORD.findall(lines)):
-                key = word.decode("ascii")
-                counts[key] = counts.get(key, 0) + 1
-    return counts
+                counts[word] = get(word, 0) + 1
+    return {word.decode("ascii"): n for word, n in counts.items()}
 
 
 def priority_files(
@@ -109,17 +110,19 @@ def priority_files(
     mentions: str = "",
 ) -> list[str]:
     """The ``count`` files of ``candidates`` to parse first: those of the chat,
-    then those the text names, then the most imported (ties: by path)."""
+    then those the text names, then the source files most imported by the
+    others (ties: by path)."""
     paths = [c.path for c in candidates]
     known = set(paths)
     named = [p for p in sorted(chat_files) if p in known]
     if mentions.strip():
         said = mentioned_files(mentions, build_path_index(paths))
         named += sorted(p for p in said if p in known and p not in named)
-    counts = import_counts(root, paths)
+    code = [p for p in paths if language_for_path(p) is not None]  # the others have no tags
+    counts = import_counts(root, code)
     taken = set(named)
     ranked = sorted(
-        (p for p in paths if p not in taken), key=lambda p: (-counts.get(module_key(p), 0), p)
+        (p for p in code if p not in taken), key=lambda p: (-counts.get(module_key(p), 0), p)
     )
     return (named + ranked)[: max(count, len(named))]
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import builtins
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -194,6 +194,15 @@ class Counts(NamedTuple):
     static: FloatArray
 
 
+class RefEdges(NamedTuple):
+    """A view's file -> identifier edges; file i's are ``[offsets[i], offsets[i + 1])``."""
+
+    sources: IntArray
+    targets: IntArray
+    weights: FloatArray
+    offsets: IntArray
+
+
 class RepoGraph:
     """The ranking view of a ``GraphCore`` (see module doc); immutable."""
 
@@ -203,9 +212,12 @@ class RepoGraph:
         tags: Mapping[str, FileTags],
         file_index: dict[str, int] | None = None,
         counts: Counts | None = None,
+        ref_edges: Callable[[RepoGraph], RefEdges | None] | None = None,
     ) -> None:
         """``file_index``: the index of ``core.files`` when the caller has it (a
-        patch keeps the files); ``counts``: this core's, when a patch has them."""
+        patch keeps the files); ``counts``: this core's, when a patch has them;
+        ``ref_edges``: makes the reference edges from the node numbers (a patch
+        splices the previous view's; None from it: derive them)."""
         self.core = core
         self.tags = tags
         self.last_rank: tuple[str, FloatArray] | None = None  # (personalization key, ranks)
@@ -226,8 +238,16 @@ class RepoGraph:
         defined = self.n_definers > 0
         self.node_of_name = np.where(defined, n_files + np.cumsum(defined) - 1, -1)
         self.n_nodes = n_files + int(defined.sum())
-        self.sources, self.targets, self.weights = self._edges(n_files)
-        self.n_ref_edges = len(self.sources) - len(self.pair_name)  # file -> identifier edges
+        refs = None if ref_edges is None else ref_edges(self)
+        self.ref_edges = self._ref_edges(n_files) if refs is None else refs
+        def_src = self.node_of_name[self.pair_name]
+        self.sources = np.concatenate([self.ref_edges.sources, def_src])
+        self.targets = np.concatenate([self.ref_edges.targets, self.pair_fid])
+        self.weights = np.concatenate([self.ref_edges.weights, np.ones(len(def_src))])
+        self.n_ref_edges = n_ref = len(self.ref_edges.sources)  # file -> identifier edges
+        self.ref_edges = RefEdges(  # views into the whole edge arrays: no second copy
+            self.sources[:n_ref], self.targets[:n_ref], self.weights[:n_ref], self.ref_edges.offsets
+        )
         safe = np.where(named_rows, core.def_names, 0)
         # one spare slot: with no named definition at all, index 0 must still exist
         node_of = np.append(self.node_of_name, -1)
@@ -240,20 +260,18 @@ class RepoGraph:
             core.def_offsets,
         )
 
-    def _edges(self, n_files: int) -> tuple[IntArray, IntArray, FloatArray]:
-        """Reference edges (file order, then tag order) then definition edges."""
+    def _ref_edges(self, n_files: int) -> RefEdges:
+        """Reference edges (file order, then tag order); definition edges follow
+        them in ``sources``/``targets``/``weights``."""
         core = self.core
         ref_node = self.node_of_name[core.ref_names]
         keep = np.flatnonzero(ref_node >= 0)  # indices: np.take beats a boolean mask
         ref_fid = np.repeat(np.arange(n_files, dtype=np.int64), np.diff(core.ref_offsets))
         ref_src = ref_fid.take(keep)  # a take beats a binary search per reference
         ref_w = self.static[core.ref_names.take(keep)] * core.ref_factor.take(keep)
-        def_src = self.node_of_name[self.pair_name]
-        return (
-            np.concatenate([ref_src, def_src]),
-            np.concatenate([ref_node.take(keep), self.pair_fid]),
-            np.concatenate([ref_w, np.ones(len(def_src))]),
-        )
+        per_file = np.bincount(ref_src, minlength=n_files)
+        offsets = np.concatenate([[0], np.cumsum(per_file)]).astype(np.int64, copy=False)
+        return RefEdges(ref_src, ref_node.take(keep), ref_w, offsets)
 
     def relined(self, core: GraphCore) -> RepoGraph:
         """This view for ``core``, which differs from ours in definition lines

@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
@@ -39,7 +40,7 @@ from bonsai.services.repomap.ranking import Ranked
 from bonsai.services.repomap.records import FileTags, MapFile, MapTagOut, RepoMap
 from bonsai.services.repomap.stability import RenderState, decide, fingerprint
 from bonsai.services.repomap.tag_store import TagStore
-from bonsai.services.repomap.view_patch import patched_counts
+from bonsai.services.repomap.view_patch import patched_counts, patched_ref_edges
 from bonsai.settings import RepoMapSettings
 
 log = logging.getLogger(__name__)
@@ -115,8 +116,12 @@ def _patched_view(
         view.postings = postings
         return view
     same_files = core.files is old.files
-    counts = patched_counts(old, core, fresh, edited) if same_files else None
-    graph = RepoGraph(core, tags, old.file_index if same_files else None, counts)
+    patch = patched_counts(old, core, fresh, edited) if same_files else None
+    if patch is None:
+        graph = RepoGraph(core, tags, old.file_index if same_files else None)
+    else:
+        edges = partial(patched_ref_edges, patch)
+        graph = RepoGraph(core, tags, old.file_index, patch.counts, edges)
     graph.postings = postings
     graph.carry_name_ids(old, fresh)
     if old.last_rank is not None:  # ``pagerank_of`` decides whether to use it

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Collection
+from typing import NamedTuple
 
 import numpy as np
 
-from bonsai.core.repomap.pagerank import IntArray
-from bonsai.services.repomap.graph import Counts, GraphCore, RepoGraph, static_weights
+from bonsai.core.repomap.pagerank import FloatArray, IntArray
+from bonsai.services.repomap.graph import Counts, GraphCore, RefEdges, RepoGraph, static_weights
 
 
 def _old_to_new(old: GraphCore, new: GraphCore, fresh: list[str]) -> IntArray | None:
@@ -46,9 +47,21 @@ def _rows(offsets: IntArray, fid: int) -> slice:
     return slice(int(offsets[fid]), int(offsets[fid + 1]))
 
 
+class ViewPatch(NamedTuple):
+    """What a patched view is made from: its counts, and for its reference
+    edges the previous view, the edited files, the old -> new name ids and the
+    names whose counts the edit could change."""
+
+    old: RepoGraph
+    counts: Counts
+    fids: list[int]
+    remap: IntArray | None
+    touched: IntArray  # new name ids, ascending
+
+
 def patched_counts(
     old: RepoGraph, core: GraphCore, fresh: list[str], edited: Collection[str]
-) -> Counts | None:
+) -> ViewPatch | None:
     """``Counts`` of ``core``, a patch of ``old.core`` that replaced the segments
     of the ``edited`` files and merged in the names ``fresh``; None when the file
     list changed or the names do not line up (then the view is derived)."""
@@ -101,4 +114,79 @@ def patched_counts(
     static[ids] = static_weights(
         core.name_factor[ids], core.name_specific[ids], n_definers[ids], n_users[ids], n_files
     )
-    return Counts(pair_name, pair_fid, n_definers, n_users, static)
+    counts = Counts(pair_name, pair_fid, n_definers, n_users, static)
+    return ViewPatch(old, counts, fids, remap, ids)
+
+
+def patched_ref_edges(patch: ViewPatch, view: RepoGraph) -> RefEdges | None:
+    """The reference edges of ``view`` (whose counts and node numbers came from
+    ``patch``) spliced from the previous view's: a file keeps its edges, with the
+    targets renumbered, unless it was edited or uses a name whose weight or
+    definedness changed; those files' edges are made from their rows, as
+    ``RepoGraph`` makes every file's."""
+    old, core, n_files = patch.old, view.core, len(view.files)
+    remap, ids = patch.remap, patch.touched
+    old_ids = ids
+    if remap is not None and not len(remap):
+        old_ids = np.full(len(ids), -1, dtype=np.int64)
+    elif remap is not None:  # old ids of the touched names (-1: a fresh name)
+        old_ids = np.searchsorted(remap, ids)
+        old_ids = np.where(remap[np.minimum(old_ids, len(remap) - 1)] == ids, old_ids, -1)
+    known = old_ids >= 0
+    was_defined = np.zeros(len(ids), dtype=bool)
+    was_defined[known] = old.n_definers[old_ids[known]] > 0
+    now_defined = view.n_definers[ids] > 0
+    old_static = np.full(len(ids), np.nan)
+    old_static[known] = old.static[old_ids[known]]
+    changed = (was_defined != now_defined) | (now_defined & (view.static[ids] != old_static))
+    affected = set(patch.fids)
+    spread = ids[changed & known]  # names other files may use (a fresh one: only the edited)
+    if len(spread):
+        rows = np.flatnonzero(np.isin(core.ref_names, spread))
+        affected.update((np.searchsorted(core.ref_offsets, rows, side="right") - 1).tolist())
+    renumber = None
+    if (was_defined != now_defined).any():  # node numbers moved: old node -> new node
+        old_idents = np.flatnonzero(old.n_definers > 0)
+        renumber = view.node_of_name[old_idents if remap is None else remap[old_idents]]
+    return _splice_ref_edges(old, view, sorted(affected), renumber, n_files)
+
+
+def _splice_ref_edges(
+    old: RepoGraph, view: RepoGraph, affected: list[int], renumber: IntArray | None, n_files: int
+) -> RefEdges:
+    """Runs of unaffected files take the old edges (targets renumbered when the
+    node numbers moved); each affected file's edges are made from its rows."""
+    core = view.core
+    o_src, o_tgt, o_w, o_off = old.ref_edges
+    src: list[IntArray] = []
+    tgt: list[IntArray] = []
+    wts: list[FloatArray] = []
+    sizes: list[IntArray] = []
+    at = 0
+    for fid in [*affected, n_files]:
+        if fid > at:  # files [at, fid) keep their edges
+            lo, hi = int(o_off[at]), int(o_off[fid])
+            targets = o_tgt[lo:hi]
+            src.append(o_src[lo:hi])
+            tgt.append(targets if renumber is None else renumber[targets - n_files])
+            wts.append(o_w[lo:hi])
+            sizes.append(np.diff(o_off[at : fid + 1]))
+        if fid == n_files:
+            break
+        rows = _rows(core.ref_offsets, fid)
+        names = core.ref_names[rows]
+        nodes = view.node_of_name[names]
+        keep = np.flatnonzero(nodes >= 0)
+        src.append(np.full(len(keep), fid, dtype=np.int64))
+        tgt.append(nodes.take(keep))
+        wts.append(view.static[names.take(keep)] * core.ref_factor[rows].take(keep))
+        sizes.append(np.array([len(keep)], dtype=np.int64))
+        at = fid + 1
+    per_file = np.concatenate(sizes)
+    offsets = np.concatenate([[0], np.cumsum(per_file)]).astype(np.int64, copy=False)
+    return RefEdges(
+        np.concatenate(src).astype(np.int64, copy=False),
+        np.concatenate(tgt).astype(np.int64, copy=False),
+        np.concatenate(wts).astype(np.float64, copy=False),
+        offsets,
+    )

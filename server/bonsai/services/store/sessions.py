@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,6 +188,19 @@ class SessionStore:
             (session_id, message_id),
         ).fetchone()
         return stored_message(row) if row else None
+
+    def messages_by_id(self, session_id: str, ids: Sequence[str]) -> dict[str, StoredMessage]:
+        """The messages of ``session_id`` among ``ids``, by id, in one query (an id of
+        another session's message, or of none, is not in the answer)."""
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        rows = self.conn.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id IN ({marks})"
+            " ORDER BY seq",
+            (session_id, *ids),
+        )
+        return {s.message_id: s for s in self._read_messages(rows, session_id, whole=False)}
 
     def record_action(self, session_id: str, node_id: str, action: str, detail: str) -> None:
         """Audit a ledger action (pin, drop, stub, restore, …) in ``ctx_actions``."""
