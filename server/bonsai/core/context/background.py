@@ -13,7 +13,7 @@ from typing import Literal
 from bonsai.core.context.context_state import BackgroundSummary
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.summary import update_summary
-from bonsai.core.context.trace import TRACE_SHARE, view_traces
+from bonsai.core.context.trace import view_traces
 from bonsai.settings import ContextSettings
 
 Action = Literal["none", "start", "wait"]
@@ -55,6 +55,7 @@ def ready_summary(
     goal: str,
     max_chars: int,
     task: str = "",
+    trace_share: float = 0.0,
 ) -> str:
     """The background summary made current for a fold: extended (deterministically,
     as an update) with the folded items newer than what it covers."""
@@ -69,6 +70,6 @@ def ready_summary(
         goal=goal,
         task=task,
         max_chars=max_chars,
-        traces=view_traces(newer, calls, items),
-        trace_chars=int(max_chars * TRACE_SHARE),
+        traces=view_traces(newer, calls, items) if trace_share else (),
+        trace_chars=int(max_chars * trace_share),
     )

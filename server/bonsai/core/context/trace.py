@@ -23,7 +23,6 @@ from bonsai.core.context.pipeline_types import Item
 
 NAMES_PER_VIEW = 6
 MIN_VIEW_LINES = 3
-TRACE_SHARE = 0.5  # Seen in's room, a share of the summary's (taken from it)
 MAX_CANDIDATES = 40  # names per view whose rarity is counted, first seen first
 RARITY_CHARS = 200_000  # rarity is counted over the latest messages' text
 _NUMBERED = re.compile(r"^ *(\d+)(?:\t|:|\|)")
