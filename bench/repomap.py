@@ -8,7 +8,8 @@ installed into its own virtualenv under bench/out/aider-venv on first use and
 driven through bench/repomap_aider_driver.py in a subprocess; bonsai runs in
 subprocesses of this script too, so every figure comes from a fresh process.
 
-Figures: cold build (empty cache -> first map), warm build (filled cache, new
+Figures: cold build (empty cache -> first map; and the early first map a cold
+build hands over from the files that matter most, ``first_map.py``), warm build (filled cache, new
 process -> first map; ``--warm-runs`` processes, the spread is printed),
 incremental update (one file edited -> new map: a first edit, then the middle
 of three in a row that each keep the file's names and of three that each add

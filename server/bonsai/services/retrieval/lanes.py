@@ -58,11 +58,13 @@ def load_matrix(conn: apsw.Connection, namespace: str, model: str, generation: i
     if not rows:
         return VectorMatrix(generation, model, (), np.zeros((0, 0), dtype=np.float32))
     dim = as_int(rows[0][1])
-    matrix = np.empty((len(rows), dim), dtype=np.float32)
-    for i, (_, row_dim, blob) in enumerate(rows):
-        if as_int(row_dim) != dim:
-            raise ValueError(f"mixed vector sizes in namespace {namespace!r} for model {model!r}")
-        matrix[i] = np.frombuffer(as_bytes(blob), dtype=np.float32)
+    if any(as_int(row_dim) != dim for _, row_dim, _ in rows):
+        raise ValueError(f"mixed vector sizes in namespace {namespace!r} for model {model!r}")
+    # one buffer for all rows (a copy per row cost a tenth of a second at 10k)
+    packed = b"".join(as_bytes(blob) for _, _, blob in rows)
+    if len(packed) != len(rows) * dim * 4:
+        raise ValueError(f"a stored vector of namespace {namespace!r} is not {dim} floats long")
+    matrix = np.frombuffer(packed, dtype=np.float32).reshape(len(rows), dim)
     return VectorMatrix(generation, model, tuple(str(r[0]) for r in rows), matrix)
 
 
