@@ -121,3 +121,49 @@ def test_the_measure_is_the_same_on_every_run() -> None:
     assert len(runs) == 1
     (span,) = _loss(_session(USES)).needed
     assert span.how == "stub" and span.recoverable and "ZETA_LIMIT" in span.items
+
+
+NAMES = [f"zeta_name_{n:02d}" for n in range(20)]
+VIEW = "\n".join(
+    ["    40\tdef compute_zeta_total(rows):"]
+    + [f"    {41 + k}\t    value = {name}(rows)" for k, name in enumerate(NAMES)]
+)
+
+
+def _folded_view(later: str) -> tuple[list[Message], ReplayConfig]:
+    """An `nl -ba` view early on, bulky steps that fold it away, then ``later``."""
+    call = ToolCall(
+        id="v0", name="bash", arguments='{"command": "nl -ba src/pkg/zeta.py | sed -n 40,60p"}'
+    )
+    messages = [
+        Message(role="user", content="Fix the zeta total."),
+        Message(role="assistant", content="Look.", tool_calls=(call,)),
+        Message(role="tool", content=VIEW, tool_call_id="v0", name="bash"),
+    ]
+    for n in range(1, 9):
+        messages += _step(n, "\n".join(f"bulk {n}.{k} " + "x" * 60 for k in range(40)))
+    messages.append(Message(role="assistant", content=later))
+    settings = ContextSettings(
+        gc_trigger=0.3, compact_trigger=0.5, compact_target=0.2, min_stub_tokens=100_000
+    )
+    return messages, build_config(window=26_000, settings=settings)
+
+
+def _fold_loss(later: str):  # type: ignore[no-untyped-def]
+    messages, config = _folded_view(later)
+    source = source_from_messages(messages)
+    rows = replay_steps(source, config)
+    state = rows[-1].assembly.state
+    assert state.summary is not None and "m3" in state.folded(), "the view was folded"
+    assert "seen in `src/pkg/zeta.py`:40-60: `compute_zeta_total`" in state.summary.text
+    return measure_loss(source, rows, config)
+
+
+def test_a_name_a_folded_view_left_in_the_summary_is_not_lost() -> None:
+    loss = _fold_loss("I will now change compute_zeta_total to skip empty rows.")
+    assert loss.by_stage["fold"][0] > 0 and loss.needed_spans == 0 and loss.needed_tokens == 0
+
+
+def test_a_name_the_trace_left_out_is_still_needed_later() -> None:
+    loss = _fold_loss(f"I will now change {NAMES[-1]} to skip empty rows.")
+    assert loss.needed_spans == 1 and loss.by_stage["fold"][1] == loss.needed_tokens > 0

@@ -55,9 +55,12 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 FRESH_S = 1.0
 # The worker shares the GIL with the loop: while a view computes, the loop waits up to
-# the interpreter's switch interval (5 ms by default) each time a streamed event is due.
-# Once a worker exists the interval is at most this, so a view delays an event ~1 ms.
-LOOP_GIL_WAIT_S = 0.001
+# the interpreter's switch interval (5 ms by default) each time it takes the GIL back
+# (after every socket read or write and every SQLite statement, several per streamed
+# event). Once a worker exists the interval is at most this, so each wait is ~0.1 ms
+# (1 ms before: the run with pollers streamed p95 97/146 ms against 118/197 ms, two
+# pairs of runs at load 10, bench/load.py --polling).
+LOOP_GIL_WAIT_S = 0.0001
 
 
 @dataclass(frozen=True, slots=True)

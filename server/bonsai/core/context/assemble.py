@@ -131,6 +131,7 @@ def _background_text(work: Work, plan: CompactionPlan) -> tuple[str | None, str]
         goal=goal,
         task=task,
         max_chars=summary_budget_chars(work),
+        trace_share=work.inp.settings.summary_trace_share,
     )
     note = "background summary" if verdict == "use" else "background summary, extended"
     return text, note

@@ -13,6 +13,7 @@ from typing import Literal
 from bonsai.core.context.context_state import BackgroundSummary
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.summary import update_summary
+from bonsai.core.context.trace import view_traces
 from bonsai.settings import ContextSettings
 
 Action = Literal["none", "start", "wait"]
@@ -54,6 +55,7 @@ def ready_summary(
     goal: str,
     max_chars: int,
     task: str = "",
+    trace_share: float = 0.0,
 ) -> str:
     """The background summary made current for a fold: extended (deterministically,
     as an update) with the folded items newer than what it covers."""
@@ -61,4 +63,13 @@ def ready_summary(
     newer = [i for i in items if i.id in wanted and i.seq > summary.through_seq]
     if not newer:
         return summary.text
-    return update_summary(summary.text, newer, calls, goal=goal, task=task, max_chars=max_chars)
+    return update_summary(
+        summary.text,
+        newer,
+        calls,
+        goal=goal,
+        task=task,
+        max_chars=max_chars,
+        traces=view_traces(newer, calls, items) if trace_share else (),
+        trace_chars=int(max_chars * trace_share),
+    )

@@ -17,6 +17,7 @@ from bonsai.core.context.harness import person_messages
 from bonsai.core.context.pipeline_types import Item
 from bonsai.core.context.protect import protected_groups
 from bonsai.core.context.summary import update_summary
+from bonsai.core.context.trace import view_traces
 from bonsai.core.context.view import summary_message
 from bonsai.core.context.work import Work
 
@@ -115,13 +116,17 @@ def _fold(
     by_id = {item.id: item for item in work.inp.items}
     span = [by_id[i] for i in ids]
     goal, task = goal_and_task(work, ids)
+    budget = summary_budget_chars(work)
+    share = work.inp.settings.summary_trace_share
     text = update_summary(
         previous,
         span,
         work.calls,
         goal=goal,
         task=task,
-        max_chars=summary_budget_chars(work),
+        max_chars=budget,
+        traces=view_traces(span, work.calls, work.inp.items) if share else (),
+        trace_chars=int(budget * share),
         memo=work.inp.memo,
     )
     folded_before = work.state.folded()

@@ -41,6 +41,7 @@ PRESETS: dict[PresetName, dict[str, Any]] = {
         "keep_recent_groups": 2,
         "min_rewrite_payback": 5.0,
         "summary_fraction": 0.0125,
+        "summary_trace_share": 0.0,
         "payback_horizon": 0.5,
     },
 }

@@ -25,6 +25,7 @@ HEADINGS = (
     "Tool findings",
     "Open tasks",
     "Risks",
+    "Seen in",
 )
 KEEP = {
     "Current goal": 2,
@@ -34,8 +35,17 @@ KEEP = {
     "Tool findings": 10,
     "Open tasks": 5,
     "Risks": 6,
+    "Seen in": 8,
 }
-TRIM_ORDER = ("Tool findings", "Decisions", "Files touched", "Risks", "Constraints", "Open tasks")
+TRIM_ORDER = (
+    "Seen in",
+    "Tool findings",
+    "Decisions",
+    "Files touched",
+    "Risks",
+    "Constraints",
+    "Open tasks",
+)
 NONE = "(none)"
 Sections = dict[str, list[str]]
 
@@ -200,24 +210,37 @@ def update_summary(
     goal: str,
     max_chars: int,
     task: str = "",
+    traces: Iterable[str] = (),
+    trace_chars: int = 0,
     memo: AssemblyMemo | None = None,
 ) -> str:
     """The summary after folding ``span``: ``previous`` merged with the span's entries.
 
     ``goal`` is the latest user request and ``task`` the first one (both quoted
     under Current goal when set and different); ``memo``: the session's, which
-    keeps each message's entries."""
+    keeps each message's entries. ``traces`` are the folded views'
+    entries (``core/context/trace.py``) for Seen in, which takes up to
+    ``trace_chars`` of ``max_chars`` (its oldest entries go first; the other
+    headings fit the rest)."""
     old = parse_sections(previous) if previous else empty_sections()
     new = _span_entries(span, calls, memo)
     merged: Sections = {}
     for heading in HEADINGS:
         merged[heading] = _merge(old[heading], new[heading], KEEP[heading])
     merged["Files touched"] = _files(old["Files touched"], span)
+    seen = _merge(old["Seen in"], traces, KEEP["Seen in"])
+    while seen and sum(len(e) + 3 for e in seen) > trace_chars:
+        seen = seen[1:]
+    merged["Seen in"] = []
     if goal:
         merged["Current goal"] = [one_line(goal, 300)]
     if task and one_line(task, 300) not in merged["Current goal"]:
         merged["Current goal"].insert(0, "task: " + one_line(task, 300))
-    return _fit(merged, max_chars)
+    text = _fit(merged, max_chars - sum(len(e) + 3 for e in seen))
+    empty = f"## Seen in\n- {NONE}"
+    if seen and text.endswith(empty):
+        text = text[: -len(empty)] + "## Seen in\n" + "\n".join(f"- {e}" for e in seen)
+    return text
 
 
 def _fit(sections: Sections, max_chars: int) -> str:

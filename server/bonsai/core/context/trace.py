@@ -1,0 +1,133 @@
+"""A folded view's trace: which file, which lines, and the distinctive names they held.
+
+When a fold removes a view of a file's lines (a read, or a command printing
+numbered lines such as ``nl -ba f | sed -n 'A,Bp'`` or ``cat -n f``), the
+summary keeps a line ``seen in `path`:A-B: name1, name2`` so that the agent
+still knows where what it read was, and can write the names it goes on to use
+(measured: most of what folds remove and the agent needs later are such views,
+half of it names alone). Names are identifiers with an underscore, an inner
+capital or a dot, at least 5 characters, not the language's own; names a line
+of the view defines come first, then the rarest in the session so far.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import keyword
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bonsai.core.context.pipeline_types import Item
+
+NAMES_PER_VIEW = 6
+MIN_VIEW_LINES = 3
+MAX_CANDIDATES = 40  # names per view whose rarity is counted, first seen first
+RARITY_CHARS = 200_000  # rarity is counted over the latest messages' text
+_NUMBERED = re.compile(r"^ *(\d+)(?:\t|:|\|)")
+_NAME = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\b")
+_DEFINES = re.compile(
+    r"^\s*(?:\d+(?:\t|:|\|))?\s*(?:async\s+)?(?:def|class|fn|func|function)\s+(\w+)"
+)
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]{1,5})(?![\w/])")
+_GENERAL = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+_COMMON = frozenset({"self", "cls", "None", "True", "False"})
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    path: str
+    start: int | None
+    end: int | None
+    names: tuple[str, ...]
+
+    def entry(self) -> str:
+        where = f"`{self.path}`"
+        if self.start is not None and self.end is not None:
+            where += f":{self.start}-{self.end}"
+        return f"seen in {where}: " + ", ".join(f"`{n}`" for n in self.names)
+
+
+def _distinct(name: str) -> bool:
+    if len(name) < 5 or name in _GENERAL or name in _COMMON:
+        return False
+    if name.startswith("__") and name.endswith("__"):
+        return False
+    return "_" in name.strip("_") or "." in name or bool(_CAMEL.search(name))
+
+
+def _command(arguments: str) -> str:
+    try:
+        args = json.loads(arguments or "{}")
+    except ValueError:
+        return arguments
+    if isinstance(args, dict):
+        return " ".join(str(v) for v in args.values() if isinstance(v, str))
+    return str(args)
+
+
+def _where(item: Item, arguments: str) -> tuple[str, int | None, int | None] | None:
+    """The file and line range a tool output shows, or ``None`` when it is no view."""
+    message = item.message
+    lines = [ln for ln in message.content.splitlines() if ln.strip()]
+    if len(lines) < MIN_VIEW_LINES:
+        return None
+    ev = message.evidence
+    numbers = [int(m.group(1)) for ln in lines if (m := _NUMBERED.match(ln))]
+    numbered = len(numbers) * 2 >= len(lines)
+    if ev is not None and ev.kind == "read" and ev.ok and ev.path:
+        if numbered:
+            return ev.path, numbers[0], numbers[-1]
+        start = ev.start_line or 1
+        return ev.path, start, ev.end_line or start + len(message.content.splitlines()) - 1
+    if not numbered:
+        return None
+    files = _FILE.findall(_command(arguments))
+    if not files:
+        return None
+    return files[-1], numbers[0], numbers[-1]
+
+
+def _names(text: str, rarity: dict[str, int]) -> tuple[str, ...]:
+    defined: list[str] = []
+    seen: dict[str, int] = {}
+    for k, line in enumerate(text.splitlines()):
+        match = _DEFINES.match(line)
+        if match and len(match.group(1)) >= 4 and match.group(1) not in defined:
+            defined.append(match.group(1))
+        for found in _NAME.finditer(_NUMBERED.sub("", line)):
+            name = found.group(0)
+            if _distinct(name):
+                seen.setdefault(name, k)
+    rest = sorted((n for n in seen if n not in defined), key=lambda n: (rarity.get(n, 0), seen[n]))
+    return tuple([*defined, *rest][:NAMES_PER_VIEW])
+
+
+def view_traces(
+    span: Sequence[Item], calls: dict[str, tuple[str, str]], session: Sequence[Item]
+) -> list[str]:
+    """The trace entries of the views in ``span`` (oldest first); rarity is counted
+    over ``session`` (the messages so far)."""
+    views = []
+    for item in span:
+        if item.message.role != "tool":
+            continue
+        _, arguments = calls.get(item.message.tool_call_id or "", ("", ""))
+        where = _where(item, arguments)
+        if where is not None:
+            views.append((item, where))
+    if not views:
+        return []
+    corpus = "\n".join(i.message.content for i in session)[-RARITY_CHARS:]
+    out = []
+    for item, (path, start, end) in views:
+        candidates = dict.fromkeys(
+            n for m in _NAME.finditer(item.message.content) if _distinct(n := m.group(0))
+        )
+        rarity = {n: corpus.count(n) for n in list(candidates)[:MAX_CANDIDATES]}
+        names = _names(item.message.content, rarity)
+        if names:
+            out.append(Trace(path, start, end, names).entry())
+    return out

@@ -1,0 +1,81 @@
+"""A folded view of a file's lines leaves a trace in the summary: where, and the names."""
+
+from __future__ import annotations
+
+from ctx_helpers import items_of, step, user
+
+from bonsai.core.context import parse_sections, update_summary
+from bonsai.core.context.groups import call_names
+from bonsai.core.context.trace import view_traces
+from bonsai.domain import Message, ToolCall
+
+VIEW = "\n".join(
+    [
+        "    40\tdef compute_zeta_total(rows):",
+        "    41\t    total = helper_cache.lookup(rows)",
+        "    42\t    return total + ZETA_OFFSET",
+        "    43\t",
+        "    44\tclass ZetaLoader:",
+        "    45\t    pass",
+    ]
+)
+
+
+def _view_step(n: int, output: str, command: str) -> list[Message]:
+    call = ToolCall(id=f"v{n}", name="bash", arguments=f'{{"command": "{command}"}}')
+    return [
+        Message(role="assistant", content=f"Look {n}.", tool_calls=(call,)),
+        Message(role="tool", content=output, tool_call_id=call.id, name="bash"),
+    ]
+
+
+SPAN = items_of(
+    [
+        user("Fix the zeta total."),
+        *_view_step(0, VIEW, "nl -ba src/pkg/zeta.py | sed -n '40,45p'"),
+        *step(1, "just some output\nwith no file lines\nat all here", name="bash"),
+    ]
+)
+
+
+def test_a_numbered_view_leaves_its_file_range_and_names() -> None:
+    (entry,) = view_traces(SPAN, call_names(SPAN), SPAN)
+    assert entry.startswith("seen in `src/pkg/zeta.py`:40-45: ")
+    # what the lines define comes first, then the other distinctive names
+    assert entry.index("`compute_zeta_total`") < entry.index("`helper_cache.lookup`")
+    assert "`ZetaLoader`" in entry and "`ZETA_OFFSET`" in entry
+    assert "`total`" not in entry and "`rows`" not in entry  # plain words are no trace
+
+
+def test_output_that_is_no_view_leaves_no_trace() -> None:
+    plain = items_of([*step(0, "a\nb\nc\nd", name="bash")])
+    assert view_traces(plain, call_names(plain), plain) == []
+
+
+def test_a_read_with_evidence_is_a_view_of_its_range() -> None:
+    read = items_of(
+        [*step(0, "def parse_header(x):\n    return x\n\n# end", path="a/b.py", lines=(7, 10))]
+    )
+    (entry,) = view_traces(read, call_names(read), read)
+    assert entry == "seen in `a/b.py`:7-10: `parse_header`"
+
+
+def test_the_summary_keeps_the_traces_in_their_share_of_its_room() -> None:
+    traces = view_traces(SPAN, call_names(SPAN), SPAN)
+    text = update_summary(
+        None, SPAN, call_names(SPAN), goal="Fix it", max_chars=1_200, traces=traces, trace_chars=300
+    )
+    assert parse_sections(text)["Seen in"] == traces and len(text) <= 1_200
+    # a later fold merges its traces in; the oldest go when the room is full
+    more = [f"seen in `f{n}.py`:1-9: `name_{n}_long_enough`" for n in range(12)]
+    later = update_summary(
+        text, [], {}, goal="Fix it", max_chars=1_200, traces=more, trace_chars=300
+    )
+    seen = parse_sections(later)["Seen in"]
+    assert seen[-1] == more[-1] and traces[0] not in seen
+    assert sum(len(e) + 3 for e in seen) <= 300 and len(later) <= 1_200
+    # without room, no traces
+    bare = update_summary(
+        None, SPAN, call_names(SPAN), goal="Fix it", max_chars=1_200, traces=traces
+    )
+    assert parse_sections(bare)["Seen in"] == []
