@@ -32,7 +32,7 @@ import numpy as np
 from bonsai.core.repomap.pagerank import FloatArray, IntArray, rank_transition
 from bonsai.core.repomap.render import MapEntry, MapTag
 from bonsai.services.repomap.fusion import fuse, lanes
-from bonsai.services.repomap.graph import DefTable, RepoGraph
+from bonsai.services.repomap.graph import BoolArray, DefTable, RepoGraph
 from bonsai.services.repomap.lexical import is_test_path, lexical_scores, query_of
 from bonsai.services.repomap.mentions import Mentions
 
@@ -161,8 +161,9 @@ class Ranked:
         score; the candidates widen until their ``count``-th score beats every
         such bound."""
         keep, fid, base, bonus = self._keep, self.table.fid, self._base, self._file_bonus
-        in_keep = base[keep]
-        bonused = bonus[fid[keep]] > 0  # rows of named files: always candidates
+        whole = len(keep) == len(base)  # nobody excluded: keep is every row, in order
+        in_keep = base if whole else base[keep]
+        bonused = _bonused_rows(self.table, bonus, keep, whole)  # named files: always candidates
         wanted = CANDIDATE_FACTOR * count + CANDIDATE_SLACK
         while wanted < len(keep):
             floor = np.partition(in_keep, len(keep) - wanted)[len(keep) - wanted]
@@ -171,6 +172,9 @@ class Ranked:
             neg = -_scores(fid, base, bonus, cand)
             if count <= len(cand):
                 cut = float(np.partition(neg, count - 1)[count - 1])
+                if -cut >= floor:  # a row left out scores at most its base, below the floor
+                    chosen = neg <= cut
+                    return cand[chosen], neg[chosen]
                 left = keep[~taken]
                 above = np.bincount(fid[cand], minlength=len(bonus))[fid[left]]
                 bound = float((base[left] / (1.0 + above)).max()) if len(left) else -np.inf
@@ -187,6 +191,17 @@ class Ranked:
         """The best ``limit`` rows as map entries, made when first read (the
         budget fit reads a prefix; the tags of files past it are never decoded)."""
         return _Entries(self, self.order(limit))
+
+
+def _bonused_rows(table: DefTable, bonus: FloatArray, keep: IntArray, whole: bool) -> BoolArray:
+    """Per row of ``keep``, whether its file carries a naming bonus (a few files:
+    their row ranges are marked rather than every row's file looked up)."""
+    if not whole:
+        return bonus[table.fid[keep]] > 0
+    marked = np.zeros(len(keep), dtype=bool)
+    for f in np.flatnonzero(bonus > 0).tolist():
+        marked[table.offsets[f] : table.offsets[f + 1]] = True
+    return marked
 
 
 class _Entries(Sequence[MapEntry]):
@@ -287,17 +302,37 @@ def personalization(
 def _within_file_rank(fid: IntArray, score: FloatArray) -> IntArray:
     """k = position of each row among its file's rows, best score first, ties by
     line (rows come grouped by file in line order, and the sort is stable)."""
-    by_score = np.argsort(-score, kind="stable")
-    grouped = fid[by_score]
-    if len(fid) and int(fid.max()) < 1 << 16:
-        grouped = grouped.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
-    order = by_score[np.argsort(grouped, kind="stable")]
+    n = len(fid)
+    if n and n < 1 << _ROW_BITS and int(fid.max()) < 1 << 16 and int(fid.min()) >= 0:
+        order = _by_file_then_score(fid, score)
+    else:
+        by_score = np.argsort(-score, kind="stable")
+        order = by_score[np.argsort(fid[by_score], kind="stable")]
     sorted_fid = fid[order]
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_fid)) + 1]
     group_start = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
     k = np.empty_like(order)
     k[order] = np.arange(len(order)) - group_start
     return k
+
+
+_ROW_BITS = 24  # (file, score rank, row) packed in one 64-bit key: 16 + 24 + 24 bits
+
+
+def _by_file_then_score(fid: IntArray, score: FloatArray) -> IntArray:
+    """The rows by file, then best score, then row: the order a stable sort by
+    score and then by file gives, as one sort of distinct 64-bit keys (a score's
+    dense rank takes one unstable sort; no two keys tie, so any sort agrees)."""
+    n = len(fid)
+    by_score = np.argsort(-score)
+    ordered = score[by_score]
+    dense = np.cumsum(np.r_[False, ordered[1:] != ordered[:-1]])  # 0 = the best score
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_score] = dense
+    key = (fid.astype(np.int64) << (2 * _ROW_BITS)) | (rank << _ROW_BITS)
+    key |= np.arange(n, dtype=np.int64)
+    key.sort()
+    return key & ((1 << _ROW_BITS) - 1)
 
 
 def _scores(fid: IntArray, base: FloatArray, file_bonus: FloatArray, rows: IntArray) -> FloatArray:
@@ -350,14 +385,18 @@ def row_base(
     if file_score is not None and len(base):
         starts = table.offsets[:-1]
         best = np.maximum.reduceat(base, np.minimum(starts, len(base) - 1))
-        best = np.where(np.diff(table.offsets) > 0, best, 1.0)
-        base = file_score[table.fid] * base / np.maximum(best[table.fid], 1e-300)
+        best = np.maximum(np.where(np.diff(table.offsets) > 0, best, 1.0), 1e-300)
+        base = file_score[table.fid] * base / best[table.fid]
     ident_bonus, file_bonus = _bonus_vectors(graph, mentions)
-    row_bonus = np.where(is_def, ident_bonus[node] / table.ndef, 0.0)
+    # the few rows of named identifiers (every other row's bonus is 0, base + 0 = base)
+    named = np.flatnonzero(ident_bonus[node] != 0)
+    named = named[is_def[named]]
+    row_bonus = ident_bonus[node[named]] / table.ndef[named]
     if file_score is not None and BONUS_BY_FILE and len(base):
-        row_bonus = row_bonus * file_score[table.fid]  # in units of the file's score
+        row_bonus = row_bonus * file_score[table.fid[named]]  # in units of the file's score
         file_bonus = file_bonus * file_score
-    return base + row_bonus, file_bonus
+    base[named] += row_bonus
+    return base, file_bonus
 
 
 def score_rows(
@@ -437,8 +476,7 @@ def _named_files(graph: RepoGraph, ranked: Ranked, mentions: Mentions, limit: in
     for count in (NAMED_SCAN_ROWS, len(graph.table.fid)):
         out = []
         remaining = set(wanted)
-        for row in ranked.order(count).tolist():
-            fid = int(graph.table.fid[row])
+        for fid in graph.table.fid[ranked.order(count)].tolist():
             if fid in remaining:
                 remaining.discard(fid)
                 out.append(graph.files[fid])
