@@ -16,6 +16,7 @@ from typing import Any
 
 from bonsai.agent.cache_clock import WALL_CLOCK, Clock, idle_seconds
 from bonsai.agent.history import HistoryKeeper, View
+from bonsai.agent.parts_cache import StablePartsCache
 from bonsai.core.context import (
     VOLATILE_ID,
     AssembleInput,
@@ -39,8 +40,8 @@ from bonsai.core.context.condense import (
 from bonsai.core.context.presets import effective_context
 from bonsai.core.context.pricing import Pricing
 from bonsai.domain import Evidence, StoredMessage
-from bonsai.services.project_context import GitBaseline, gather_parts, take_baseline
-from bonsai.services.project_context.volatile import with_guidance
+from bonsai.services.project_context import GitBaseline, stable_parts, take_baseline
+from bonsai.services.project_context.volatile import volatile_part, with_guidance
 from bonsai.services.providers.types import ChatRequest, SystemBlock, ToolSpec
 from bonsai.services.providers.window import WindowFacts, fit_reserve
 from bonsai.services.rules import RuleStore
@@ -120,6 +121,7 @@ class ContextBridge:
     pricing: Pricing | None = None  # the active model's prices (None: its family's rule)
     now: Clock = WALL_CLOCK  # when the cache was last refreshed is measured on this clock
     window: WindowFacts | None = None  # where the window came from (ledger header)
+    stable: StablePartsCache | None = None  # a view's: the parts before the tail, kept 1 s
 
     def baseline(self) -> GitBaseline | None:
         raw = self.store.get_state(self.session_id, BASELINE_KEY)
@@ -139,15 +141,12 @@ class ContextBridge:
             and item.message.evidence.kind == "read"
             and item.id not in folded
         ]
-        parts = gather_parts(
-            self.workspace,
-            settings=context,
-            repomap_text=None if context.smol else self.repomap_text,
-            baseline=self.baseline(),
-            reads=[r for r in reads if isinstance(r, Evidence)],
-            peers=self.peers,
-            persona=PERSONA,
-        )
+        workspace = self.workspace.resolve()
+        gather = stable_parts if self.stable is None else self.stable.parts
+        repomap = None if context.smol else self.repomap_text
+        parts = gather(workspace, settings=context, repomap_text=repomap, persona=PERSONA)
+        evidence = [r for r in reads if isinstance(r, Evidence)]
+        parts.append(volatile_part(workspace, self.baseline(), evidence, self.peers))
         parts = with_operator_suffix(parts, context.operator_suffix)
         rules = RuleStore(self.store.conn).enabled_texts(str(self.workspace))
         return with_guidance(parts, rules, self.hint_due(view))

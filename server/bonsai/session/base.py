@@ -146,6 +146,7 @@ def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
         repomap_text=daemon.hub.repomap_text.get(session_id) if settings.repomap.enabled else None,
         peers=peers,
         pricing=pricing_of(window.info, name=providers.model),  # the prices that will be billed
+        stable=daemon.hub.stable_parts,
     )
 
 

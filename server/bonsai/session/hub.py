@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import apsw
 import numpy as np
 
+from bonsai.agent.parts_cache import StablePartsCache
 from bonsai.agent.runtime import SessionRuntime
 from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import ClientSettings, LastAssembly
@@ -43,6 +44,8 @@ class SessionHub:
     attach_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     history_index: apsw.Connection | None = None
     embedder: EmbeddingLoad | None = None
+    # the view worker's own (None on the loop: a turn reads its parts from disk)
+    stable_parts: StablePartsCache | None = None
 
     def forget(self, session_id: str) -> None:
         """Drop everything ``session_id`` owns; cancel its running turns and summary."""

@@ -9,7 +9,8 @@ A view asked for with a ``key`` is kept and served again while nothing it
 derives from has moved: the session's and the global write versions
 (:mod:`bonsai.session.versions`), the settings in force, the repository map
 and the attached clients; and for at most ``FRESH_S`` (files on disk, such as
-steering files, are read again after that).
+steering files, are read again after that: a view that moved within it reuses the
+system parts before the volatile tail, :mod:`bonsai.agent.parts_cache`).
 
 A view may hand back :class:`Encoded`: its result already encoded as JSON on the
 worker, so a kept view is answered as the same bytes again, and the loop never
@@ -39,6 +40,7 @@ from typing import Any, TypeVar, cast
 
 import apsw
 
+from bonsai.agent.parts_cache import StablePartsCache
 from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings
@@ -138,6 +140,7 @@ class ViewWorker:
         self._local = threading.local()
         self._memos: dict[str, AssemblyMemo] = {}  # the worker's own: memos are not thread-safe
         self._messages = MessageCache()  # the worker's too: a message read again is kept
+        self._stable = StablePartsCache(FRESH_S)  # and the parts before the tail, as long
         self._kept: dict[tuple[str, str], _Kept] = {}
         # the view being computed, by (session, key), with the stamp it will be true for
         self._running: dict[tuple[str, str], _Running] = {}
@@ -228,6 +231,7 @@ class ViewWorker:
         hub = dataclasses.replace(
             host.hub,
             memos=self._memos,
+            stable_parts=self._stable,
             repomap_text=dict(host.hub.repomap_text),
             client_settings=dict(host.hub.client_settings),
         )

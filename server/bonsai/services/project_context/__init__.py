@@ -51,6 +51,7 @@ __all__ = [
     "gather_parts",
     "project_types",
     "range_hash",
+    "stable_parts",
     "steering_files",
     "take_baseline",
 ]
@@ -113,6 +114,15 @@ def gather_parts(
     """The system parts for one request. ``settings`` are effective (smol drops
     the indexes and the repo map and caps steering at its own limit)."""
     workspace = workspace.resolve()
+    parts = stable_parts(workspace, settings=settings, repomap_text=repomap_text, persona=persona)
+    return [*parts, volatile_part(workspace, baseline, reads, peers)]
+
+
+def stable_parts(
+    workspace: Path, *, settings: ContextSettings, repomap_text: str | None, persona: str
+) -> list[SystemPart]:
+    """Every part before the volatile tail: what the workspace's files and these
+    arguments make (``workspace`` resolved)."""
     root = git_root(workspace)
     parts = [SystemPart(id="sys:persona", label="persona", text=persona)]
     parts.append(environment_part(workspace, root))
@@ -127,5 +137,4 @@ def gather_parts(
                     text=f"## Repository map\n{repomap_text}",
                 )
             )
-    parts.append(volatile_part(workspace, baseline, reads, peers))
     return parts
