@@ -105,7 +105,8 @@ def transition(
     ``split`` > 0 and every edge crossing it, ranking uses bipartite sweeps."""
     src, dst, w = _as_arrays(n_nodes, sources, targets, weights)
     out_weight = np.bincount(src, weights=w, minlength=n_nodes)
-    share = np.divide(w, out_weight[src], out=np.zeros_like(w), where=out_weight[src] > 0)
+    out_of_src = out_weight[src]  # gathered once: the division and its mask read it
+    share = np.divide(w, out_of_src, out=np.zeros_like(w), where=out_of_src > 0)
     dangling = np.flatnonzero(out_weight == 0)
     forward = src < split
     if not 0 < split < n_nodes or np.any(forward == (dst < split)):
