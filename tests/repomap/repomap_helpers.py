@@ -9,6 +9,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from bonsai.services.repomap import RepoMapService
+from bonsai.services.repomap.records import Definition, FileTags
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -78,3 +79,18 @@ NAME_EDITS = (
     st.tuples(st.just("add"), st.sampled_from(FILES), NAME),
     st.tuples(st.just("drop"), st.sampled_from(FILES), st.just("")),
 )
+
+
+def numbered_tags(defs_per_file: list[list[int]]) -> dict[str, FileTags]:
+    """Files ``m00.py``… each defining ``name_N`` for its numbers and referring to
+    three names of the nine, the small graphs the rank property tests draw."""
+    tags = {}
+    for k, names in enumerate(defs_per_file):
+        path = f"m{k:02d}.py"
+        definitions = tuple(
+            Definition(f"name_{n}", "function", line + 1, f"def name_{n}():", 0)
+            for line, n in enumerate(sorted(set(names)))
+        )
+        refs = {f"name_{(k + j) % 9}": 1 + j for j in range(3)}
+        tags[path] = FileTags(path, "python", definitions, refs, ())
+    return tags

@@ -22,13 +22,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from repomap_helpers import FILES, NAME_EDITS, PARTS, chars4
+from repomap_helpers import FILES, NAME_EDITS, PARTS, chars4, numbered_tags
 
 from bonsai.core.repomap.pagerank import rank_transition, transition
 from bonsai.services.repomap import RepoMapService, ranking
 from bonsai.services.repomap.graph import build_graph
 from bonsai.services.repomap.mentions import Mentions
-from bonsai.services.repomap.records import Definition, FileTags
 from bonsai.settings import RepoMapSettings
 
 _step = st.one_of(
@@ -193,19 +192,6 @@ def test_a_warm_start_reaches_the_cold_fixed_point(forward, backward, start) -> 
     assert np.abs(warm - cold).sum() < 1e-6
 
 
-def _tags(defs_per_file: list[list[int]]) -> dict[str, FileTags]:
-    tags = {}
-    for k, names in enumerate(defs_per_file):
-        path = f"m{k:02d}.py"
-        definitions = tuple(
-            Definition(f"name_{n}", "function", line + 1, f"def name_{n}():", 0)
-            for line, n in enumerate(sorted(set(names)))
-        )
-        refs = {f"name_{(k + j) % 9}": 1 + j for j in range(3)}
-        tags[path] = FileTags(path, "python", definitions, refs, ())
-    return tags
-
-
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.lists(st.integers(0, 8), max_size=6), min_size=2, max_size=30),
@@ -227,7 +213,7 @@ def test_the_best_rows_equal_a_full_sort(
 
 
 def _best_rows_check(defs_per_file: list[list[int]], count: int, seed: int, named: bool) -> None:
-    graph = build_graph(_tags(defs_per_file))
+    graph = build_graph(numbered_tags(defs_per_file))
     rng = np.random.default_rng(seed)
     ranks = np.round(rng.random(graph.n_nodes), 1)  # coarse values: many ties
     files = {graph.files[0]: 1.0} if named else {}

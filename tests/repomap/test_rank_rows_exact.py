@@ -11,24 +11,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repomap_helpers import numbered_tags
 
 from bonsai.services.repomap import ranking
 from bonsai.services.repomap.graph import build_graph
 from bonsai.services.repomap.mentions import Mentions
-from bonsai.services.repomap.records import Definition, FileTags
-
-
-def _tags(defs_per_file: list[list[int]]) -> dict[str, FileTags]:
-    tags = {}
-    for k, names in enumerate(defs_per_file):
-        path = f"m{k:02d}.py"
-        definitions = tuple(
-            Definition(f"name_{n}", "function", line + 1, f"def name_{n}():", 0)
-            for line, n in enumerate(sorted(set(names)))
-        )
-        refs = {f"name_{(k + j) % 9}": 1 + j for j in range(3)}
-        tags[path] = FileTags(path, "python", definitions, refs, ())
-    return tags
 
 
 def _dense_row_base(graph, table, ranks, mentions, file_score):  # type: ignore[no-untyped-def]
@@ -71,7 +58,7 @@ def test_row_bases_and_order_equal_the_dense_computation(
     fused: bool,
     widths: tuple[int, int],
 ) -> None:
-    graph = build_graph(_tags(defs_per_file))
+    graph = build_graph(numbered_tags(defs_per_file))
     table = graph.table
     rng = np.random.default_rng(seed)
     ranks = np.round(rng.random(graph.n_nodes), 1)  # coarse values: many ties
