@@ -138,7 +138,7 @@ def test_the_window_with_resets_sends_what_a_whole_log_read_sends(
     store = open_store(home)
     windowed, whole = (store.create(str(workspace), n).session_id for n in ("w", "a"))
     windows, starts, resets = 0, set(), []
-    for i in range(60):
+    for i in range(70):
         if i in reset_turns:  # /clear, recorded as the daemon records it
             resets.append(store.latest(windowed)[-1].seq + 1)
             for sid in (windowed, whole):
