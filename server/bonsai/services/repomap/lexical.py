@@ -80,15 +80,20 @@ def lexical_scores(
         return scores
     hit_fid = np.searchsorted(core.word_offsets, hits, side="right") - 1
     slot = np.searchsorted(id_array, core.word_ids[hits])  # position in the query
-    lengths = np.diff(core.word_offsets).astype(np.float64)
-    with_words = int(np.count_nonzero(lengths))
-    avg = float(lengths.sum()) / max(1, with_words)
+    lengths, with_words, avg = _lengths(core)
     df = np.bincount(slot, minlength=len(ids)).astype(np.float64)
     idf = np.log1p((with_words - df + 0.5) / (df + 0.5))
     norm = K1 * (1.0 - B + B * lengths / max(avg, 1.0))
     contribution = idf[slot] * np.asarray(weights)[slot] * (K1 + 1.0) / (1.0 + norm[hit_fid])
     summed = np.bincount(hit_fid, weights=contribution, minlength=n_files)
     return np.asarray(summed, dtype=np.float64)
+
+
+def _lengths(core: GraphCore) -> tuple[FloatArray, int, float]:
+    """Each file's word count, how many files have words, and their mean length."""
+    lengths = np.diff(core.word_offsets).astype(np.float64)
+    with_words = int(np.count_nonzero(lengths))
+    return lengths, with_words, float(lengths.sum()) / max(1, with_words)
 
 
 def _scores_from_postings(
@@ -101,9 +106,7 @@ def _scores_from_postings(
     held = [w for w in words if len(files[w])]
     if not held:
         return scores
-    lengths = np.diff(core.word_offsets).astype(np.float64)
-    with_words = int(np.count_nonzero(lengths))
-    avg = float(lengths.sum()) / max(1, with_words)
+    lengths, with_words, avg = _lengths(core)
     df = np.asarray([len(files[w]) for w in held], dtype=np.float64)
     idf = np.log1p((with_words - df + 0.5) / (df + 0.5))
     weights = np.asarray([query[w] for w in held])
