@@ -166,18 +166,23 @@ def _drive_worker(root: Path, proc: subprocess.Popen[str], queue: _Queue, out: _
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
-    try:
-        if proc.stdin is not None:
-            proc.stdin.close()
-    except OSError:
-        pass  # already gone
+    """End a worker: EOF on its input ends its loop. It is reaped on a daemon
+    thread, so the build does not wait for its interpreter to shut down."""
+    for pipe in (proc.stdin, proc.stdout):
+        try:
+            if pipe is not None:
+                pipe.close()
+        except OSError:
+            pass  # already gone
+    threading.Thread(target=_reap, args=(proc,), daemon=True).start()
+
+
+def _reap(proc: subprocess.Popen[str]) -> None:
     try:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    if proc.stdout is not None:
-        proc.stdout.close()
 
 
 def _deliver(first: FirstPass, results: list[FileResult]) -> None:
