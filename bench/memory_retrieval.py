@@ -17,6 +17,8 @@ Side by side in one run:
 * ``new-novec`` — the default fusion with no model loaded at all;
 * ``new-const`` — the default fusion with the vector lane at a constant
   weight (before the fifth round its weight did not follow the lane's gap);
+* ``new-norel`` — the default fusion without the relation families in the
+  second hop (the fusion of the fifth round);
 * ``new`` — the default fusion.
 
 ``--variant NAME=JSON`` adds a row: the default fusion with the given
@@ -62,13 +64,17 @@ from memory_set import TODAY, Entry, Question
 
 KINDS = ("single-hop", "multi-hop", "temporal", "all", "paraphrase")
 PARAPHRASE = Path(__file__).parent / "data" / "memory_labelled.json"
-METHODS = ["bm25", "vectors", "previous", "new-novec", "new-const", "new"]
-TIMED = ["bm25", "previous", "new-novec", "new"]
+METHODS = ["bm25", "vectors", "previous", "new-novec", "new-const", "new-norel", "new"]
+TIMED = ["bm25", "previous", "new-novec", "new-norel", "new"]
 SPLITS = ("tune", "test")
 TEMPLATES = ("first", "varied")  # the set's first question templates, and the later ones
 # --variant rows: FusionParams updates; new-const is the default fusion with the
-# vector lane's weight constant (as before the fifth round), not scaled by its gap
-VARIANTS: dict[str, dict[str, Any]] = {"new-const": {"embedding_gap_rank": 0}}
+# vector lane's weight constant (as before the fifth round), not scaled by its gap;
+# new-norel the default without the second hop's relation families (the sixth round)
+VARIANTS: dict[str, dict[str, Any]] = {
+    "new-const": {"embedding_gap_rank": 0},
+    "new-norel": {"hop_relations": False},
+}
 PREVIOUS = {"part_weight": 0.0, "feedback_weight": 0.0, "embedding_gap_rank": 0}
 PLAIN = {"part_weight": 0.0, "feedback_weight": 0.0, "embedding_weight": 0.0, "rank_bonus": 0.0}
 
