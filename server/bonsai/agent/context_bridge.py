@@ -169,7 +169,8 @@ class ContextBridge:
         repomap = None if context.smol else self.repomap_text
         parts = gather(workspace, settings=context, repomap_text=repomap, persona=PERSONA)
         evidence = [r for r in reads if isinstance(r, Evidence)]
-        parts.append(volatile_part(workspace, self.baseline(), evidence, self.peers))
+        tail = volatile_part if self.stable is None else self.stable.volatile
+        parts.append(tail(workspace, self.baseline(), evidence, self.peers))
         parts = with_operator_suffix(parts, context.operator_suffix)
         rules = RuleStore(self.store.conn).enabled_texts(str(self.workspace))
         return with_guidance(parts, rules, self.hint_due(view))
