@@ -66,26 +66,37 @@ def second_hop(
     skip = set(heads)
     best: dict[str, tuple[float, float]] = {}  # id -> (score, match per length)
     via: dict[str, str] = {}
+    # per head, once: its link terms and its own terms (the loop below runs
+    # for every candidate, up to hundreds)
+    head_links = [(rank, head, frozenset(links.get(head, ()))) for rank, head in enumerate(heads)]
+    head_terms: dict[str, frozenset[str] | set[str]] = {}
+    weighted = list(weights.items())
     for doc_id in candidates:
         if doc_id in skip or doc_id in best:
             continue
-        terms = terms_of(doc_id)
-        match = sum(w for t, w in weights.items() if t in terms)
+        terms = _as_set(terms_of(doc_id))
+        reached = [(rank, head) for rank, head, link in head_links if not terms.isdisjoint(link)]
+        if not reached:
+            continue
+        present = [(t, w) for t, w in weighted if t in terms]
+        match = sum([w for _, w in present])
         norm = match / (0.25 + 0.75 * len(terms) / max(average_terms, 1.0))
         if match <= 0:
             norm = -float(len(terms))
-        for rank, head in enumerate(heads):
-            if not any(t in terms for t in links.get(head, ())):
-                continue
+        for rank, head in reached:
             base = scores[head][0] or 0.0
             if match <= 0:
                 if not nomatch:
                     continue
                 score = base * factor * factor
-            elif any(t in terms and t not in terms_of(head) for t in weights):
-                score = base - STEP * (rank + 1)
             else:
-                score = base * factor
+                own = head_terms.get(head)
+                if own is None:
+                    own = head_terms[head] = _as_set(terms_of(head))
+                if any(t not in own for t, _ in present):
+                    score = base - STEP * (rank + 1)
+                else:
+                    score = base * factor
             if doc_id not in best or (score, norm) > best[doc_id]:
                 best[doc_id] = (score, norm)
                 via[doc_id] = head
@@ -102,6 +113,10 @@ def second_hop(
         if sources is not None:
             sources[doc_id] = via[doc_id]
     return chosen
+
+
+def _as_set(terms: Collection[str]) -> frozenset[str] | set[str]:
+    return terms if isinstance(terms, (frozenset, set)) else frozenset(terms)
 
 
 def _with_relations(

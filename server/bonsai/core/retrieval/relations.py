@@ -156,10 +156,17 @@ class RelationTable:
         """The families a text names (``tokens``: the text as the index
         tokenizes it, in order), each with the tokens of its members found."""
         found: dict[str, list[str]] = {}
+        present = set(tokens)
         for family, runs in self.members.items():
             for run in runs:
+                # a run with a token the text lacks cannot occur in it (most
+                # runs: the scan over the positions is only for the others)
+                if not present.issuperset(run):
+                    continue
                 n = len(run)
-                if any(tuple(tokens[i : i + n]) == run for i in range(len(tokens) - n + 1)):
+                if n == 1 or any(
+                    tuple(tokens[i : i + n]) == run for i in range(len(tokens) - n + 1)
+                ):
                     found.setdefault(family, []).extend(run)
         return found
 
