@@ -153,7 +153,8 @@ def fuse_scores(lexical: Lane, semantic: Lane | None, params: FusionParams) -> S
 
 def ranked(scores: Scores) -> list[str]:
     """Ids best first (ties by id)."""
-    return sorted(scores, key=lambda d: (-round(scores[d][0] or 0.0, 6), d))
+    order = sorted(scores.items(), key=lambda item: (-round(item[1][0] or 0.0, 6), item[0]))
+    return [doc_id for doc_id, _ in order]
 
 
 def fused_hits(scores: Scores, ids: list[str]) -> list[FusedHit]:

@@ -68,13 +68,15 @@ def memory_prior(
     *when* and names no window (:func:`bonsai.core.retrieval.dates.asks_when`);
     unknown or malformed values contribute nothing."""
     bonus = params.project_tier if meta.get("tier") == "project" else 0.0
-    bonus += date_prior(meta, window, params.date_match)
+    if window is not None:  # (the date match is 0 without a window)
+        bonus += date_prior(meta, window, params.date_match)
     if when and window is None and meta.get("timed") is True:
         bonus += params.when_match
     updated = _parse_date(meta.get("updated"))
+    recency = recency_bonus(updated, today, params)
     if latest and updated is not None and params.recency > 0:
-        bonus += recency_bonus(updated, today, params) * params.latest / params.recency
-    return bonus + recency_bonus(updated, today, params)
+        bonus += recency * params.latest / params.recency
+    return bonus + recency
 
 
 def _parse_date(value: object) -> date | None:

@@ -196,8 +196,10 @@ class HybridIndex:
         """The raw BM25 lane and the embedding lane (``None`` without an embedder)."""
         return self._lanes(query, depth, self._current())
 
-    def _lanes(self, query: str, depth: int, snap: Snapshot) -> tuple[Lane, Lane | None]:
-        lexical = self._bm25(query, depth, snap)
+    def _lanes(
+        self, query: str, depth: int, snap: Snapshot, terms: list[str] | None = None
+    ) -> tuple[Lane, Lane | None]:
+        lexical = self._bm25(query, depth, snap, terms)
         if self.embedder is None or not query.strip():
             return lexical, None
         vectors = self._matrix(snap.generation)
@@ -218,14 +220,15 @@ class HybridIndex:
             return []
         params = params or FusionParams()
         snap = self._current()
-        lexical, semantic = self._lanes(query, max(params.candidate_depth, k), snap)
+        terms = query_terms(query)  # shaped once: the lane and the second hop use it
+        lexical, semantic = self._lanes(query, max(params.candidate_depth, k), snap, terms)
         scores = fuse_scores(lexical, semantic, params)
         if params.part_weight > 0:
             parts = [self._bm25(part, params.extra_depth, snap) for part in query_parts(query)]
             lane_bonus(scores, parts, params.part_weight, params.extra_depth)
         via: dict[str, str] = {}
         if params.feedback_weight > 0 and params.feedback_docs > 0 and scores:
-            self._second_hop(query, scores, params, snap, via)
+            self._second_hop(query, terms, scores, params, snap, via)
         if prior is not None:
             for doc_id, row in scores.items():
                 row[0] = (row[0] or 0.0) + prior(snap.meta(doc_id))
@@ -249,6 +252,7 @@ class HybridIndex:
     def _second_hop(
         self,
         query: str,
+        terms: list[str],
         scores: dict[str, list[float | None]],
         params: FusionParams,
         snap: Snapshot,
@@ -259,7 +263,6 @@ class HybridIndex:
         unranked, bounded full-text query for the linked entries, whatever the
         number of heads; ``via`` receives each lifted entry's source."""
         heads = ranked(scores)[: params.feedback_docs]
-        terms = query_terms(query)
         question = set(self._tokenize(" ".join(terms)))
         question |= set(self._tokenize(" ".join(entities(query))))
         words: dict[str, str] = {}  # link token -> the stored word it came from
@@ -332,13 +335,14 @@ class HybridIndex:
             out[key] = {snap.ids[r] for (r,) in rows if r in snap.ids}
         return out
 
-    def _bm25(self, text: str, depth: int, snap: Snapshot) -> Lane:
+    def _bm25(self, text: str, depth: int, snap: Snapshot, terms: list[str] | None = None) -> Lane:
         """The BM25 lane of ``text``. In a large namespace the single-word terms
         found in more than half its documents are left out while another term
         matches: FTS5 clamps their weight (IDF) to about zero, so they change no
         ranking but have every matching row scored (the word "developer" in a
         store of developer notes)."""
-        terms = query_terms(text)
+        if terms is None:
+            terms = query_terms(text)
         if not terms or depth <= 0:
             return Lane()
         kept = terms
