@@ -78,7 +78,7 @@ def test_at_32k_cost_meets_the_openai_and_anthropic_aims() -> None:
 
 
 @pytest.mark.xfail(
-    strict=True, reason="not reached: about 2.1% of removed tokens (docs/context.md)"
+    strict=True, reason="not reached: 2.02% of removed tokens (docs/context.md)"
 )
 def test_at_32k_needed_later_loss_is_at_most_2_percent_of_removed() -> None:
     _, loss = _run(32_000)
