@@ -102,8 +102,9 @@ def main() -> None:
 
     indexer.spawn_worker = spawn
     indexer._index_chunk = timed("parse", indexer._index_chunk)
-    indexer._receive = timed("receive", indexer._receive)
-    indexer._send = timed("send", indexer._send)
+    for name, what in (("_receive", "receive"), ("_send", "send"), ("_run_remote", "remote chunk")):
+        if hasattr(indexer, name):  # _run_remote: the schedule before the sixth round
+            setattr(indexer, name, timed(what, getattr(indexer, name)))
     service.discover = timed("discover", service.discover)
     service.RepoMapService._first_pass = timed(
         "choose first files", service.RepoMapService._first_pass
