@@ -17,11 +17,15 @@ Side by side in one run:
 * ``new-novec`` — the default fusion with no model loaded at all;
 * ``new-const`` — the default fusion with the vector lane at a constant
   weight (before the fifth round its weight did not follow the lane's gap);
+* ``new-norel`` — the default fusion without the relation families in the
+  second hop (the fusion of the fifth round);
 * ``new`` — the default fusion.
 
 ``--variant NAME=JSON`` adds a row: the default fusion with the given
 ``FusionParams`` fields changed (``'gated={"embedding_weight": 0}'``).
-``--cache DIR`` keeps each size's store (files and index) under DIR and
+``--dialogue`` adds the conversation-turn set (``memory_set.dialogue``: one
+file per dialogue turn, asked in a user's words; held out, no knob is chosen
+on it) as its own column, per kind. ``--cache DIR`` keeps each size's store (files and index) under DIR and
 reuses it, so a second run skips the build (its build time is then not
 reported).
 
@@ -60,13 +64,17 @@ from memory_set import TODAY, Entry, Question
 
 KINDS = ("single-hop", "multi-hop", "temporal", "all", "paraphrase")
 PARAPHRASE = Path(__file__).parent / "data" / "memory_labelled.json"
-METHODS = ["bm25", "vectors", "previous", "new-novec", "new-const", "new"]
-TIMED = ["bm25", "previous", "new-novec", "new"]
+METHODS = ["bm25", "vectors", "previous", "new-novec", "new-const", "new-norel", "new"]
+TIMED = ["bm25", "previous", "new-novec", "new-norel", "new"]
 SPLITS = ("tune", "test")
 TEMPLATES = ("first", "varied")  # the set's first question templates, and the later ones
 # --variant rows: FusionParams updates; new-const is the default fusion with the
-# vector lane's weight constant (as before the fifth round), not scaled by its gap
-VARIANTS: dict[str, dict[str, Any]] = {"new-const": {"embedding_gap_rank": 0}}
+# vector lane's weight constant (as before the fifth round), not scaled by its gap;
+# new-norel the default without the second hop's relation families (the sixth round)
+VARIANTS: dict[str, dict[str, Any]] = {
+    "new-const": {"embedding_gap_rank": 0},
+    "new-norel": {"hop_relations": False},
+}
 PREVIOUS = {"part_weight": 0.0, "feedback_weight": 0.0, "embedding_gap_rank": 0}
 PLAIN = {"part_weight": 0.0, "feedback_weight": 0.0, "embedding_weight": 0.0, "rank_bonus": 0.0}
 
@@ -128,7 +136,9 @@ class Mode:
             service.fusion = service.fusion.model_copy(
                 update=PLAIN if self.method == "bm25" else PREVIOUS
             )
-            service.priors = service.priors.model_copy(update={"date_match": 0.0, "latest": 0.0})
+            service.priors = service.priors.model_copy(
+                update={"date_match": 0.0, "latest": 0.0, "when_match": 0.0}
+            )
         if self.method in VARIANTS:
             service.fusion = service.fusion.model_copy(update=VARIANTS[self.method])
         if self.method in ("bm25", "new-novec"):
@@ -187,9 +197,17 @@ def timings(service: MemoryService, questions: list[Question], repeat: int) -> d
     return out
 
 
-def run_size(size: int, model: Path, repeat: int, cache: Path | None) -> dict[str, Any]:
+DIALOGUE_FORMS = ("d:single", "d:temporal", "d:multi")
+
+
+def run_size(
+    size: int, model: Path, repeat: int, cache: Path | None, dialogue: bool = False
+) -> dict[str, Any]:
     labelled = memory_set.build()
     extra_entries, extra_questions = paraphrase_set()
+    if dialogue:
+        turns, asked = memory_set.dialogue()
+        extra_entries, extra_questions = extra_entries + turns, extra_questions + asked
     entries = labelled.entries + extra_entries
     entries += memory_set.padding(max(size - len(entries), 0))
     questions = labelled.questions + extra_questions
@@ -222,6 +240,10 @@ def run_size(size: int, model: Path, repeat: int, cache: Path | None) -> dict[st
                     ranked = per_question[i]
                     for k in (3, 5):
                         value = recall(ranked, question.relevant, k)
+                        if question.kind == "dialogue":
+                            for form in (question.form, "d:all"):
+                                scores[f"dialogue|{method}|{form}|{k}"].append(value)
+                            continue
                         for part in ("all", split_of(question), template_of(question)):
                             scores[f"{part}|{method}|{question.kind}|{k}"].append(value)
                             if question.kind != "paraphrase":
@@ -233,7 +255,8 @@ def run_size(size: int, model: Path, repeat: int, cache: Path | None) -> dict[st
             service.close()
     return {
         "size": len(entries),
-        "questions": f"{len(labelled.questions)} + {len(extra_questions)} paraphrase",
+        "questions": f"{len(labelled.questions)} + {len(extra_questions)} paraphrase"
+        + (" and dialogue" if dialogue else ""),
         "build_ms_per_entry": build_s * 1000 / len(entries) if fresh else None,
         "build_cpu_ms_per_entry": build_cpu_s * 1000 / len(entries) if fresh else None,
         "parse_cpu_ms_per_entry": parse_cpu_s * 1000 / len(entries),
@@ -294,6 +317,16 @@ def report(rows: list[dict[str, Any]], model: str) -> None:
                     for part in parts
                 )
                 print(f"  {method:<9} {cells}")
+        if "dialogue|new|d:all|5" in recall:
+            forms = (*DIALOGUE_FORMS, "d:all")
+            print("dialogue turns (held out), R@3 / R@5: " + "  ".join(forms))
+            for method in METHODS:
+                cells = "  ".join(
+                    f"{recall.get(f'dialogue|{method}|{form}|3', float('nan')):.3f} / "
+                    f"{recall.get(f'dialogue|{method}|{form}|5', float('nan')):.3f}"
+                    for form in forms
+                )
+                print(f"  {method:<9} {cells}")
         bm25_cpu, new_cpu = row["latency_ms"]["bm25"][3], row["latency_ms"]["new"][3]
         print(f"CPU p95 new / plain BM25 through the same service: {new_cpu / bm25_cpu:.2f}x")
     print("\nlatency: MemoryService.search, best of the repeats per query, watcher running;")
@@ -308,6 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000", help="collection sizes")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per query")
     parser.add_argument("--cache", type=Path, help="keep and reuse the stores under this folder")
+    parser.add_argument(
+        "--dialogue", action="store_true", help="add the held-out conversation-turn set"
+    )
     parser.add_argument(
         "--variant", action="append", default=[], help="NAME=JSON: a row with FusionParams changed"
     )
@@ -331,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.sizes.split(","):
             # each size reported as soon as it is measured (a long run cut
             # short keeps what it measured)
-            report([run_size(int(size), folder, args.repeat, args.cache)], label)
+            report([run_size(int(size), folder, args.repeat, args.cache, args.dialogue)], label)
             sys.stdout.flush()
     return 0
 

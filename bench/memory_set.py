@@ -529,3 +529,221 @@ def padding(count: int, seed: int = 7) -> list[Entry]:
             body += f" The {rng.choice(COMPONENTS)} team in {rng.choice(CITIES)} agreed."
         out.append(Entry(f"pad-{i:05d}", "developer note", body, day, day))
     return out
+
+
+# -- conversation turns (held out: written before any step it measures) ------
+#
+# The project is judged on long conversations stored one file per dialogue
+# turn, asked about in the words of a user ("When did Maren buy the cello?")
+# while the turn says it in a speaker's ("Maren: I bought a secondhand cello
+# last weekend"): other tense, other person, other words. :func:`dialogue`
+# writes such a set: pairs of speakers over dated sessions (front matter
+# ``created``/``updated`` is the session's date), each turn one entry whose
+# body is ``Speaker: text``; each event turn answered by the other speaker
+# with an echo that shares its object words ("A cello! Which one?") and
+# chit-chat around them. Three kinds: a fact of one event (single), when it
+# happened (temporal; the turn holds only a relative date such as "last
+# Saturday"), and the events of one kind a speaker mentioned in different
+# sessions (multi). It is reported as its own column and no knob is chosen
+# on it.
+
+SPEAKERS = """Maren|Joel|Anouk|Tobias|Keziah|Lorcan|Wren|Idris|Paloma|Casimir|Noemi|Ezra|
+Thandiwe|Anselm|Liesel|Marcus""".replace("\n", "").split("|")
+PETS = ["Biscuit", "Pepper", "Mochi", "Juniper", "Waffles", "Clover", "Pickle", "Ziggy"]
+INSTRUMENTS = [
+    "cello",
+    "ukulele",
+    "banjo",
+    "trumpet",
+    "violin",
+    "keyboard",
+    "mandolin",
+    "saxophone",
+]
+PLACES = """Lake Tahoe|the Blue Ridge mountains|Big Sur|the Cairngorms|Lake Bled|Banff|
+the Dolomites|Yosemite""".replace("\n", "").split("|")
+CAUSES = """the animal shelter|children's hospital|cancer research|mental health awareness|
+the local food bank|clean rivers""".replace("\n", "").split("|")
+TOPICS = """urban beekeeping|the history of jazz|composting at home|birdwatching for
+beginners|family recipes|old lighthouses""".replace("\n", " ").split("|")
+BANDS = ["Arcade Fire", "Fleet Foxes", "the National", "Radiohead", "Bon Iver", "the Strokes"]
+NEW_JOBS = ["nurse", "librarian", "carpenter", "park ranger", "pastry chef", "bus driver"]
+RELATIVE = ["yesterday", "last weekend", "last Saturday", "two weeks ago", "last Friday"]
+
+# (category, turn in the speaker's words, the other speaker's echo, a question
+# of fact, a question of when): {x} is the event's own filler word
+EVENTS: list[tuple[str, str, str, str, str]] = [
+    (
+        "outdoors",
+        "I ran a charity race for {x} {rel}! My legs still hurt.",
+        "A race? That's amazing, I could never run that far.|Wow, how long was the race?|Good for you, running for a cause is the best.",
+        "What cause did {name}'s charity race support?",
+        "When did {name} run the charity race?",
+    ),
+    (
+        "outdoors",
+        "We went camping at {x} {rel}, the kids loved sleeping under the stars.",
+        "Camping sounds so fun, we should go together some time.|Did you sleep in a tent? I'd be scared of bears.|I haven't been camping in years, that sounds lovely.",
+        "Where did {name} go camping with the kids?",
+        "When did {name} go camping?",
+    ),
+    (
+        "creative",
+        "I bought a secondhand {x} {rel} and I'm slowly learning the chords.",
+        "Oh nice, I always wanted to learn an instrument too.|Play me something when we next meet!|Music lessons were the best part of school for me.",
+        "Which instrument did {name} buy?",
+        "When did {name} buy the instrument?",
+    ),
+    (
+        "family",
+        "My sister got married {rel}; the whole family flew in for the wedding.",
+        "Congratulations to her! Weddings are the best.|Was it a big ceremony? Send photos of the dress!|How lovely, give her my best wishes.",
+        "Whose wedding did {name}'s family fly in for?",
+        "When did {name}'s sister get married?",
+    ),
+    (
+        "creative",
+        "I took my first pottery class {rel} and made a lopsided {x} bowl.",
+        "Pottery is so relaxing, I love that you tried it.|Lopsided is charming! Will you go back?|I've always wanted to try a clay class.",
+        "What did {name} make at the pottery class?",
+        "When did {name} take the pottery class?",
+    ),
+    (
+        "pets",
+        "We adopted a puppy {rel}, we named him {x}.",
+        "A puppy! I love dogs, send me pictures.|What breed is he? I bet he chews everything.|Puppies are so much work but so worth it.",
+        "What is the name of {name}'s dog?",
+        "When did {name} get the puppy?",
+    ),
+    (
+        "pets",
+        "I found a stray kitten under our porch {rel} and kept her. She's called {x}.",
+        "Aww, cats are wonderful company.|Poor little thing, lucky she found you.|Is she getting along with the rest of the house?",
+        "What did {name} call the kitten?",
+        "When did {name} find the cat?",
+    ),
+    (
+        "creative",
+        "I gave a talk about {x} at the library {rel}, about forty people came.",
+        "Forty people, wow! Public speaking scares me.|I'd love to hear that talk some time.|Did people ask lots of questions afterwards?",
+        "What subject did {name} speak about at the library?",
+        "When did {name} give the library talk?",
+    ),
+    (
+        "outdoors",
+        "We drove up to {x} {rel} to see the autumn leaves.",
+        "The leaves must have been gorgeous this time of year.|Road trips in autumn are the best.|I saw your photos, the colours were unreal.",
+        "Where did {name} drive to see the fall colours?",
+        "When did {name} see the autumn leaves?",
+    ),
+    (
+        "family",
+        "My son broke his arm {rel} playing football at school.",
+        "Oh no, I hope he heals quickly. Kids are tough though.|Poor kid! Is he wearing a cast?|That must have been a scary day at the hospital.",
+        "How did {name}'s son get injured?",
+        "When did {name}'s son break his arm?",
+    ),
+    (
+        "music",
+        "I finally saw {x} live {rel}, it was so loud and so good.",
+        "I'm jealous, I've never seen them in concert.|Was the crowd wild? Live music is everything.|Which song did they open with?",
+        "Which band did {name} see in concert?",
+        "When did {name} go to the concert?",
+    ),
+    (
+        "work",
+        "I got a new job as a {x} {rel}, I start on Monday!",
+        "That's huge news, congratulations on the job!|You deserve it, you worked so hard for this.|Are you nervous about the first day?",
+        "What is {name}'s new position?",
+        "When did {name} get hired?",
+    ),
+]
+FILLERS = [
+    "Hey! How have you been lately?",
+    "Hi! It's been a while, what's new with you?",
+    "Good morning! I hope your week is going well.",
+    "What have you been up to since we last talked?",
+    "Things have been busy but good, thanks for asking.",
+    "Same here, work has been hectic this month.",
+    "I've mostly been reading and trying to sleep more.",
+    "Honestly just tired, but hanging in there.",
+    "The weather has been awful, it rained all week.",
+    "I made soup for dinner and watched a movie.",
+    "Let's catch up again soon, okay?",
+    "Take care, talk to you next week!",
+    "I have to run, but this was nice. Bye!",
+    "Thanks for listening, it means a lot.",
+    "Say hi to everyone for me!",
+]
+FILLS: dict[str, list[str]] = {
+    "I ran": CAUSES,
+    "camping": PLACES,
+    "secondhand": INSTRUMENTS,
+    "pottery": ["blue", "green", "speckled", "tiny", "huge", "yellow"],
+    "puppy": PETS,
+    "kitten": PETS,
+    "talk about": TOPICS,
+    "drove up": PLACES,
+    "saw": BANDS,
+    "new job": NEW_JOBS,
+}
+CATEGORY_QUESTIONS = {
+    "outdoors": "What has {name} done outdoors recently?",
+    "creative": "What creative things has {name} been trying?",
+    "pets": "What animals does {name} have at home?",
+    "family": "What has been going on in {name}'s family?",
+}
+
+
+def _fill(turn: str, rng: random.Random) -> str:
+    for marker, options in FILLS.items():
+        if marker in turn:
+            return rng.choice(options)
+    return ""
+
+
+def dialogue(seed: int = 5, conversations: int = 8) -> tuple[list[Entry], list[Question]]:
+    """Dialogue turns and the questions about them (see the notes above)."""
+    rng = random.Random(seed)
+    entries: list[Entry] = []
+    questions: list[Question] = []
+    speakers = rng.sample(SPEAKERS, conversations * 2)
+    for c in range(conversations):
+        pair = speakers[2 * c : 2 * c + 2]
+        start = _day(rng, date(2025, 1, 1), date(2025, 9, 1))
+        plan = {who: rng.sample(EVENTS, 6) for who in pair}
+        said: dict[str, dict[str, list[str]]] = {who: {} for who in pair}
+        for session in range(6):
+            day = start + timedelta(days=18 * session + rng.randrange(5))
+            turns: list[tuple[str, str, tuple[str, ...] | None]] = []
+            turns.append((pair[session % 2], rng.choice(FILLERS[:4]), None))
+            turns.append((pair[1 - session % 2], rng.choice(FILLERS[4:10]), None))
+            for who in rng.sample(pair, 2):
+                other = pair[1] if who == pair[0] else pair[0]
+                category, turn, echo, fact, when = plan[who][session]
+                text = turn.format(x=_fill(turn, rng), rel=rng.choice(RELATIVE))
+                turns.append((who, text, (category, fact, when)))
+                turns.append((other, rng.choice(echo.split("|")), None))
+            turns.append((pair[session % 2], rng.choice(FILLERS[10:]), None))
+            for t, (who, text, event) in enumerate(turns):
+                name = _name("dialogue", str(c), str(session), str(t))
+                entries.append(Entry(name, "conversation turn", f"{who}: {text}", day, day))
+                if event is None:
+                    continue
+                category, fact, when = event
+                said[who].setdefault(category, []).append(name)
+                key = f"{c}|{session}|{t}"
+                if hashlib.sha256(key.encode()).digest()[0] % 2:
+                    questions.append(
+                        Question("dialogue", "d:single", fact.format(name=who), (name,))
+                    )
+                else:
+                    questions.append(
+                        Question("dialogue", "d:temporal", when.format(name=who), (name,))
+                    )
+        for who in pair:
+            for category, names in said[who].items():
+                if len(names) >= 2 and category in CATEGORY_QUESTIONS:
+                    text = CATEGORY_QUESTIONS[category].format(name=who)
+                    questions.append(Question("dialogue", "d:multi", text, tuple(names)))
+    return entries, questions

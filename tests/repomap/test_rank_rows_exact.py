@@ -100,3 +100,49 @@ def test_the_rank_within_a_file_counts_the_better_rows_before_it(
     assert ranking._within_file_rank(fid, score).tolist() == want
     wide = fid + (1 << 16)  # a file id past 16 bits takes the plain stable sorts
     assert ranking._within_file_rank(wide, score).tolist() == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 8), max_size=6), min_size=2, max_size=30),
+    st.integers(0, 2**31),
+    st.integers(1, 12),
+    st.integers(1, 200),
+    st.lists(st.integers(0, 200), min_size=1, max_size=8),
+    st.lists(st.integers(0, 29), max_size=3),
+)
+def test_entries_read_past_the_first_sort_are_the_full_orders_prefix(
+    defs_per_file: list[list[int]],
+    seed: int,
+    hint: int,
+    limit: int,
+    reads: list[int],
+    excluded: list[int],
+) -> None:
+    """``Ranked.entries`` sorts only the first ``rows_hint`` rows and a longer
+    prefix when a reader goes past them (as the budget fit does, galloping then
+    bisecting): whatever is read equals the full sort's prefix, and its length
+    is ``limit`` rows at most, as many as there are outside the conversation."""
+    graph = build_graph(numbered_tags(defs_per_file))
+    table = graph.table
+    rng = np.random.default_rng(seed)
+    ranks = np.round(rng.random(graph.n_nodes), 1)
+    base, bonus = ranking.row_base(graph, table, ranks, Mentions({}, {}), None)
+    out = np.zeros(len(graph.files), dtype=bool)
+    out[[f for f in excluded if f < len(graph.files)]] = True
+    keep = np.flatnonzero(~out[table.fid]) if out.any() else np.arange(len(base))
+    score = ranking._scores(table.fid, base, bonus, np.arange(len(base)))
+    full = np.lexsort((table.line, table.fid, -score))
+    full = full[~out[table.fid[full]]]
+    want = [(graph.files[int(table.fid[r])], graph.definition(r)) for r in full.tolist()]
+    ranked = ranking.Ranked(ranks[: len(graph.files)], base, bonus, keep, graph)
+    ranked.rows_hint = hint
+    entries = ranked.entries(limit)
+    assert len(entries) == min(limit, len(keep))
+    for k in reads:
+        got = [(e.path, e.tag) for e in entries[:k]]
+        expected = want[: min(k, len(entries))]
+        assert [p for p, _ in got] == [p for p, _ in expected]
+        assert [None if t is None else t.line for _, t in got] == [
+            None if d is None else d.line for _, d in expected
+        ]

@@ -9,6 +9,7 @@ the new state and the pipeline's records.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,17 +61,39 @@ PERSONA = (
 log = logging.getLogger("bonsai.context")
 STATE_KEY = "context"
 BASELINE_KEY = "git_baseline"
+ITEMS_KEPT = 65_536  # items kept per thread for the messages they were made of
+
+
+class _ItemsKept(threading.local):
+    """Per thread (the loop's, the view worker's): message id → (the stored message,
+    its turn, the item made of them). A view of a session that grew makes items for
+    its new messages only; an item is kept only for the very message and turn."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[StoredMessage, int, Item]] = {}
+
+
+_kept_items = _ItemsKept()
 
 
 def to_items(history: list[StoredMessage]) -> list[Item]:
     """The log as pipeline items; interrupted replies are shown to users, never sent."""
+    kept = _kept_items.items
+    if len(kept) > ITEMS_KEPT:
+        kept.clear()
     items, turn = [], 0
     for stored in history:
         if stored.message.role == "user":
             turn += 1
         if stored.message.status != "complete":
             continue
-        items.append(Item(id=stored.message_id, seq=stored.seq, turn=turn, message=stored.message))
+        old = kept.get(stored.message_id)
+        if old is not None and old[0] is stored and old[1] == turn:
+            items.append(old[2])
+            continue
+        item = Item(id=stored.message_id, seq=stored.seq, turn=turn, message=stored.message)
+        kept[stored.message_id] = (stored, turn, item)
+        items.append(item)
     return items
 
 
@@ -146,7 +169,8 @@ class ContextBridge:
         repomap = None if context.smol else self.repomap_text
         parts = gather(workspace, settings=context, repomap_text=repomap, persona=PERSONA)
         evidence = [r for r in reads if isinstance(r, Evidence)]
-        parts.append(volatile_part(workspace, self.baseline(), evidence, self.peers))
+        tail = volatile_part if self.stable is None else self.stable.volatile
+        parts.append(tail(workspace, self.baseline(), evidence, self.peers))
         parts = with_operator_suffix(parts, context.operator_suffix)
         rules = RuleStore(self.store.conn).enabled_texts(str(self.workspace))
         return with_guidance(parts, rules, self.hint_due(view))

@@ -107,6 +107,24 @@ def tools_for(settings: Settings, *, include_hidden: bool = False) -> list[Tool]
     return session_tools(hidden, effective_context(settings.context).smol, extra)
 
 
+_specs: dict[tuple[object, ...], list[dict[str, Any]]] = {}
+
+
+def tool_specs(settings: Settings) -> list[dict[str, Any]]:
+    """The specs of ``tools_for(settings, include_hidden=True)``, made once per the few
+    settings that choose them (the tools are static): every view and turn asks."""
+    key = (
+        settings.episodes.enabled,
+        settings.memory.enabled,
+        tuple(settings.tools.hidden),
+        effective_context(settings.context).smol,
+    )
+    specs = _specs.get(key)
+    if specs is None:  # a bad hidden name raises here, and is never kept
+        specs = _specs[key] = [t.spec() for t in tools_for(settings, include_hidden=True)]
+    return list(specs)
+
+
 def _summarizer(settings: Settings) -> Callable[[str], Awaitable[str | None]] | None:
     """The fast model for tier-2 summaries; None when summaries are deterministic."""
     context = effective_context(settings.context)
@@ -128,7 +146,6 @@ def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
     settings = session_settings(daemon, session_id, row.workspace)
     providers = settings.providers
     window = window_for(daemon, providers)  # registry row + what the server said
-    tools = tools_for(settings, include_hidden=True)
     peers = [f"client {c.id} ({c.kind})" for c in daemon.subscribers(session_id)]
     memos = daemon.hub.memos
     return ContextBridge(
@@ -142,7 +159,7 @@ def bridge_for(daemon: Host, session_id: str) -> ContextBridge:
         model_info=window.info,
         window=window,
         counter=counter_for(daemon, providers, window.info),
-        tools=[t.spec() for t in tools],
+        tools=tool_specs(settings),
         repomap_text=daemon.hub.repomap_text.get(session_id) if settings.repomap.enabled else None,
         peers=peers,
         pricing=pricing_of(window.info, name=providers.model),  # the prices that will be billed

@@ -67,6 +67,11 @@ class FusionParams(BaseModel):
         True, description="lift a linked entry that matches no question term (at factor²)"
     )
     link_df_min: int = Field(50, ge=1, description="... unless in at most this many documents")
+    hop_relations: bool = Field(
+        True,
+        description="second hop: a linked entry stating a relation the question names "
+        "(core/retrieval/relations.py) counts as matching it",
+    )
     extra_depth: int = Field(10, ge=1, description="candidates taken from each extra lane")
     embedding_gap_rank: int = Field(
         0,

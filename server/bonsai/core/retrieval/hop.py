@@ -47,6 +47,7 @@ def second_hop(
     limit: int,
     nomatch: bool = True,
     sources: dict[str, str] | None = None,
+    relations: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """Lift ``candidates`` linked to the ``heads`` in ``scores`` (in place);
     returns the lifted ids, best first.
@@ -54,9 +55,14 @@ def second_hop(
     ``links`` maps a head to its link terms, ``weights`` each question term to
     its weight (IDF); terms are as the index tokenizes them. ``sources``, when
     given, receives for each entry whose score the hop set the head it was
-    reached from (the path that found it)."""
+    reached from (the path that found it). ``relations`` maps a pseudo-term
+    of ``weights`` (a relation family the question names, see
+    :mod:`bonsai.core.retrieval.relations`) to the entries stating that
+    relation: each holds the pseudo-term as if it were one of its terms."""
     if limit <= 0 or not heads:
         return []
+    if relations:
+        terms_of = _with_relations(terms_of, relations)
     skip = set(heads)
     best: dict[str, tuple[float, float]] = {}  # id -> (score, match per length)
     via: dict[str, str] = {}
@@ -96,6 +102,22 @@ def second_hop(
         if sources is not None:
             sources[doc_id] = via[doc_id]
     return chosen
+
+
+def _with_relations(
+    terms_of: Callable[[str], Collection[str]], relations: Mapping[str, Collection[str]]
+) -> Callable[[str], Collection[str]]:
+    cache: dict[str, Collection[str]] = {}
+
+    def terms(doc_id: str) -> Collection[str]:
+        known = cache.get(doc_id)
+        if known is None:
+            extra = {key for key, docs in relations.items() if doc_id in docs}
+            known = set(terms_of(doc_id)) | extra if extra else terms_of(doc_id)
+            cache[doc_id] = known
+        return known
+
+    return terms
 
 
 def inherit_bonus(hits: Sequence[Hit], bonus: Callable[[Hit], float], factor: float) -> list[Hit]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bonsai.core.retrieval.text import content_terms, expansion_terms
+from bonsai.core.retrieval.morphology import variants
+from bonsai.core.retrieval.text import STOP_WORDS, content_terms, expansion_terms
 
 MAX_QUERY_TERMS = 32
 
@@ -16,8 +17,18 @@ def quote_term(term: str) -> str:
 
 
 def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
-    """The content terms of a query, identifier parts included, at most ``max_terms``."""
-    return content_terms(text)[:max_terms]
+    """The content terms of a query, identifier parts included, then the other
+    forms of its irregular words ("buy" also searches "bought"; see
+    :mod:`bonsai.core.retrieval.morphology`), at most ``max_terms``."""
+    terms = content_terms(text)[:max_terms]
+    seen = set(terms)
+    extra: list[str] = []
+    for term in terms:
+        for form in variants(term):
+            if form not in seen and form not in STOP_WORDS:
+                seen.add(form)
+                extra.append(form)
+    return (terms + extra)[:max_terms]
 
 
 def fts_match_expression(text: str, max_terms: int = MAX_QUERY_TERMS) -> str | None:

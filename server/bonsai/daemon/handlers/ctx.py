@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, get_args
 
@@ -17,10 +16,10 @@ from bonsai.session.base import bridge_for, notify_ctx
 from bonsai.session.compaction import compact_session
 from bonsai.session.host import Host
 from bonsai.session.server_facts import as_sent, ensure_facts, ledger_notes, session_notes
+from bonsai.session.splice import KeptBytes, encode, encode_value, joined
 from bonsai.session.views import Encoded
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
-NODES_KEPT = 8192  # ledger rows converted for the wire, kept (a few sessions' ledgers)
 
 
 def _current(host: Host, session_id: str) -> tuple[ContextBridge, Assembly, int]:
@@ -83,11 +82,14 @@ def _turns(host: Host, session_id: str) -> list[m.CtxTurn]:
     return out
 
 
-@functools.lru_cache(maxsize=NODES_KEPT)
 def _ctx_node(row: LedgerRow) -> m.CtxNode:
-    """A ledger row on the wire; rows are frozen, and most are unchanged from the last
-    view (the memos hand back the same row), so each is converted once."""
     return m.CtxNode.model_validate(row.model_dump())
+
+
+# A ledger row on the wire, encoded; rows are frozen, and most are unchanged from the
+# last view (the memos hand back the same row), so each is encoded once. The view
+# worker's alone (one thread).
+_node_bytes: KeptBytes[LedgerRow] = KeptBytes(lambda row: encode(_ctx_node(row)))
 
 
 def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
@@ -103,10 +105,32 @@ async def get(ctx: Ctx, params: m.CtxGetParams) -> Encoded:
     await ensure_facts(ctx.daemon, params.session_id)  # on the loop: it may ask the server
     key = f"ctx/get:{params.model_dump_json()}"
     view = ctx.daemon.views
-    return await view.run(ctx.daemon, params.session_id, lambda h: Encoded.of(_get(h, params)), key)
+    return await view.run(ctx.daemon, params.session_id, lambda h: _answer(h, params), key)
+
+
+def _answer(host: Host, params: m.CtxGetParams) -> Encoded:
+    """The view's answer as the bytes ``Encoded.of(_get(...))`` would be, joined from
+    fragments: the head, then each ledger row's kept bytes, or each wire message's."""
+    bridge, assembly, _ = _current(host, params.session_id)
+    head = m.CtxGetResult(
+        view=params.view, totals=totals(host, params.session_id, bridge, assembly)
+    )
+    if params.view == "wire":
+        wire = _wire(host, bridge, assembly)
+        lists = [(name, [encode_value(v) for v in wire[name]]) for name in WIRE_LISTS]
+        return Encoded(joined(head, lists))
+    nodes = [_node_bytes(row) for row in assembly.ledger]
+    if params.view == "turns":
+        turns = [encode(turn) for turn in _turns(host, params.session_id)]
+        return Encoded(joined(head, [("nodes", nodes), ("turns", turns)]))
+    return Encoded(joined(head, [("nodes", nodes)]))
+
+
+WIRE_LISTS = ("messages", "tools", "system")  # in CtxGetResult's order
 
 
 def _get(host: Host, params: m.CtxGetParams) -> m.CtxGetResult:
+    """The view as one model (what ``_answer`` encodes, piece by piece)."""
     bridge, assembly, _ = _current(host, params.session_id)
     result = m.CtxGetResult(
         view=params.view, totals=totals(host, params.session_id, bridge, assembly)

@@ -16,8 +16,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-import apsw
-
 from bonsai.services.repomap.queries import QUERIES
 
 SCHEMA_VERSION = 3  # 2: tags carry the file's words; 3: generated files' words
@@ -77,6 +75,8 @@ class TagCache:
     def __init__(self, db_path: Path) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self.path = db_path
+        import apsw  # here: a parse worker needs only ``CachedFile``
+
         self._lock = threading.Lock()
         self._db = apsw.Connection(str(db_path))
         self._db.set_busy_timeout(5_000)

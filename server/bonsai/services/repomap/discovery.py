@@ -14,9 +14,10 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import pathspec
+if TYPE_CHECKING:  # imported on first use: a parse worker needs only ``Candidate``
+    import pathspec
 
 DEFAULT_EXCLUDED_DIRS: frozenset[str] = frozenset(
     {
@@ -81,6 +82,8 @@ class IgnoreRules:
             except OSError:
                 self._specs[rel_dir] = None
             else:
+                import pathspec  # on first use: see the top (0.1-0.2 s of a worker's start)
+
                 self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines)
         return self._specs[rel_dir]
 

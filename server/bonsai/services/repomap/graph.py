@@ -40,6 +40,9 @@ from bonsai.services.repomap.postings import Postings
 from bonsai.services.repomap.records import Definition, FileTags
 
 BoolArray = npt.NDArray[np.bool_]
+# the files' word ids: 32 bits (a vocabulary is far below 2**31 words), half the
+# memory of the largest array of a core and half the copy when a patch splices it
+WordIds = npt.NDArray[np.int32]
 
 COMMON_DEFINERS = 5
 UBIQUITOUS_MIN_FILES = 20  # a plain name used by this many files...
@@ -87,7 +90,7 @@ class GraphCore(NamedTuple):
     # ``word_ids[word_offsets[i]:word_offsets[i + 1]]``
     words: list[str] = []  # noqa: RUF012 - replaced, never mutated
     word_offsets: IntArray = np.zeros(1, dtype=np.int64)
-    word_ids: IntArray = np.zeros(0, dtype=np.int64)
+    word_ids: WordIds = np.zeros(0, dtype=np.int32)
 
     def name_id(self, name: str) -> int:
         """Id of ``name`` in ``names``, or -1."""
@@ -152,7 +155,7 @@ def build_core(tags: Mapping[str, FileTags]) -> GraphCore:
         np.concatenate([np.zeros(0, np.int64), *(s.def_lines for s in segments)]),
         words,
         _offsets([len(tags[p].words) for p in files]),
-        np.fromiter(map(word_id.__getitem__, file_word_ids), np.int64, len(file_word_ids)),
+        np.fromiter(map(word_id.__getitem__, file_word_ids), np.int32, len(file_word_ids)),
     )
 
 
@@ -203,6 +206,32 @@ class RefEdges(NamedTuple):
     offsets: IntArray
 
 
+class DefEdges(NamedTuple):
+    """A view's identifier -> file edges (one per definer pair), which follow the
+    reference edges in the view's edge arrays."""
+
+    sources: IntArray
+    targets: IntArray
+    weights: FloatArray
+
+
+def joined_edges(
+    src: Sequence[IntArray],
+    tgt: Sequence[IntArray],
+    wts: Sequence[FloatArray],
+    offsets: IntArray,
+    tail: DefEdges,
+) -> RefEdges:
+    """The whole edge arrays: the reference edges' parts, then ``tail``, each
+    joined by one concatenation (``offsets``: the reference edges' per file)."""
+    return RefEdges(
+        np.concatenate([*src, tail.sources]).astype(np.int64, copy=False),
+        np.concatenate([*tgt, tail.targets]).astype(np.int64, copy=False),
+        np.concatenate([*wts, tail.weights]).astype(np.float64, copy=False),
+        offsets,
+    )
+
+
 class RepoGraph:
     """The ranking view of a ``GraphCore`` (see module doc); immutable."""
 
@@ -212,12 +241,13 @@ class RepoGraph:
         tags: Mapping[str, FileTags],
         file_index: dict[str, int] | None = None,
         counts: Counts | None = None,
-        ref_edges: Callable[[RepoGraph], RefEdges | None] | None = None,
+        ref_edges: Callable[[RepoGraph, DefEdges], RefEdges | None] | None = None,
     ) -> None:
         """``file_index``: the index of ``core.files`` when the caller has it (a
         patch keeps the files); ``counts``: this core's, when a patch has them;
-        ``ref_edges``: makes the reference edges from the node numbers (a patch
-        splices the previous view's; None from it: derive them)."""
+        ``ref_edges``: makes the whole edge arrays — the reference edges from the
+        node numbers, then the given definition edges (a patch splices the
+        previous view's; None from it: derive them)."""
         self.core = core
         self.tags = tags
         self.last_rank: tuple[str, FloatArray] | None = None  # (personalization key, ranks)
@@ -238,15 +268,14 @@ class RepoGraph:
         defined = self.n_definers > 0
         self.node_of_name = np.where(defined, n_files + np.cumsum(defined) - 1, -1)
         self.n_nodes = n_files + int(defined.sum())
-        refs = None if ref_edges is None else ref_edges(self)
-        self.ref_edges = self._ref_edges(n_files) if refs is None else refs
         def_src = self.node_of_name[self.pair_name]
-        self.sources = np.concatenate([self.ref_edges.sources, def_src])
-        self.targets = np.concatenate([self.ref_edges.targets, self.pair_fid])
-        self.weights = np.concatenate([self.ref_edges.weights, np.ones(len(def_src))])
-        self.n_ref_edges = n_ref = len(self.ref_edges.sources)  # file -> identifier edges
+        tail = DefEdges(def_src, self.pair_fid, np.ones(len(def_src)))
+        whole = None if ref_edges is None else ref_edges(self, tail)
+        whole = self._ref_edges(n_files, tail) if whole is None else whole
+        self.sources, self.targets, self.weights = whole.sources, whole.targets, whole.weights
+        self.n_ref_edges = n_ref = int(whole.offsets[-1])  # file -> identifier edges
         self.ref_edges = RefEdges(  # views into the whole edge arrays: no second copy
-            self.sources[:n_ref], self.targets[:n_ref], self.weights[:n_ref], self.ref_edges.offsets
+            self.sources[:n_ref], self.targets[:n_ref], self.weights[:n_ref], whole.offsets
         )
         safe = np.where(named_rows, core.def_names, 0)
         # one spare slot: with no named definition at all, index 0 must still exist
@@ -260,9 +289,9 @@ class RepoGraph:
             core.def_offsets,
         )
 
-    def _ref_edges(self, n_files: int) -> RefEdges:
-        """Reference edges (file order, then tag order); definition edges follow
-        them in ``sources``/``targets``/``weights``."""
+    def _ref_edges(self, n_files: int, tail: DefEdges) -> RefEdges:
+        """The whole edge arrays: reference edges (file order, then tag order),
+        then the definition edges ``tail``."""
         core = self.core
         ref_node = self.node_of_name[core.ref_names]
         keep = np.flatnonzero(ref_node >= 0)  # indices: np.take beats a boolean mask
@@ -271,7 +300,7 @@ class RepoGraph:
         ref_w = self.static[core.ref_names.take(keep)] * core.ref_factor.take(keep)
         per_file = np.bincount(ref_src, minlength=n_files)
         offsets = np.concatenate([[0], np.cumsum(per_file)]).astype(np.int64, copy=False)
-        return RefEdges(ref_src, ref_node.take(keep), ref_w, offsets)
+        return joined_edges([ref_src], [ref_node.take(keep)], [ref_w], offsets, tail)
 
     def relined(self, core: GraphCore) -> RepoGraph:
         """This view for ``core``, which differs from ours in definition lines

@@ -23,6 +23,7 @@ from bonsai.services.repomap.graph import (
     NO_NAME,
     FileSegments,
     GraphCore,
+    WordIds,
     file_segments,
     is_specific,
     name_factor,
@@ -72,7 +73,7 @@ def _merge_words(core: GraphCore, new: set[str]) -> GraphCore:
     merged = _merged(core.words, new)
     is_new = np.zeros(len(merged), dtype=bool)
     is_new[[bisect_left(merged, w) for w in new]] = True
-    old_to_new = np.flatnonzero(~is_new).astype(np.int64)
+    old_to_new = np.flatnonzero(~is_new).astype(np.int32)
     return core._replace(words=merged, word_ids=old_to_new[core.word_ids])
 
 
@@ -87,9 +88,9 @@ def _word_array(words: list[str]) -> np.ndarray:
     return _WORD_ARRAY[0][1]
 
 
-def _word_ids(core: GraphCore, words: tuple[str, ...]) -> IntArray:
+def _word_ids(core: GraphCore, words: tuple[str, ...]) -> WordIds:
     ids = np.searchsorted(_word_array(core.words), np.asarray(words, dtype=object))
-    return np.asarray(ids, dtype=np.int64).reshape(len(words))
+    return np.asarray(ids, dtype=np.int32).reshape(len(words))
 
 
 def _known(words: list[str], word: str) -> bool:

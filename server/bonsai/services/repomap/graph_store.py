@@ -45,6 +45,7 @@ _ARRAYS = {  # field -> stored dtype
     "word_ids": "<i4",
 }
 _LOADED = {"i": np.int64, "f": np.float64, "b": np.bool_}  # stored kind -> in memory
+_KEPT_32 = frozenset({"word_ids"})  # fields kept at 32 bits in memory too (``graph.WordIds``)
 
 
 class SnapshotError(ValueError):
@@ -130,7 +131,8 @@ def decode(blob: bytes) -> Snapshot:
                 fields[field] = text.split("\0") if text else []
             else:
                 stored = np.frombuffer(chunk, dtype=dtype)
-                fields[field] = stored.astype(_LOADED[stored.dtype.kind])
+                kept = np.int32 if field in _KEPT_32 else _LOADED[stored.dtype.kind]
+                fields[field] = stored.astype(kept)
         last = fields.pop("last_rank", None)
         core = GraphCore(**fields)  # type: ignore[arg-type]
     except (KeyError, TypeError, ValueError) as exc:

@@ -3,6 +3,14 @@ worker subprocesses for large builds (see ``worker.py``), with progress per chun
 A ``FirstPass`` names files to index before all others, in this process while
 the workers start on the rest; their results are handed over as soon as they
 are indexed (``first_map.py`` makes a first map of them).
+
+The schedule keeps both kinds of parser busy until the last file: the workers
+are started before the first pass is chosen (their start overlaps that choice),
+each worker has ``IN_FLIGHT`` chunks queued so it never waits for this process
+to read its results, and the chunks go largest files first, bounded in files
+and bytes, so the last chunks are small and no parser idles long at the end. A
+worker that dies or answers nonsense has its chunks indexed in this process
+(logged): the build is never partial.
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import threading
+from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -24,7 +33,9 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], None]
 Chunk = list[tuple[Candidate, CachedFile | None]]
 PARALLEL_MIN_FILES = 200
-CHUNK_FILES = 32
+CHUNK_FILES = 32  # a chunk holds at most this many files ...
+CHUNK_BYTES = 256 * 1024  # ... and ends once it holds this many bytes of source
+IN_FLIGHT = 2  # chunks sent to a worker ahead of reading its results
 
 
 class FirstPass(NamedTuple):
@@ -35,8 +46,31 @@ class FirstPass(NamedTuple):
     deliver: Callable[[list[FileResult]], None]
 
 
+class WorkerFailed(RuntimeError):
+    """A parse worker died, or answered something other than its chunk's results."""
+
+
 def _index_chunk(root: Path, chunk: Chunk) -> list[FileResult]:
     return [index_file(root, cand, cached) for cand, cached in chunk]
+
+
+def make_chunks(items: Chunk) -> list[Chunk]:
+    """``items`` in chunks, largest files first (ties by path): each chunk ends
+    at ``CHUNK_FILES`` files or once it reaches ``CHUNK_BYTES``, so the chunks
+    taken last are the quickest."""
+    ordered = sorted(items, key=lambda item: (-item[0].size, item[0].path))
+    chunks: list[Chunk] = []
+    chunk: Chunk = []
+    size = 0
+    for item in ordered:
+        chunk.append(item)
+        size += item[0].size
+        if len(chunk) >= CHUNK_FILES or size >= CHUNK_BYTES:
+            chunks.append(chunk)
+            chunk, size = [], 0
+    if chunk:
+        chunks.append(chunk)
+    return chunks
 
 
 class _Collector:
@@ -57,49 +91,98 @@ class _Collector:
                 self.progress(len(self.results), self.total, f"repository map: {last}")
 
 
-def _take(chunks: list[Chunk], lock: threading.Lock) -> Chunk | None:
-    with lock:
-        return chunks.pop() if chunks else None
+class _Queue:
+    """The chunks left to index, taken from any thread, first chunk first."""
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self._chunks = deque(chunks)
+        self._lock = threading.Lock()
+
+    def take(self) -> Chunk | None:
+        with self._lock:
+            return self._chunks.popleft() if self._chunks else None
 
 
-def _drive_local(root: Path, chunks: list[Chunk], lock: threading.Lock, out: _Collector) -> None:
+def _drive_local(root: Path, queue: _Queue, out: _Collector) -> None:
     """Index chunks in this thread until none are left (the calling process is
     one of the parsers: one subprocess fewer to start and to hold in memory)."""
-    while (chunk := _take(chunks, lock)) is not None:
+    while (chunk := queue.take()) is not None:
         out.add(_index_chunk(root, chunk))
 
 
-def _drive_worker(root: Path, chunks: list[Chunk], lock: threading.Lock, out: _Collector) -> None:
-    """Feed chunks to one worker subprocess until none are left."""
-    proc: subprocess.Popen[str] | None = spawn_worker()
-    try:
-        while True:
-            with lock:
-                if not chunks:
-                    return
-                chunk = chunks.pop()
-            out.add(_run_remote(proc, root, chunk) if proc else _index_chunk(root, chunk))
-            if proc is not None and proc.poll() is not None:
-                proc = None
-    finally:
-        if proc is not None and proc.stdin is not None:
-            proc.stdin.close()
-            proc.wait(timeout=30)
-
-
-def _run_remote(proc: subprocess.Popen[str], root: Path, chunk: Chunk) -> list[FileResult]:
-    assert proc.stdin is not None and proc.stdout is not None
+def _send(proc: subprocess.Popen[str], root: Path, chunk: Chunk) -> None:
+    assert proc.stdin is not None
     try:
         proc.stdin.write(encode_request(str(root), chunk))
         proc.stdin.flush()
+    except (OSError, ValueError) as exc:  # ValueError: the pipe is closed
+        raise WorkerFailed(f"cannot send it a chunk: {exc}") from exc
+
+
+def _receive(proc: subprocess.Popen[str], chunk: Chunk) -> list[FileResult]:
+    """The results of ``chunk``, the oldest chunk in flight."""
+    assert proc.stdout is not None
+    try:
         line = proc.stdout.readline()
-        if line:
-            return decode_results(line)
     except (OSError, ValueError) as exc:
-        log.warning("repomap: parse worker failed (%s); indexing in-process", exc)
-    log.warning("repomap: parse worker %s exited early; indexing in-process", proc.pid)
-    proc.kill()
-    return _index_chunk(root, chunk)
+        raise WorkerFailed(f"cannot read its results: {exc}") from exc
+    if not line:
+        raise WorkerFailed(f"it exited (code {proc.wait()})")
+    try:
+        results = decode_results(line)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise WorkerFailed(f"unreadable results: {exc}") from exc
+    if [r.path for r in results] != [cand.path for cand, _ in chunk]:
+        raise WorkerFailed("its results are not those of the chunk it was sent")
+    return results
+
+
+def _drive_worker(root: Path, proc: subprocess.Popen[str], queue: _Queue, out: _Collector) -> None:
+    """Feed chunks to one worker subprocess, ``IN_FLIGHT`` at a time, until none
+    are left; if it fails, index its chunks in flight here and leave the rest
+    of the queue to the other parsers."""
+    flight: deque[Chunk] = deque()
+    try:
+        while True:
+            while len(flight) < IN_FLIGHT and (chunk := queue.take()) is not None:
+                flight.append(chunk)
+                _send(proc, root, chunk)
+            if not flight:
+                return
+            out.add(_receive(proc, flight[0]))
+            flight.popleft()
+    except WorkerFailed as exc:
+        log.warning(
+            "repomap: parse worker %s failed (%s); indexing its %d files in this process",
+            proc.pid,
+            exc,
+            sum(len(c) for c in flight),
+        )
+        proc.kill()
+        for chunk in flight:
+            out.add(_index_chunk(root, chunk))
+    finally:
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """End a worker: EOF on its input ends its loop. It is reaped on a daemon
+    thread, so the build does not wait for its interpreter to shut down."""
+    for pipe in (proc.stdin, proc.stdout):
+        try:
+            if pipe is not None:
+                pipe.close()
+        except OSError:
+            pass  # already gone
+    threading.Thread(target=_reap, args=(proc,), daemon=True).start()
+
+
+def _reap(proc: subprocess.Popen[str]) -> None:
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _deliver(first: FirstPass, results: list[FileResult]) -> None:
@@ -115,7 +198,7 @@ def index_files(
     cached: dict[str, CachedFile],
     progress: Progress | None = None,
     workers: int = 0,
-    first: FirstPass | None = None,
+    first: Callable[[], FirstPass | None] | None = None,
 ) -> list[FileResult]:
     """Index every candidate; results come back in candidate order.
 
@@ -123,8 +206,9 @@ def index_files(
     are parsed by ``workers`` parsers when there are at least
     ``PARALLEL_MIN_FILES`` of them (and ``workers`` > 1): this process and
     ``workers - 1`` subprocesses, taking chunks from one queue; otherwise they
-    are indexed in-process. The files of ``first`` that need a parse are
-    indexed before all others, in this process, and delivered at once."""
+    are indexed in-process. ``first`` is called once the workers are starting;
+    the files of the ``FirstPass`` it returns that need a parse are indexed
+    before all others, in this process, and delivered at once."""
     out = _Collector(len(candidates), progress)
     pending: Chunk = []
     trusted: list[FileResult] = []
@@ -135,29 +219,27 @@ def index_files(
         else:
             pending.append((cand, row))
     out.add(trusted, "cached files loaded")
-    wanted = set(first.paths) if first is not None else set()
+    parallel = workers > 1 and len(pending) >= PARALLEL_MIN_FILES
+    procs = [spawn_worker() for _ in range(workers - 1)] if parallel else []
+    early = first() if first is not None else None  # while the workers start
+    wanted = set(early.paths) if early is not None else set()
     head = [item for item in pending if item[0].path in wanted]
     rest = [item for item in pending if item[0].path not in wanted] if head else pending
-    chunks = [rest[i : i + CHUNK_FILES] for i in range(0, len(rest), CHUNK_FILES)]
-    threads: list[threading.Thread] = []
-    lock = threading.Lock()
-    if workers > 1 and len(pending) >= PARALLEL_MIN_FILES:
-        chunks.reverse()  # workers pop from the end: keep path order roughly
-        threads = [
-            threading.Thread(target=_drive_worker, args=(root, chunks, lock, out), daemon=True)
-            for _ in range(workers - 1)
-        ]
-        for t in threads:
-            t.start()
-    if first is not None and head:
+    queue = _Queue(make_chunks(rest))
+    threads = [
+        threading.Thread(target=_drive_worker, args=(root, proc, queue, out), daemon=True)
+        for proc in procs
+    ]
+    for t in threads:
+        t.start()
+    if early is not None and head:
         results = _index_chunk(root, head)
         out.add(results)
-        _deliver(first, results)
-    if threads:
-        _drive_local(root, chunks, lock, out)
-        for t in threads:
-            t.join()
-    else:
-        for chunk in chunks:
-            out.add(_index_chunk(root, chunk))
+        _deliver(early, results)
+    _drive_local(root, queue, out)
+    for t in threads:
+        t.join()
+    missing = [c.path for c in candidates if c.path not in out.results]
+    if missing:  # never a partial map: every file is indexed or the build fails
+        raise RuntimeError(f"repository map: {len(missing)} files not indexed ({missing[0]}, ...)")
     return [out.results[c.path] for c in candidates]

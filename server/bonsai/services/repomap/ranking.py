@@ -56,6 +56,10 @@ WARM_START_MIN_EDGES = 20_000
 CANDIDATE_FACTOR = 8
 CANDIDATE_SLACK = 256
 NAMED_SCAN_ROWS = 2048  # rows searched for named files before sorting them all
+# a map of B tokens may read 4 B + 64 rows (``map_state.entry_rows``) but its fit
+# reads about B / 6 (rows of ~13 tokens, galloping to twice the fit): the first
+# sort makes a sixteenth of the rows a caller may read, plus this slack
+FIRST_ROWS_SLACK = 64
 LEXICAL_WEIGHT = 3.0  # teleport weight of the file whose words best match the text
 LEXICAL_TOP = 20  # files that get lexical weight, best first
 LEXICAL_POWER = 2.0  # weight = LEXICAL_WEIGHT * (score / best score) ** power
@@ -188,9 +192,11 @@ class Ranked:
         return keep[chosen], neg[chosen]
 
     def entries(self, limit: int) -> Sequence[MapEntry]:
-        """The best ``limit`` rows as map entries, made when first read (the
-        budget fit reads a prefix; the tags of files past it are never decoded)."""
-        return _Entries(self, self.order(limit))
+        """The best ``limit`` rows as map entries, ranked and made when first read:
+        the budget fit reads a prefix (about a sixth of a row per token), so only
+        the rows it reaches are sorted, in prefixes growing fourfold (each is the
+        full order's prefix, so the entries are the same whatever was sorted)."""
+        return _Entries(self, min(limit, len(self._keep)))
 
 
 def _bonused_rows(table: DefTable, bonus: FloatArray, keep: IntArray, whole: bool) -> BoolArray:
@@ -205,15 +211,20 @@ def _bonused_rows(table: DefTable, bonus: FloatArray, keep: IntArray, whole: boo
 
 
 class _Entries(Sequence[MapEntry]):
-    def __init__(self, ranked: Ranked, rows: IntArray) -> None:
+    def __init__(self, ranked: Ranked, count: int) -> None:
         self._ranked = ranked
-        self._rows = rows.tolist()
+        self._count = count
+        self._rows: list[int] = []
         self._made: list[MapEntry] = []
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._count
 
     def _make(self, upto: int) -> None:
+        upto = min(upto, self._count)
+        if upto > len(self._rows):  # sort a longer prefix: at least four times the last
+            more = max(upto, 4 * len(self._rows), self._ranked.rows_hint)
+            self._rows = self._ranked.order(min(more, self._count)).tolist()
         graph, fid = self._ranked.graph, self._ranked.table.fid
         for row in self._rows[len(self._made) : upto]:
             path = graph.files[int(fid[row])]
@@ -227,9 +238,9 @@ class _Entries(Sequence[MapEntry]):
     def __getitem__(self, index: slice) -> list[MapEntry]: ...
     def __getitem__(self, index: int | slice) -> MapEntry | list[MapEntry]:
         if isinstance(index, slice):
-            self._make(len(self._rows) if index.stop is None else index.stop)
+            self._make(self._count if index.stop is None else index.stop)
             return self._made[index]
-        self._make(index + 1 if index >= 0 else len(self._rows))
+        self._make(index + 1 if index >= 0 else self._count)
         return self._made[index]
 
 
@@ -433,7 +444,8 @@ def rank(
 ) -> Ranked:
     """Rank everything for one request (see module doc); ``text`` is the user's
     text that ``mentions`` was read from (its words are matched too); ``rows``:
-    how many rows the caller will read (one partial sort then serves all)."""
+    how many rows the caller may read (the first sort makes ``first_rows`` of
+    them; a reader past those sorts a longer prefix)."""
     table = graph.table
     scores = text_scores(graph, text)
     pers = personalization(graph, chat_files, recent_files, mentions, text, scores)
@@ -458,10 +470,15 @@ def rank(
     total = float(file_rank.sum())
     normalised = file_rank / total if total > 0 else file_rank
     ranked = Ranked(normalised, base, file_bonus, keep, graph)
-    ranked.rows_hint = rows
+    ranked.rows_hint = first_rows(rows)
     ranked.named = _named_files(graph, ranked, mentions)
     graph.last_ranked = ranked.memo(inputs, ranks)
     return ranked
+
+
+def first_rows(rows: int) -> int:
+    """How many rows the first sort of a ranking makes when ``rows`` may be read."""
+    return min(rows, rows // 16 + FIRST_ROWS_SLACK)
 
 
 def _named_files(graph: RepoGraph, ranked: Ranked, mentions: Mentions, limit: int = 5) -> list[str]:
@@ -473,7 +490,7 @@ def _named_files(graph: RepoGraph, ranked: Ranked, mentions: Mentions, limit: in
     out: list[str] = []
     if not wanted:
         return out
-    for count in (NAMED_SCAN_ROWS, len(graph.table.fid)):
+    for count in sorted({max(1, ranked.rows_hint), NAMED_SCAN_ROWS, len(graph.table.fid)}):
         out = []
         remaining = set(wanted)
         for fid in graph.table.fid[ranked.order(count)].tolist():

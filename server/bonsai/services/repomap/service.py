@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 from bonsai.core.repomap.render import fit_entries
@@ -92,7 +93,7 @@ class RepoMapService:
             cached = dict(st.tags.rows)
             changed = [c.path for c in found.files if _stat_changed(cached.get(c.path), c)]
             cached.update(st.tags.with_data(changed))  # a touched file is hashed against it
-            early = None if first is None else self._first_pass(found.files, cached, first)
+            early = None if first is None else partial(self._first_pass, found.files, cached, first)
             results = index_files(
                 self.workspace, found.files, cached, progress, self._workers(), early
             )

@@ -23,7 +23,15 @@ from typing import NamedTuple
 import numpy as np
 
 from bonsai.core.repomap.pagerank import FloatArray, IntArray
-from bonsai.services.repomap.graph import Counts, GraphCore, RefEdges, RepoGraph, static_weights
+from bonsai.services.repomap.graph import (
+    Counts,
+    DefEdges,
+    GraphCore,
+    RefEdges,
+    RepoGraph,
+    joined_edges,
+    static_weights,
+)
 
 
 def _old_to_new(old: GraphCore, new: GraphCore, fresh: list[str]) -> IntArray | None:
@@ -118,12 +126,13 @@ def patched_counts(
     return ViewPatch(old, counts, fids, remap, ids)
 
 
-def patched_ref_edges(patch: ViewPatch, view: RepoGraph) -> RefEdges | None:
+def patched_ref_edges(patch: ViewPatch, view: RepoGraph, tail: DefEdges) -> RefEdges | None:
     """The reference edges of ``view`` (whose counts and node numbers came from
     ``patch``) spliced from the previous view's: a file keeps its edges, with the
     targets renumbered, unless it was edited or uses a name whose weight or
     definedness changed; those files' edges are made from their rows, as
-    ``RepoGraph`` makes every file's."""
+    ``RepoGraph`` makes every file's. Returned joined with the definition edges
+    ``tail`` (``graph.joined_edges``)."""
     old, core, n_files = patch.old, view.core, len(view.files)
     remap, ids = patch.remap, patch.touched
     old_ids = ids
@@ -148,11 +157,16 @@ def patched_ref_edges(patch: ViewPatch, view: RepoGraph) -> RefEdges | None:
     if (was_defined != now_defined).any():  # node numbers moved: old node -> new node
         old_idents = np.flatnonzero(old.n_definers > 0)
         renumber = view.node_of_name[old_idents if remap is None else remap[old_idents]]
-    return _splice_ref_edges(old, view, sorted(affected), renumber, n_files)
+    return _splice_ref_edges(old, view, sorted(affected), renumber, n_files, tail)
 
 
 def _splice_ref_edges(
-    old: RepoGraph, view: RepoGraph, affected: list[int], renumber: IntArray | None, n_files: int
+    old: RepoGraph,
+    view: RepoGraph,
+    affected: list[int],
+    renumber: IntArray | None,
+    n_files: int,
+    tail: DefEdges,
 ) -> RefEdges:
     """Runs of unaffected files take the old edges (targets renumbered when the
     node numbers moved); each affected file's edges are made from its rows."""
@@ -184,9 +198,4 @@ def _splice_ref_edges(
         at = fid + 1
     per_file = np.concatenate(sizes)
     offsets = np.concatenate([[0], np.cumsum(per_file)]).astype(np.int64, copy=False)
-    return RefEdges(
-        np.concatenate(src).astype(np.int64, copy=False),
-        np.concatenate(tgt).astype(np.int64, copy=False),
-        np.concatenate(wts).astype(np.float64, copy=False),
-        offsets,
-    )
+    return joined_edges(src, tgt, wts, offsets, tail)

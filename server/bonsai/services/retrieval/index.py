@@ -34,6 +34,7 @@ from bonsai.core.retrieval.fusion import (
 from bonsai.core.retrieval.hop import second_hop
 from bonsai.core.retrieval.parts import entities, query_parts
 from bonsai.core.retrieval.query import query_terms, quote_term
+from bonsai.core.retrieval.relations import RelationTable, expand
 from bonsai.services.retrieval.db import ensure_fts
 from bonsai.services.retrieval.embedder import Embedder, Vectors, normalise_rows
 from bonsai.services.retrieval.lanes import VectorMatrix, bm25_match, embedding_lane, load_matrix
@@ -96,6 +97,7 @@ class HybridIndex:
         self._snapshot: Snapshot | None = None
         self._hashes: dict[str, tuple[Doc, str]] = {}  # see _hash_of
         self._tokenizer = conn.fts5_tokenizer("porter", ["unicode61"])
+        self._relations: RelationTable | None = None
 
     # -- writing -----------------------------------------------------------
     def sync(self, docs: Iterable[Doc], fingerprint: str) -> SyncReport:
@@ -279,6 +281,9 @@ class HybridIndex:
             if t in frequency
         }
         kept = set(followed)
+        relations = {}
+        if params.hop_relations:
+            relations = self._relation_docs(query, linked, weights, snap)
         second_hop(
             scores,
             heads,
@@ -291,7 +296,31 @@ class HybridIndex:
             limit=params.feedback_max,
             nomatch=params.feedback_nomatch,
             sources=via,
+            relations=relations,
         )
+
+    def _relation_docs(
+        self, query: str, linked: str, weights: dict[str, float], snap: Snapshot
+    ) -> dict[str, set[str]]:
+        """The relation families the question names (see
+        :mod:`bonsai.core.retrieval.relations`): their words join ``weights``
+        as question terms, and for each family's phrases the linked entries
+        stating one (one bounded full-text query per family named, mostly
+        none or one) are returned under the family's pseudo-term."""
+        if self._relations is None:
+            self._relations = RelationTable.build(self._tokenize)
+        expansion = expand(self._relations, self._tokenize(query), weights)
+        weights.update(expansion.words)
+        weights.update(expansion.weights)
+        out: dict[str, set[str]] = {}
+        for key, phrases in expansion.phrases.items():
+            members = " OR ".join(quote_term(p) for p in phrases)
+            rows = self.conn.execute(
+                f"SELECT rowid FROM {self._fts} WHERE {self._fts} MATCH ? LIMIT ?",
+                (f"({linked}) AND ({members})", LINKED_ROWS),
+            )
+            out[key] = {snap.ids[r] for (r,) in rows if r in snap.ids}
+        return out
 
     def _bm25(self, text: str, depth: int, snap: Snapshot) -> Lane:
         """The BM25 lane of ``text``. In a large namespace the single-word terms
