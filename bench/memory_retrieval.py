@@ -136,7 +136,9 @@ class Mode:
             service.fusion = service.fusion.model_copy(
                 update=PLAIN if self.method == "bm25" else PREVIOUS
             )
-            service.priors = service.priors.model_copy(update={"date_match": 0.0, "latest": 0.0})
+            service.priors = service.priors.model_copy(
+                update={"date_match": 0.0, "latest": 0.0, "when_match": 0.0}
+            )
         if self.method in VARIANTS:
             service.fusion = service.fusion.model_copy(update=VARIANTS[self.method])
         if self.method in ("bm25", "new-novec"):

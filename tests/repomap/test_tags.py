@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import tree_sitter as ts
 
-from bonsai.services.repomap.languages import language_for_path
+from bonsai.services.repomap.languages import language_for_path, load_language
 from bonsai.services.repomap.tags import extract_tags
 
 LANGS = Path(__file__).parent / "fixtures" / "langs"
@@ -164,3 +165,37 @@ def test_a_definition_name_a_pattern_also_captures_is_taken_off_once_per_capture
     assert ("Point", "struct") in {(d.name, d.kind) for d in tags.definitions}
     assert tags.references["Point"] == 4  # four uses; the definition's name is not one
     assert tags.references["origin"] == 2
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"], ids=["unix", "windows", "old-mac"])
+def test_definition_lines_are_the_parsers_rows_whatever_the_line_endings(newline: bytes) -> None:
+    # lines are counted from the source in one pass, not read from each node:
+    # they must still be the rows tree-sitter gives the definitions
+    lines = [
+        "# café, naïve: multi-byte text before the definitions",
+        "class Outer:",
+        "    '''Docstring\twith a tab.'''",
+        "",
+        "    def first(self):",
+        "        def inner():",
+        "            pass",
+        "",
+        "    def second(self): pass",
+        "LIMIT = 3",
+        "def last(): pass",
+    ]
+    source = newline.join(line.encode() for line in lines) + newline
+    tags = extract_tags("m.py", source, "python")
+    tree = ts.Parser(load_language("python")).parse(source)
+    rows: dict[str, int] = {}
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        name = node.child_by_field_name("name")
+        if node.type in ("class_definition", "function_definition") and name is not None:
+            rows[source[name.start_byte : name.end_byte].decode()] = node.start_point[0] + 1
+        stack.extend(node.children)
+    got = {d.name: d.line for d in tags.definitions if d.kind != "constant"}
+    assert got == rows
+    if newline != b"\r":  # a lone CR is no line break to tree-sitter
+        assert got == {"Outer": 2, "first": 5, "inner": 6, "second": 9, "last": 11}

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from pathlib import Path
 
 from pytest_lsp import LanguageClient
 
 from bonsai.agent.parts_cache import StablePartsCache
+from bonsai.domain import Evidence
 from bonsai.services.project_context import stable_parts
+from bonsai.services.project_context.volatile import volatile_part
 from bonsai.session.hub import SessionHub
 from bonsai.session.views import FRESH_S
 from bonsai.settings import ContextSettings
@@ -87,3 +90,41 @@ async def test_a_steering_file_edited_between_two_moved_views_shows_in_the_secon
     assert "Never run the frobnicator." in second
     assert "Always run the frobnicator first." not in second
     assert "again" in second, "the moved log, with the new file"
+
+
+def _git(workspace: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
+        cwd=workspace,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_the_volatile_tail_is_kept_for_fresh_s_and_made_again_when_its_inputs_change(
+    tmp_path: Path,
+) -> None:
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text("one\n")
+    _git(tmp_path, "add", "a.py")
+    _git(tmp_path, "commit", "-qm", "init")
+    clock = Clock()
+    cache = StablePartsCache(fresh_s=1.0, clock=clock)
+    first = cache.volatile(tmp_path, None, [], ["client 1 (vscode)"])
+    assert first == volatile_part(tmp_path, None, [], ["client 1 (vscode)"])
+    assert "a.py" not in first.text
+
+    (tmp_path / "a.py").write_text("two\n")  # a change on disk: shown after fresh_s
+    clock.now += 0.5
+    assert cache.volatile(tmp_path, None, [], ["client 1 (vscode)"]).text == first.text
+    assert cache.tails == 1
+    # another peer, another read: made again at once, with what the disk holds now
+    peers = cache.volatile(tmp_path, None, [], ["client 1 (vscode)", "client 2 (nvim)"])
+    assert "client 2 (nvim)" in peers.text and "a.py" in peers.text
+    read = Evidence(kind="read", path="a.py", content_hash="0" * 64)
+    stale = cache.volatile(tmp_path, None, [read], ["client 1 (vscode)"])
+    assert "Stale reads:\n" not in first.text and "- a.py" in stale.text.split("Stale")[1]
+    clock.now += 0.6  # past fresh_s: git is asked again
+    again = cache.volatile(tmp_path, None, [], ["client 1 (vscode)"])
+    assert "a.py" in again.text and again.text != first.text
+    assert cache.tails == 4

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bonsai.agent.active_path import active_history
 from bonsai.agent.cache_clock import WALL_CLOCK, Clock, idle_seconds
 from bonsai.agent.history import HistoryKeeper, View
 from bonsai.agent.parts_cache import StablePartsCache
@@ -47,7 +48,6 @@ from bonsai.services.providers.types import ChatRequest, SystemBlock, ToolSpec
 from bonsai.services.providers.window import WindowFacts, fit_reserve
 from bonsai.services.rules import RuleStore
 from bonsai.services.store.sessions import SessionStore
-from bonsai.services.store.tree import active_history
 from bonsai.services.tokens import TokenCounter
 from bonsai.settings import ModelInfo, Settings
 
@@ -169,7 +169,8 @@ class ContextBridge:
         repomap = None if context.smol else self.repomap_text
         parts = gather(workspace, settings=context, repomap_text=repomap, persona=PERSONA)
         evidence = [r for r in reads if isinstance(r, Evidence)]
-        parts.append(volatile_part(workspace, self.baseline(), evidence, self.peers))
+        tail = volatile_part if self.stable is None else self.stable.volatile
+        parts.append(tail(workspace, self.baseline(), evidence, self.peers))
         parts = with_operator_suffix(parts, context.operator_suffix)
         rules = RuleStore(self.store.conn).enabled_texts(str(self.workspace))
         return with_guidance(parts, rules, self.hint_due(view))

@@ -6,6 +6,11 @@ database file): each insert, update or delete in a table with a
 (rules, the schema) bumps the global version; the ``sessions`` row counts for
 its own session. A view computed at
 (session version, global version) is still true while both stand.
+
+Besides, an update or delete of a ``messages`` row moves that session's **edits**
+count (:func:`edits`): while it stands the session's log has only grown, so a
+view may read the rows appended since its last read and keep the others
+(``bonsai.session.view_store``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ GLOBAL = ""
 _TABLE = "temp.bonsai_versions"
 # a streaming reply is in no view until its step commits (then ``messages`` moves)
 UNSEEN = frozenset({"partials"})
+EDITS = "edits:"  # the key prefix of a session's edits count in the same table
 
 
 def install(conn: apsw.Connection) -> None:
@@ -45,6 +51,13 @@ def install(conn: apsw.Connection) -> None:
                 f"INSERT INTO bonsai_versions (session_id, v) VALUES ({key}, 1) "
                 "ON CONFLICT (session_id) DO UPDATE SET v = v + 1; END"
             )
+    for kind in ("UPDATE", "DELETE"):  # the log changed, not only grew
+        conn.execute(
+            f'CREATE TEMP TRIGGER IF NOT EXISTS "bonsai_e_messages_{kind.lower()}" '
+            f'AFTER {kind} ON main."messages" BEGIN '
+            f"INSERT INTO bonsai_versions (session_id, v) VALUES ('{EDITS}' || OLD.session_id, 1) "
+            "ON CONFLICT (session_id) DO UPDATE SET v = v + 1; END"
+        )
 
 
 def version(conn: apsw.Connection, session_id: str) -> tuple[int, int]:
@@ -54,3 +67,10 @@ def version(conn: apsw.Connection, session_id: str) -> tuple[int, int]:
     for key, value in conn.execute(query, (session_id, GLOBAL)):
         found[str(key)] = int(value)  # type: ignore[arg-type]
     return found.get(session_id, 0), found.get(GLOBAL, 0)
+
+
+def edits(conn: apsw.Connection, session_id: str) -> int:
+    """How many times a message row of this session was changed or deleted (0: never)."""
+    query = f"SELECT v FROM {_TABLE} WHERE session_id = ?"
+    row = conn.execute(query, (EDITS + session_id,)).fetchone()
+    return 0 if row is None else int(row[0])  # type: ignore[call-overload]

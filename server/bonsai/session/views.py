@@ -237,10 +237,20 @@ class ViewWorker:
         )
         subscribers = {} if session_id is None else {session_id: list(host.subscribers(session_id))}
         loop = asyncio.get_running_loop()
+        # the session's edits count, read on the writer's connection before the snapshot:
+        # while it stands the worker reads only the rows appended to the log
+        edits = {} if session_id is None else {session_id: versions.edits(host.db, session_id)}
         try:
-            return await loop.run_in_executor(
-                self._executor(), self._snapshot, host, hub, subscribers, view
+            result = await loop.run_in_executor(
+                self._executor(), self._snapshot, host, hub, subscribers, view, edits
             )
+            if session_id is not None and versions.edits(host.db, session_id) != edits[session_id]:
+                # a row changed while the view computed: its snapshot may hold it, the
+                # rows it kept do not; the whole log is read again
+                result = await loop.run_in_executor(
+                    self._executor(), self._snapshot, host, hub, subscribers, view, {}
+                )
+            return result
         finally:
             if host.hub.embedder is None:  # loaded by this view (the tree's attachment rule)
                 host.hub.embedder = hub.embedder
@@ -251,9 +261,10 @@ class ViewWorker:
         hub: SessionHub,
         subscribers: dict[str, list[Subscriber]],
         view: Callable[[Host], T],
+        edits: dict[str, int],
     ) -> T:
         conn = self._connection()
-        store = CachedStore(conn, self._messages)
+        store = CachedStore(conn, self._messages, edits)
         read = ReadHost(host.home, conn, store, hub, host.settings, subscribers)
         with conn:  # one transaction: every read of this view sees the same log
             result = view(read)

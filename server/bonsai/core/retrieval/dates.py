@@ -6,7 +6,10 @@ written in its body (``2026-03-14``, ``14 March 2026``, ``March 14, 2026``,
 2026", "before 2026-04-01", "after May 2025", "last month", "last week",
 "this year", "in 2025". An entry with a date inside the window gets
 ``date_match`` added to its score; nothing else changes, so a question without
-a date ranks exactly as before. ``today`` is passed in: core reads no clock.
+a date ranks exactly as before. A question asking *when* something happened
+(:func:`asks_when`) names no span; the entries whose text says when
+(:func:`mentions_time`: a date, or "last Saturday", "two weeks ago") get a
+smaller bonus instead. ``today`` is passed in: core reads no clock.
 """
 
 from __future__ import annotations
@@ -32,6 +35,24 @@ _RELATIVE = re.compile(
 _DIRECTION = re.compile(r"\b(before|after|since|until|prior to|earlier than|later than)\s*$", re.I)
 _LATEST = re.compile(
     r"\b(latest|most recent|newest|lately|(?:last|latest) (?:change|update)s?)\b", re.I
+)
+_DAY_NAMES = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_SEASON = r"(?:summer|winter|spring|autumn|fall)"
+_COUNT = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several)"
+_TIME_WORDS = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow"
+    rf"|this\s+(?:morning|afternoon|evening|week|weekend|month|year|{_SEASON})"
+    rf"|(?:last|next|past|previous)\s+(?:night|week|weekend|month|year|{_SEASON}|{_DAY_NAMES})"
+    rf"|{_COUNT}\s+(?:days?|weeks?|months?|years?)\s+ago"
+    rf"|(?:on|this)\s+{_DAY_NAMES}|(?:in|since|during|until)\s+(?:{_MONTH}|(?:19|20)\d{{2}}))\b",
+    re.I,
+)
+_ASKS_WHEN = re.compile(
+    r"(?:^|[.?!;:]\s*|,\s*(?:and|but)?\s*|\band\s+)when\s+"
+    r"(?:did|was|were|is|are|do|does|will|would|has|have|had|can|could|should)\b"
+    r"|\bwhat\s+(?:day|date|month|year|week|time)\s+"
+    r"(?:did|was|were|is|are|do|does|will|has|have|had)\b|\bhow\s+long\s+ago\b",
+    re.I,
 )
 MAX_BODY_DATES = 8
 
@@ -104,6 +125,20 @@ def _relative(word: str, unit: str, today: date) -> Span:
     if word == "this":
         return date(today.year, 1, 1), today
     return date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)
+
+
+def mentions_time(text: str) -> bool:
+    """Whether ``text`` says when something happened: a date or month
+    (:func:`date_mentions`) or a relative time ("yesterday", "last Saturday",
+    "two weeks ago", "this morning", "on Monday", "in 2023")."""
+    return _TIME_WORDS.search(text) is not None or bool(date_mentions(text))
+
+
+def asks_when(text: str) -> bool:
+    """Whether a question asks *when* ("When did Maren buy the cello?", "what
+    day was the talk", "how long ago …"), not a conjunction ("what should I
+    write when I open …")."""
+    return _ASKS_WHEN.search(text.strip()) is not None
 
 
 def asks_latest(text: str) -> bool:

@@ -28,6 +28,12 @@ class PriorParams(BaseModel):
     date_match: float = Field(
         0.3, ge=0.0, description="bonus when a date of the entry is in the question's window"
     )
+    when_match: float = Field(
+        0.2,
+        ge=0.0,
+        description="bonus for an entry whose text says when (a date, 'last Saturday') when "
+        "the question asks when and names no span",
+    )
     latest: float = Field(
         0.3,
         ge=0.0,
@@ -51,15 +57,20 @@ def memory_prior(
     window: Span | None = None,
     *,
     latest: bool = False,
+    when: bool = False,
 ) -> float:
     """Prior for a memory document whose metadata has ``tier`` and ``updated``
     (an ISO date string), plus the date-match bonus when the question names a
     ``window`` (:func:`bonsai.core.retrieval.dates.query_window`) and a larger
     recency bonus when it asks for the ``latest``
-    (:func:`bonsai.core.retrieval.dates.asks_latest`); unknown or malformed
-    values contribute nothing."""
+    (:func:`bonsai.core.retrieval.dates.asks_latest`), and ``when_match`` for
+    an entry whose text says when (``meta["timed"]``) when the question asks
+    *when* and names no window (:func:`bonsai.core.retrieval.dates.asks_when`);
+    unknown or malformed values contribute nothing."""
     bonus = params.project_tier if meta.get("tier") == "project" else 0.0
     bonus += date_prior(meta, window, params.date_match)
+    if when and window is None and meta.get("timed") is True:
+        bonus += params.when_match
     updated = _parse_date(meta.get("updated"))
     if latest and updated is not None and params.recency > 0:
         bonus += recency_bonus(updated, today, params) * params.latest / params.recency

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from bonsai.core.retrieval.dates import body_dates
+from bonsai.core.retrieval.dates import body_dates, mentions_time
 from bonsai.core.retrieval.documents import Doc
 from bonsai.services.memory.entry import MemoryEntry
 
@@ -26,6 +26,7 @@ def entry_doc(entry: MemoryEntry) -> Doc:
             "updated": entry.updated.isoformat() if entry.updated else None,
             "created": entry.created.isoformat() if entry.created else None,
             "dates": body_dates(entry.body),
+            "timed": mentions_time(entry.body),
         },
     )
 

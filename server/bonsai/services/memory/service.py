@@ -19,7 +19,7 @@ from typing import Any
 
 import apsw
 
-from bonsai.core.retrieval.dates import asks_latest, date_prior, query_window
+from bonsai.core.retrieval.dates import asks_latest, asks_when, date_prior, query_window
 from bonsai.core.retrieval.documents import Hit
 from bonsai.core.retrieval.fusion import FusionParams
 from bonsai.core.retrieval.hop import inherit_bonus
@@ -342,12 +342,15 @@ class MemoryService:
         today = self._today()
         window = query_window(query, today)
         latest = asks_latest(query)
+        when = asks_when(query)
         params = self.fusion
         hits = self._index.search(
             query,
             max(limit, params.candidate_depth) if window is not None else limit,
             params=params,
-            prior=lambda meta: memory_prior(meta, today, self.priors, window, latest=latest),
+            prior=lambda meta: memory_prior(
+                meta, today, self.priors, window, latest=latest, when=when
+            ),
         )
         if window is None:
             return hits

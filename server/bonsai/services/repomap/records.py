@@ -2,15 +2,37 @@
 
 Hot, high-volume records (a large repository has ~10^5 definitions and the warm
 start must load them in a fraction of a second) are ``NamedTuple``s; what crosses
-the service boundary (``RepoMap``, ``MapFile``) is pydantic.
+the service boundary (``RepoMap``, ``MapFile``) is pydantic, in ``results.py``,
+and re-exported here on first use: a parse worker imports this module for its
+records and never pays for pydantic.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+if TYPE_CHECKING:
+    from bonsai.services.repomap.results import BuildStats, MapFile, MapTagOut, RepoMap
+
+_RESULTS = frozenset({"BuildStats", "MapFile", "MapTagOut", "RepoMap"})
+__all__ = [
+    "BuildStats",
+    "Definition",
+    "FileTags",
+    "MapFile",
+    "MapTagOut",
+    "RepoMap",
+    "decode_tags",
+    "encode_tags",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _RESULTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module("bonsai.services.repomap.results"), name)
 
 
 class Definition(NamedTuple):
@@ -54,50 +76,3 @@ def decode_tags(path: str, data: str) -> FileTags:
         refs,
         tuple(rest[0]) if rest else (),
     )
-
-
-class MapTagOut(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    kind: str
-    line: int
-    signature: str
-
-
-class MapFile(BaseModel):
-    """A file shown in the map, with its normalised rank and shown definitions."""
-
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    rank: float
-    tags: list[MapTagOut] = Field(default_factory=list)
-
-
-class RepoMap(BaseModel):
-    """Result of ``RepoMapService.get``. ``changed``/``reason`` explain to the
-    ledger whether the text differs from the previous call and why."""
-
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    files: list[MapFile]
-    tokens: int
-    built_ms: float
-    cached: bool
-    changed: bool
-    reason: str
-
-
-class BuildStats(BaseModel):
-    """What a build or update did: how many files were trusted by stat, hashed
-    (touched but unchanged), parsed, removed, and skipped (binary/too large)."""
-
-    files: int = 0
-    trusted: int = 0
-    hashed: int = 0
-    parsed: int = 0
-    removed: int = 0
-    skipped: int = 0
-    elapsed_ms: float = 0.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from operator import itemgetter
 
 import tree_sitter as ts
 
@@ -36,6 +37,7 @@ class _Compiled:
         queries = QUERIES[name]
         self.language = language
         self.query = ts.Query(language, queries.definitions + "\n" + queries.references)
+        self.body = language.field_id_for_name("body")  # None: the grammar has no bodies
 
 
 _compiled: dict[str, _Compiled] = {}
@@ -61,19 +63,18 @@ def _parser(language: str, compiled: _Compiled) -> ts.Parser:
     return parsers[language]
 
 
-def _signature(node: ts.Node, source: bytes) -> str:
+def _signature(source: bytes, line_start: int, start: int, end: int, body: int | None) -> str:
     """The definition header: from the first non-blank character of its first line
-    up to its body (or the end of that line), whitespace collapsed."""
-    line_start = source.rfind(b"\n", 0, node.start_byte) + 1
-    body = node.child_by_field_name("body")
-    if body is not None and body.start_byte > node.start_byte:
-        end = body.start_byte
+    up to its body (``body``: where it starts, if it has one) or the end of that
+    line, whitespace collapsed."""
+    if body is not None and body > start:
+        end = body
     else:
-        newline = source.find(b"\n", node.start_byte)
-        end = node.end_byte if newline == -1 else min(newline, node.end_byte)
+        newline = source.find(b"\n", start)
+        if newline != -1 and newline < end:
+            end = newline
     end = min(end, line_start + MAX_SIGNATURE_BYTES)
-    text = source[line_start:end].decode("utf-8", "replace")
-    sig = " ".join(text.split())
+    sig = " ".join(source[line_start:end].decode("utf-8", "replace").split())
     if "( " in sig or "[ " in sig or "{ " in sig:  # most headers need neither rewrite
         sig = _OPEN_SPACE.sub(r"\1", sig)
     if " )" in sig or " ]" in sig or " }" in sig:
@@ -81,76 +82,82 @@ def _signature(node: ts.Node, source: bytes) -> str:
     return sig[:-1].rstrip() if sig.endswith("{") else sig
 
 
-class _RawDef:
-    __slots__ = ("end", "kind", "line", "name", "name_start", "signature", "start")
-
-    def __init__(self, node: ts.Node, name_node: ts.Node, kind: str, source: bytes) -> None:
-        self.start = node.start_byte
-        self.end = node.end_byte
-        self.name_start = name_node.start_byte
-        self.name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
-        self.kind = kind
-        self.line = node.start_point[0] + 1
-        self.signature = _signature(node, source)
+# (start, -end, kind, node) of a captured definition node
+_Span = tuple[int, int, str, ts.Node]
+# (start, -end, name, kind, node, name_start) of a definition paired with its name
+_Paired = tuple[int, int, str, str, ts.Node, int]
+_BY_SPAN_AND_NAME = itemgetter(0, 1, 2)
+_BY_SPAN = itemgetter(0, 1)
 
 
-def _definition_nodes(captures: dict[str, list[ts.Node]]) -> list[tuple[int, int, str, ts.Node]]:
-    """Captured definition nodes as (start, -end, kind, node), outermost first; a
-    node captured by two patterns keeps the kind of the first."""
-    seen: set[tuple[int, int]] = set()
-    out: list[tuple[int, int, str, ts.Node]] = []
+def _definition_spans(captures: dict[str, list[ts.Node]]) -> list[_Span]:
+    """Captured definition nodes, outermost first; a node captured by two
+    patterns keeps the kind of the first."""
+    seen: dict[tuple[int, int], _Span] = {}
     for capture, nodes in captures.items():
         if not capture.startswith("definition."):
             continue
         kind = capture[len("definition.") :]
         for node in nodes:
-            key = (node.start_byte, node.end_byte)
-            if key not in seen:
-                seen.add(key)
-                out.append((key[0], -key[1], kind, node))
-    out.sort(key=lambda d: (d[0], d[1]))
-    return out
+            start, end = node.byte_range
+            if (start, end) not in seen:
+                seen[start, end] = (start, -end, kind, node)
+    return sorted(seen.values(), key=_BY_SPAN)
 
 
-def _raw_definitions(captures: dict[str, list[ts.Node]], source: bytes) -> list[_RawDef]:
+def _paired(captures: dict[str, list[ts.Node]], source: bytes) -> list[_Paired]:
     """Pair each captured name with its definition: the innermost captured
     definition node containing it (a definition's name lies in its own node, and
-    never inside a nested definition), found by one sweep over both in order."""
-    defs = _definition_nodes(captures)
-    names = sorted((n.start_byte, n.end_byte, n) for n in captures.get("name", ()))
-    found: dict[int, _RawDef] = {}
-    stack: list[tuple[int, int, str, ts.Node]] = []
-    i = 0
-    for name_start, name_end, name_node in names:
-        while i < len(defs) and defs[i][0] <= name_start:
+    never inside a nested definition), found by one sweep over both in order.
+    Sorted by (start, -end, name), outermost first."""
+    defs = _definition_spans(captures)
+    names = sorted(n.byte_range for n in captures.get("name", ()))
+    found: dict[int, _Paired] = {}
+    stack: list[_Span] = []
+    i, count = 0, len(defs)
+    for name_start, name_end in names:
+        while i < count and defs[i][0] <= name_start:
             while stack and -stack[-1][1] <= defs[i][0]:
                 stack.pop()
             stack.append(defs[i])
             i += 1
         while stack and -stack[-1][1] < name_end:
             stack.pop()
-        if not stack or name_start in found:
+        if not stack or name_start in found or name_end <= name_start:
             continue
-        _start, _end, kind, node = stack[-1]
-        raw = _RawDef(node, name_node, kind, source)
-        if 0 < len(raw.name) <= MAX_IDENT_CHARS:
-            found[name_start] = raw
-    return sorted(found.values(), key=lambda d: (d.start, -d.end, d.name))
+        name = source[name_start:name_end].decode("utf-8", "replace")
+        if len(name) <= MAX_IDENT_CHARS:
+            start, neg_end, kind, node = stack[-1]
+            found[name_start] = (start, neg_end, name, kind, node, name_start)
+    return sorted(found.values(), key=_BY_SPAN_AND_NAME)
 
 
-def _nest(raw: list[_RawDef]) -> list[Definition]:
-    """Depth from containment; a function directly inside a class-like is a method."""
-    stack: list[_RawDef] = []
-    out: list[Definition] = []
-    for d in raw:
-        while stack and stack[-1].end <= d.start:
+def _nest(paired: list[_Paired], source: bytes, body_field: int | None) -> list[Definition]:
+    """Each paired definition with its line, signature and depth (from
+    containment; a function directly inside a class-like is a method). Lines are
+    counted once over the source, from one definition's start to the next."""
+    stack: list[tuple[int, str]] = []  # (end, kind) of the enclosing definitions
+    out: set[tuple[int, str, str, int, str]] = set()  # in the output's order
+    line, pos = 1, 0
+    count = source.count
+    for start, neg_end, name, kind, node, _ in paired:
+        while stack and stack[-1][0] <= start:
             stack.pop()
-        kind = d.kind
-        if kind == "function" and stack and stack[-1].kind in _CONTAINERS:
+        if kind == "function" and stack and stack[-1][1] in _CONTAINERS:
             kind = "method"
-        out.append(Definition(d.name, kind, d.line, d.signature, len(stack)))
-        stack.append(d)
-    return sorted(set(out), key=lambda d: (d.line, d.name, d.kind, d.depth, d.signature))
+        line += count(b"\n", pos, start)
+        pos = start
+        body = None if body_field is None else node.child_by_field_id(body_field)
+        signature = _signature(
+            source,
+            source.rfind(b"\n", 0, start) + 1,
+            start,
+            -neg_end,
+            None if body is None else body.start_byte,
+        )
+        out.add((line, name, kind, len(stack), signature))
+        stack.append((-neg_end, kind))
+    return [Definition(n, k, ln, sig, depth) for ln, n, k, depth, sig in sorted(out)]
 
 
 def _references(refs: list[ts.Node], source: bytes, skip: set[int]) -> dict[str, int]:
@@ -174,8 +181,8 @@ def extract_tags(path: str, source: bytes, language: str) -> FileTags:
     compiled = _compiled_for(language)
     tree = _parser(language, compiled).parse(source)
     captures = ts.QueryCursor(compiled.query).captures(tree.root_node)
-    raw = _raw_definitions(captures, source)
-    refs = _references(captures.get("ref", []), source, {d.name_start for d in raw})
-    definitions = tuple(_nest(raw))
+    paired = _paired(captures, source)
+    refs = _references(captures.get("ref", []), source, {p[5] for p in paired})
+    definitions = tuple(_nest(paired, source, compiled.body))
     words = file_words(path, source, (d.name for d in definitions))
     return FileTags(path, language, definitions, refs, words)
