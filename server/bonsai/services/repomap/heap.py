@@ -20,7 +20,7 @@ Two costs fell on the first edit of a session, not on later ones:
   view's freed memory and fault ~150 times. With glibc, :func:`settle` touches
   that much heap once and keeps it (``mallopt``: arrays up to 32 MB from the
   heap, glibc's own ceiling for its adaptive threshold, and freed memory kept up
-  to twice the reserve), so the first edit finds it ready. The faults move to
+  to the reserve), so the first edit finds it ready. The faults move to
   the end of the warm start, after its map is made; nothing else changes.
 """
 
@@ -73,10 +73,10 @@ def reserve(nbytes: int) -> bool:
     mallopt = _glibc_mallopt()
     if mallopt is None or nbytes <= 0:
         return False
-    if 2 * nbytes > _kept:
+    if nbytes + _CHUNK > _kept:
         mallopt(_M_MMAP_THRESHOLD, _MMAP_CEILING)
-        mallopt(_M_TRIM_THRESHOLD, max(2 * nbytes, _MMAP_CEILING))
-        _kept = 2 * nbytes
+        mallopt(_M_TRIM_THRESHOLD, nbytes + _CHUNK)
+        _kept = nbytes + _CHUNK
     chunks = []
     for _ in range(-(-nbytes // _CHUNK)):
         chunk = np.empty(_CHUNK, np.uint8)
