@@ -10,7 +10,11 @@ run), a first map with the task's text, a first edit (loads the grammar), then
 ``--edits`` that each add one more function; after each, the map for the task's
 text. Prints one JSON line: the median and every CPU millisecond of each kind,
 and a plain tree-sitter parse of the edited file (CPU ms, median of five), so the
-edit is also a ratio to it. The file is restored at the end.
+edit is also a ratio to it, and how many edits of each kind rendered the map again
+(the stability rule keeps the previous text unless the map changed: an edit of a
+file the map shows renders; ``bench/repomap.py``'s task on the stdlib copy,
+``in_table_b1() raises TypeError...``, shows ``json/decoder.py``; the default task
+here does not). The file is restored at the end.
 
 Run it once per checkout (``PYTHONPATH=<checkout>/server``), alternating, to
 compare two versions under the same load. ``--profile N`` prints the N most
@@ -81,24 +85,31 @@ def main() -> None:
     service.get(tokens=1024, mentions=args.task)
     profile = cProfile.Profile() if args.profile else None
 
-    def edit(text: str, profiled: bool = False) -> float:
+    rendered = {"keep": 0, "add": 0}  # edits whose map was rendered again (not kept)
+
+    def edit(text: str, profiled: bool = False, kind: str = "") -> float:
         target.write_text(text)
         c0 = time.process_time()
         if profile is not None and profiled:
             profile.enable()
         service.update_paths([target])
-        service.get(tokens=1024, mentions=args.task)
+        result = service.get(tokens=1024, mentions=args.task)
         if profile is not None and profiled:
             profile.disable()
+        if kind and not result.cached:
+            rendered[kind] += 1
         return (time.process_time() - c0) * 1000
 
     try:
         edit(original + "\n# first edit\n")
-        keep = [edit(original + f"\n# an edit, no new name {k}\n") for k in range(args.edits)]
+        keep = [
+            edit(original + f"\n# an edit, no new name {k}\n", kind="keep")
+            for k in range(args.edits)
+        ]
         text, add = original, []
         for k in range(args.edits):
             text += f"\n\ndef bench_added_{k}():\n    pass\n"
-            add.append(edit(text, profiled=True))
+            add.append(edit(text, profiled=True, kind="add"))
     finally:
         target.write_text(original)
         service.update_paths([target])
@@ -114,6 +125,8 @@ def main() -> None:
         "add_x_parse": round(statistics.median(add) / parse_ms, 1),
         "keep_all": [round(x, 1) for x in keep],
         "add_all": [round(x, 1) for x in add],
+        "keep_rendered": rendered["keep"],
+        "add_rendered": rendered["add"],
     }
     print(json.dumps(out), flush=True)
     if profile is not None:
