@@ -18,6 +18,12 @@ are asyncio connections in one loop and the stream server has its own process
 (``bench/load_clients.py``); ``--profile OUT`` profiles the daemon with pollers.
 
     python bench/load.py --polling [--pollers 10] [--poll-ms 200] [--seconds 60]
+        [--only alone|pollers] [--profile OUT [--profile-run alone|pollers]]
+
+Besides events/s and the latencies it reports the daemon's CPU per event (and the
+kernel's share of it, ``sys %``), tokens per delta event and the turns run: CPU per
+turn and per token follow from two runs at different ``--tokens``. The profile is of
+the loop thread's CPU time (``bench/profiled_daemon.py``).
 
 Bounded: a fixed number of turns, a deadline, loopback addresses only.
 """

@@ -14,6 +14,7 @@ iterator: a streamed reply costs one pass per read instead of several per chunk.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncGenerator, AsyncIterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,4 +111,23 @@ def json_data(event: SseEvent, provider: str) -> dict[str, Any]:
             "malformed",
             f"{provider} sent SSE data that is JSON but not an object: {event.data[:80]!r}",
         )
+    if "\\u" in event.data and _SURROGATE_ESCAPE.search(event.data):
+        value = _scrubbed(value)
+    return value
+
+
+# A ``\uD800``-``\uDFFF`` escape in JSON may decode to a lone surrogate (a provider
+# cut an emoji's pair, or sent garbage): such a string cannot be encoded as UTF-8,
+# so SQLite, redaction and the clients' frames would all fail on it. It becomes
+# U+FFFD, the replacement character, where it enters.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {key: _scrubbed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(item) for item in value]
     return value
