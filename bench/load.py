@@ -18,6 +18,12 @@ are asyncio connections in one loop and the stream server has its own process
 (``bench/load_clients.py``); ``--profile OUT`` profiles the daemon with pollers.
 
     python bench/load.py --polling [--pollers 10] [--poll-ms 200] [--seconds 60]
+        [--only alone|pollers] [--profile OUT [--profile-run alone|pollers]]
+
+Besides events/s and the latencies it reports the daemon's CPU per event (and the
+kernel's share of it, ``sys %``), tokens per delta event and the turns run: CPU per
+turn and per token follow from two runs at different ``--tokens``. The profile is of
+the loop thread's CPU time (``bench/profiled_daemon.py``).
 
 Bounded: a fixed number of turns, a deadline, loopback addresses only.
 """
@@ -38,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from bonsai.cli.client import DaemonClient
-from load_clients import AsyncClient, cpu_s, start_stream_process
+from load_clients import AsyncClient, cpu_s, cpu_split, start_stream_process
 
 DEADLINE_S = 300
 
@@ -174,6 +180,7 @@ async def _stream(
     send: bool,
     lat: list[float],
     frames: list[int],
+    turns: list[int],
     until: float,
 ) -> None:
     """Attach and, for a sender, run turns back to back until ``until``; stamp every delta
@@ -200,6 +207,7 @@ async def _stream(
         finished.append(asyncio.Event())
         await client.request("bonsai/chat/send", {"sessionId": sid, "text": "go"})
         await asyncio.wait_for(finished[-1].wait(), 60)
+        turns.append(1)
 
 
 async def _poll(
@@ -244,6 +252,7 @@ async def _measure(
     watchers = [await AsyncClient.connect(home) for _ in range(pollers)]
     latencies: list[float] = []
     frames: list[int] = []
+    turns: list[int] = []
     polls: list[float] = []
     cold: list[float] = []
     until = time.monotonic() + args.seconds
@@ -256,18 +265,19 @@ async def _measure(
             await asyncio.sleep(0.2)
 
     load0 = os.getloadavg()[0]
-    cpu0, own0, t0 = cpu_s(pid), cpu_s(), time.monotonic()
+    (user0, sys0), own0, t0 = cpu_split(pid), cpu_s(), time.monotonic()
     sampler = asyncio.ensure_future(sample_rss())
     every = args.poll_ms / 1000
     await asyncio.gather(
         *(
-            _stream(c, sids[i % len(sids)], i < len(sids), latencies, frames, until)
+            _stream(c, sids[i % len(sids)], i < len(sids), latencies, frames, turns, until)
             for i, c in enumerate(streamers)
         ),
         *(_poll(c, sids[i % len(sids)], every, polls, cold, until) for i, c in enumerate(watchers)),
     )
     elapsed = time.monotonic() - t0
-    cpu, own = cpu_s(pid) - cpu0, cpu_s() - own0
+    user, system = (now - then for now, then in zip(cpu_split(pid), (user0, sys0), strict=True))
+    cpu, own = user + system, cpu_s() - own0
     sampler.cancel()
     for client in [*streamers, *watchers]:
         await client.close()
@@ -275,6 +285,7 @@ async def _measure(
         "events": len(latencies),
         "events_s": len(latencies) / elapsed,
         "per_frame": len(latencies) / max(1, len(frames)),
+        "turns": len(turns),
         "p50": pct(latencies, 0.5),
         "p95": pct(latencies, 0.95),
         "p99": pct(latencies, 0.99),
@@ -284,6 +295,7 @@ async def _measure(
         "cold_max": max(cold, default=0.0),
         "cpu_pct": 100 * cpu / elapsed,
         "cpu_us_event": 1e6 * cpu / max(1, len(latencies)),
+        "sys_share": 100 * system / max(cpu, 1e-9),
         "own_pct": 100 * own / elapsed,
         "rss": peak,
         "seconds": elapsed,
@@ -321,23 +333,27 @@ def polling(args: argparse.Namespace) -> None:
         f"{args.seconds:.0f} s; then the same with {args.pollers} clients polling bonsai/ctx/get "
         f"every {args.poll_ms} ms"
     )
-    profile = args.profile
-    runs = {
-        "alone": polling_run(args, 0, None),
-        "with pollers": polling_run(args, args.pollers, profile),
-    }
+    alone = args.profile if args.profile_run == "alone" else None
+    busy = args.profile if args.profile_run == "pollers" else None
+    runs = {}
+    if args.only in (None, "alone"):
+        runs["alone"] = polling_run(args, 0, alone)
+    if args.only in (None, "pollers"):
+        runs["with pollers"] = polling_run(args, args.pollers, busy)
     print(
         f"  {'':14}{'events':>9}{'ev/s':>7}{'p50 ms':>8}{'p95 ms':>8}{'p99 ms':>8}"
         f"{'ctx/get':>8}{'get p50':>8}{'get p95':>8}{'CPU %':>6}{'µs/ev':>7}{'RSS MB':>7}"
-        f"{'load':>6}{'bench %':>8}{'tok/ev':>7}"
+        f"{'load':>6}{'bench %':>8}{'tok/ev':>7}{'turns':>6}{'sys %':>6}"
     )
     for name, r in runs.items():
         print(
             f"  {name:14}{r['events']:>9,.0f}{r['events_s']:>7,.0f}{r['p50']:>8.2f}"
             f"{r['p95']:>8.2f}{r['p99']:>8.2f}{r['polls']:>8,.0f}{r['poll_p50']:>8.1f}"
             f"{r['poll_p95']:>8.1f}{r['cpu_pct']:>6.0f}{r['cpu_us_event']:>7.0f}{r['rss']:>7.0f}"
-            f"{r['load']:>6.1f}{r['own_pct']:>8.0f}{r['per_frame']:>7.1f}"
+            f"{r['load']:>6.1f}{r['own_pct']:>8.0f}{r['per_frame']:>7.1f}{r['turns']:>6,.0f}{r['sys_share']:>6.0f}"
         )
+    if len(runs) < 2:
+        return
     alone, busy = runs["alone"], runs["with pollers"]
     print(
         f"  with pollers / alone: p50 ×{busy['p50'] / max(alone['p50'], 1e-9):.2f}, "
@@ -385,7 +401,14 @@ def main() -> None:
     parser.add_argument("--poll-ms", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--history", type=int, default=20, help="messages per session (polling)")
-    parser.add_argument("--profile", help="write a cProfile of the daemon with pollers here")
+    parser.add_argument("--profile", help="write a cProfile of the daemon's loop thread here")
+    parser.add_argument(
+        "--profile-run",
+        choices=["alone", "pollers"],
+        default="pollers",
+        help="which run --profile profiles",
+    )
+    parser.add_argument("--only", choices=["alone", "pollers"], help="one of the two runs")
     args = parser.parse_args()
     if args.polling:
         polling(args)

@@ -156,11 +156,18 @@ def start_stream_process(tokens: int) -> tuple[subprocess.Popen[str], int]:
 
 def cpu_s(pid: int | None = None) -> float:
     """User + system CPU seconds of a process (this one by default)."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int | None = None) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process (this one by default): the system part is
+    the kernel's work on the process's behalf (its socket calls, epoll, SQLite's writes)."""
     if pid is None:
         times = os.times()
-        return times.user + times.system
+        return times.user, times.system
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 if __name__ == "__main__":

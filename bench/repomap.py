@@ -18,7 +18,8 @@ of the whole process tree (``bonsai.dev.tree_rss``),
 and file-localization recall: tasks written like issues that name identifiers
 (never files); a task is a hit when its defining file appears in the map, at
 1,024 and 4,096 tokens. aider varies between runs, so it runs ``--aider-runs``
-times with different hash seeds and the spread is printed.
+times with different hash seeds and the spread is printed. ``--timeline`` then
+prints where each cold build's parsers wait (``repomap_timeline.py``).
 
 ``--recall-only --families named,prose,swe`` measures only localization, per
 task family (bench/repomap_tasks.py): identifier-naming tasks, behaviour-only
@@ -618,6 +619,11 @@ def main() -> None:
     parser.add_argument(
         "--no-first-map", action="store_true", help="cold build without the early first map"
     )
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="then one more cold build per repository, its timeline (bench/repomap_timeline.py)",
+    )
     parser.add_argument("--ours", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ours:
@@ -667,6 +673,11 @@ def main() -> None:
     for report in reports:
         print_report(report)
     print_summary(reports)
+    if args.timeline:  # where the two cores wait, in a build of its own (instrumented)
+        for report in reports:
+            task = report["task_list"][0]["text"] if report["task_list"] else ""
+            cmd = [sys.executable, str(HERE / "repomap_timeline.py"), str(REPOS / report["repo"])]
+            subprocess.run([*cmd, "--task", task], check=True)
 
 
 if __name__ == "__main__":

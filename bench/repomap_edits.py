@@ -10,7 +10,14 @@ run), a first map with the task's text, a first edit (loads the grammar), then
 ``--edits`` that each add one more function; after each, the map for the task's
 text. Prints one JSON line: the median and every CPU millisecond of each kind,
 and a plain tree-sitter parse of the edited file (CPU ms, median of five), so the
-edit is also a ratio to it. The file is restored at the end.
+edit is also a ratio to it, and how many edits of each kind rendered the map again
+(the stability rule keeps the previous text unless the map changed: an edit of a
+file the map shows renders; ``bench/repomap.py``'s task on the stdlib copy,
+``in_table_b1() raises TypeError...``, shows ``json/decoder.py``; the default task
+here does not). Also the warm start's CPU ms (build and first map, which settles
+the heap, ``heap.py``), the first add on its own (the first edit of a session
+that adds a name: the first time two views are alive) and the CPU ms the cycle
+collector took over all the edits. The file is restored at the end.
 
 Run it once per checkout (``PYTHONPATH=<checkout>/server``), alternating, to
 compare two versions under the same load. ``--profile N`` prints the N most
@@ -68,6 +75,8 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0)
     args = parser.parse_args()
 
+    import gc
+
     import bonsai
     from bonsai.services.repomap import RepoMapService
     from bonsai.settings import RepoMapSettings
@@ -77,28 +86,47 @@ def main() -> None:
     target = root / args.target
     original = target.read_text()
     service = RepoMapService(root, db, RepoMapSettings(), chars4)
+    w0 = time.process_time()
     n_files = service.build().files
     service.get(tokens=1024, mentions=args.task)
+    warm_ms = (time.process_time() - w0) * 1000
+    gc_ms = [0.0]
+    gc_t0 = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_t0[0] = time.process_time()
+        else:
+            gc_ms[0] += (time.process_time() - gc_t0[0]) * 1000
+
+    gc.callbacks.append(on_gc)
     profile = cProfile.Profile() if args.profile else None
 
-    def edit(text: str, profiled: bool = False) -> float:
+    rendered = {"keep": 0, "add": 0}  # edits whose map was rendered again (not kept)
+
+    def edit(text: str, profiled: bool = False, kind: str = "") -> float:
         target.write_text(text)
         c0 = time.process_time()
         if profile is not None and profiled:
             profile.enable()
         service.update_paths([target])
-        service.get(tokens=1024, mentions=args.task)
+        result = service.get(tokens=1024, mentions=args.task)
         if profile is not None and profiled:
             profile.disable()
+        if kind and not result.cached:
+            rendered[kind] += 1
         return (time.process_time() - c0) * 1000
 
     try:
         edit(original + "\n# first edit\n")
-        keep = [edit(original + f"\n# an edit, no new name {k}\n") for k in range(args.edits)]
+        keep = [
+            edit(original + f"\n# an edit, no new name {k}\n", kind="keep")
+            for k in range(args.edits)
+        ]
         text, add = original, []
         for k in range(args.edits):
             text += f"\n\ndef bench_added_{k}():\n    pass\n"
-            add.append(edit(text, profiled=True))
+            add.append(edit(text, profiled=True, kind="add"))
     finally:
         target.write_text(original)
         service.update_paths([target])
@@ -112,8 +140,13 @@ def main() -> None:
         "parse_ms": round(parse_ms, 3),
         "keep_x_parse": round(statistics.median(keep) / parse_ms, 1),
         "add_x_parse": round(statistics.median(add) / parse_ms, 1),
+        "warm_ms": round(warm_ms, 1),
+        "first_add_ms": round(add[0], 2),
+        "gc_ms_edits": round(gc_ms[0], 2),
         "keep_all": [round(x, 1) for x in keep],
         "add_all": [round(x, 1) for x in add],
+        "keep_rendered": rendered["keep"],
+        "add_rendered": rendered["add"],
     }
     print(json.dumps(out), flush=True)
     if profile is not None:

@@ -8,8 +8,11 @@ empty cache in this process, with timestamps (``time.monotonic``, one clock for
 every process on Linux) around each phase of the building process and each
 chunk it parses, and a worker that is the real worker loop with a timestamp
 around each chunk it reads, parses and writes (``repomap_timeline_worker.py``).
-Prints the phases, then per parser its busy time and CPU, and the time during
-which both kinds of parser were busy. Instrumentation only: the build and its
+Prints the phases, then per parser its busy time and CPU, the time during
+which both kinds of parser were busy, and the critical path in CPU seconds (the
+part before parsing, the busier parser, the part after it) as a ratio to a
+plain parse of the same files in the same run: what the wall time is on
+otherwise idle cores, where this machine's load makes wall times meaningless. Instrumentation only: the build and its
 schedule are the service's own.
 """
 
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -102,8 +104,9 @@ def main() -> None:
 
     indexer.spawn_worker = spawn
     indexer._index_chunk = timed("parse", indexer._index_chunk)
-    indexer._receive = timed("receive", indexer._receive)
-    indexer._send = timed("send", indexer._send)
+    for name, what in (("_receive", "receive"), ("_send", "send"), ("_run_remote", "remote chunk")):
+        if hasattr(indexer, name):  # _run_remote: the schedule before the sixth round
+            setattr(indexer, name, timed(what, getattr(indexer, name)))
     service.discover = timed("discover", service.discover)
     service.RepoMapService._first_pass = timed(
         "choose first files", service.RepoMapService._first_pass
@@ -162,7 +165,27 @@ def main() -> None:
             f" workers {sum(b - a for a, b in remote):.3f} s;"
             f" serial before {first_parse - t0:.3f} s, after {end - last:.3f} s"
         )
-    os.environ.pop("BONSAI_TIMELINE", None)
+    from repomap import parse_only  # the bench's plain single-threaded parse
+
+    files = [c.path for c in service.discover(svc.rules).files]
+    _, parse_cpu = parse_only(args.root, files)
+
+    def cpu(who: str, *whats: str) -> float:
+        return sum(e[4] for e in events if e[2] == who and e[3] in whats)
+
+    before = cpu("main", "discover", "choose first files")
+    tail = cpu("main", "store rows", "get (graph, rank, render)")
+    sides = [cpu("main", "parse") + cpu("feeder", "receive", "send", "remote chunk")]
+    sides += [
+        cpu(f"worker {i}", "start (imports)", "parse", "write results") for i in range(len(logs))
+    ]
+    path = before + max(sides) + tail
+    print(
+        f"plain parse {parse_cpu:.2f} s CPU; critical path in CPU (before the parse"
+        f" {before:.2f} + the busier parser {max(sides):.2f} + after it {tail:.2f}) = {path:.2f} s"
+        f" = {path / parse_cpu:.2f}x the plain parse; whole tree {main_cpu + sum(sides[1:]):.2f} s CPU"
+        f" = {(main_cpu + sum(sides[1:])) / parse_cpu:.2f}x"
+    )
 
 
 if __name__ == "__main__":

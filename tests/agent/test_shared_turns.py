@@ -11,6 +11,7 @@ from pathlib import Path
 from agent_helpers import call
 
 from bonsai.sim import Script
+from bonsai.sim.frames import text_pieces
 from bonsai.sim.runner import SimulatorThread, run_simulator
 from bonsai.sim.script import Reply
 from bonsai_testing import BONSAI, close_client, events_of, rpc, sim_env, start_client
@@ -169,3 +170,39 @@ def test_bonsai_demo_runs_offline_without_a_key(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "demo finished: all three tasks done" in done.stdout
     assert "edit_file" in done.stdout and "7,000 usable" in done.stdout
+
+
+async def test_deltas_arriving_together_reach_both_clients_whole_and_in_order(
+    home: Path, workspace: Path
+) -> None:
+    """No pause between the simulator's chunks: one network read brings many, and the
+    daemon sends them as fewer, larger delta events; every client still gets exactly the
+    provider's text, in order, and the same events."""
+    text = "".join(f"w{i}é\n" if i % 7 == 0 else f"w{i} " for i in range(600))
+    script = Script(steps=[Reply(text=text)], latency_ms=0)
+    async with run_simulator(script) as sim:
+        env = sim_env(home, sim.openai_base_url)
+        a, b = await asyncio.gather(
+            start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
+        )
+        try:
+            sid = (await rpc(a, "bonsai/session/create", {"workspace": str(workspace)}))[
+                "sessionId"
+            ]
+            for client in (a, b):
+                await rpc(client, "bonsai/session/attach", {"sessionId": sid})
+            turn = (await rpc(a, "bonsai/chat/send", {"sessionId": sid, "text": "talk"}))["turnId"]
+            for client in (a, b):
+                await events_of(client).wait_for(
+                    "bonsai/chat/event", lambda p: p["turnId"] == turn and p["kind"] == "done"
+                )
+            streams = [events_of(c).of("bonsai/chat/event") for c in (a, b)]
+            assert streams[0] == streams[1]
+            deltas = [e for e in streams[0] if e["kind"] == "delta"]
+            assert "".join(e["text"] for e in deltas) == text
+            seqs = [e["seq"] for e in streams[0]]
+            assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+            assert len(deltas) < len(text_pieces(text)), "chunks read together went as one event"
+        finally:
+            for client in (a, b):
+                await close_client(client)

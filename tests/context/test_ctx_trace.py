@@ -79,3 +79,30 @@ def test_the_summary_keeps_the_traces_in_their_share_of_its_room() -> None:
         None, SPAN, call_names(SPAN), goal="Fix it", max_chars=1_200, traces=traces
     )
     assert parse_sections(bare)["Seen in"] == []
+
+
+def test_a_name_the_agent_wrote_after_the_view_comes_first_in_its_trace() -> None:
+    # `helper_cache.lookup` is neither defined by the view nor its rarest name, but
+    # the agent wrote it after reading the view: it is the first name of the trace
+    items = items_of(
+        [
+            user("Fix the zeta total."),
+            *_view_step(0, VIEW, "nl -ba src/pkg/zeta.py | sed -n '40,45p'"),
+            Message(role="assistant", content="helper_cache.lookup returns None for []."),
+        ]
+    )
+    (entry,) = view_traces(items[:3], call_names(items), items)
+    assert entry.startswith("seen in `src/pkg/zeta.py`:40-45: `helper_cache.lookup`, ")
+    # nothing the agent writes after the fold (not in the session yet) counts
+    (before,) = view_traces(items[:3], call_names(items), items[:3])
+    assert before.index("`compute_zeta_total`") < before.index("`helper_cache.lookup`")
+
+
+def test_a_name_the_request_still_holds_is_left_out_of_the_trace() -> None:
+    held = "The plan: keep ZETA_OFFSET and rename compute_zeta_total."
+    (entry,) = view_traces(SPAN, call_names(SPAN), SPAN, held)
+    assert "`compute_zeta_total`" not in entry and "`ZETA_OFFSET`" not in entry
+    assert "`helper_cache.lookup`" in entry and "`ZetaLoader`" in entry
+    # a name inside a longer one is not held
+    (other,) = view_traces(SPAN, call_names(SPAN), SPAN, "my_compute_zeta_total_v2")
+    assert "`compute_zeta_total`" in other

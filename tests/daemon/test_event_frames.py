@@ -20,6 +20,7 @@ METHOD = "bonsai/chat/event"
         "plain words",
         "the key is sk-proj-abcdefghijklmnopqrstuvwx, keep it safe",
         'quotes " and \\ backslashes\nnew lines, ünïcödé and 🙂',
+        "control \x00\x1f\x7f characters",
         "",
     ],
 )
@@ -35,3 +36,8 @@ def test_a_secret_in_a_delta_is_redacted() -> None:
     )
     frame = event_frame(METHOD, event)
     assert secret.encode() not in frame and b"[REDACTED]" in frame
+
+
+def test_ids_are_encoded_as_the_general_frame_encodes_them() -> None:
+    event = m.ChatDeltaParams(session_id='s_"1\\', turn_id="t_é", seq=12345678901, text="x")
+    assert event_frame(METHOD, event) == framing.notification(METHOD, redact_value(event.dump()))

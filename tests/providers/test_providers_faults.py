@@ -226,3 +226,15 @@ async def test_a_stream_shape_no_check_anticipated_is_still_a_provider_error() -
         await collect(provider, request("gpt-4o-mini"))
     assert info.value.kind == "malformed" and "could not read" in info.value.message
     await provider.aclose()
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_lone_surrogate_in_a_delta_becomes_the_replacement_character(
+    wire: str, sim: Simulator, make: MakeProvider
+) -> None:
+    # A provider that cuts an emoji's surrogate pair sends "\ud83d" alone: a str
+    # that UTF-8 cannot encode, which broke redaction, SQLite and the frames.
+    sim.set_script(Script(steps=[Reply(text="cut \ud83d here, whole \U0001f600 there")]))
+    text = text_of(await collect(make(wire), request(MODEL[wire])))
+    assert text == "cut \ufffd here, whole \U0001f600 there"
+    text.encode("utf-8")  # what every later step does with it

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bonsai.services.providers.sse import SseDecoder, SseEvent, iter_sse, json_data
+from bonsai.services.providers.sse import SseDecoder, SseEvent, iter_sse, iter_sse_text, json_data
 from bonsai.services.providers.types import ProviderError
 
 
@@ -54,3 +54,39 @@ def test_json_data_names_what_was_wrong() -> None:
 def test_json_data_rejects_non_objects() -> None:
     with pytest.raises(ProviderError, match="not an object"):
         json_data(SseEvent("message", "[1, 2]"), "x")
+
+
+STREAM = (
+    "event: delta\r\ndata: one\r\ndata:two\r\n\r\n"
+    ': keep-alive\rdata: three\r\rdata: {"t": "a\u2028b"}\n\ndata: cut'
+)
+EXPECTED = [
+    SseEvent("delta", "one\ntwo"),
+    SseEvent("message", "three"),
+    SseEvent("message", '{"t": "a\u2028b"}'),  # only CR, LF and CRLF end a line
+]
+
+
+def test_text_fed_as_it_arrives_gives_the_events_of_the_lines() -> None:
+    decoder = SseDecoder()
+    assert decoder.feed_text(STREAM) == EXPECTED
+
+
+@pytest.mark.parametrize("cut", range(1, len(STREAM)))
+def test_a_stream_cut_anywhere_gives_the_same_events(cut: int) -> None:
+    decoder = SseDecoder()
+    events = decoder.feed_text(STREAM[:cut]) + decoder.feed_text(STREAM[cut:])
+    assert events == EXPECTED
+
+
+def test_a_stream_fed_one_character_at_a_time_gives_the_same_events() -> None:
+    decoder = SseDecoder()
+    assert [e for ch in STREAM for e in decoder.feed_text(ch)] == EXPECTED
+
+
+async def test_iter_sse_text_drops_an_event_cut_off_by_the_end() -> None:
+    async def pieces() -> AsyncIterator[str]:
+        for piece in ["data: comp", "lete\n", "\ndata: partial"]:
+            yield piece
+
+    assert [e async for e in iter_sse_text(pieces())] == [SseEvent("message", "complete")]

@@ -130,8 +130,9 @@ VIEW = "\n".join(
 )
 
 
-def _folded_view(later: str) -> tuple[list[Message], ReplayConfig]:
-    """An `nl -ba` view early on, bulky steps that fold it away, then ``later``."""
+def _folded_view(later: str, after: str | None = None) -> tuple[list[Message], ReplayConfig]:
+    """An `nl -ba` view early on, bulky steps that fold it away (the first says
+    ``after``), then ``later``."""
     call = ToolCall(
         id="v0", name="bash", arguments='{"command": "nl -ba src/pkg/zeta.py | sed -n 40,60p"}'
     )
@@ -141,7 +142,8 @@ def _folded_view(later: str) -> tuple[list[Message], ReplayConfig]:
         Message(role="tool", content=VIEW, tool_call_id="v0", name="bash"),
     ]
     for n in range(1, 9):
-        messages += _step(n, "\n".join(f"bulk {n}.{k} " + "x" * 60 for k in range(40)))
+        bulk = "\n".join(f"bulk {n}.{k} " + "x" * 60 for k in range(40))
+        messages += _step(n, bulk, after if n == 1 else None)
     messages.append(Message(role="assistant", content=later))
     settings = ContextSettings(
         gc_trigger=0.3, compact_trigger=0.5, compact_target=0.2, min_stub_tokens=100_000
@@ -149,13 +151,14 @@ def _folded_view(later: str) -> tuple[list[Message], ReplayConfig]:
     return messages, build_config(window=26_000, settings=settings)
 
 
-def _fold_loss(later: str):  # type: ignore[no-untyped-def]
-    messages, config = _folded_view(later)
+def _fold_loss(later: str, after: str | None = None):  # type: ignore[no-untyped-def]
+    messages, config = _folded_view(later, after)
     source = source_from_messages(messages)
     rows = replay_steps(source, config)
     state = rows[-1].assembly.state
     assert state.summary is not None and "m3" in state.folded(), "the view was folded"
-    assert "seen in `src/pkg/zeta.py`:40-60: `compute_zeta_total`" in state.summary.text
+    trace = "seen in `src/pkg/zeta.py`:40-60: " + (f"`{NAMES[-1]}`" if after else "`compute_zeta")
+    assert trace in state.summary.text
     return measure_loss(source, rows, config)
 
 
@@ -167,3 +170,12 @@ def test_a_name_a_folded_view_left_in_the_summary_is_not_lost() -> None:
 def test_a_name_the_trace_left_out_is_still_needed_later() -> None:
     loss = _fold_loss(f"I will now change {NAMES[-1]} to skip empty rows.")
     assert loss.needed_spans == 1 and loss.by_stage["fold"][1] == loss.needed_tokens > 0
+
+
+def test_a_name_the_agent_wrote_after_the_view_is_kept_by_its_trace_and_not_lost() -> None:
+    # the agent pointed at it between the view and the fold (its message was folded
+    # too): the trace names it first (asserted in _fold_loss), so writing it again
+    # later loses nothing
+    said = f"The bug is in {NAMES[-1]}: it ignores empty rows."
+    loss = _fold_loss(f"I will now change {NAMES[-1]} to skip empty rows.", after=said)
+    assert loss.by_stage["fold"][0] > 0 and loss.needed_spans == 0 and loss.needed_tokens == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,3 +37,11 @@ def make_service(tmp_path: Path) -> Iterator[ServiceFactory]:
     yield factory
     for service in made:
         service.stop()
+
+
+@pytest.fixture(autouse=True)
+def _unfreeze() -> Iterator[None]:
+    """A service's first map freezes the process's live objects (``heap.py``);
+    give them back to the collector after each test."""
+    yield
+    gc.unfreeze()

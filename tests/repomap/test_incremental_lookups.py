@@ -11,7 +11,8 @@ computes, after any sequence of edits:
 * the ranking view's per-name arrays and reference edges, patched from the
   previous view's (``view_patch.py``), equal the ones derived from the same
   core, and so does every array derived from them (node numbers, the
-  definition table), also where an edit moves a name across the definer and
+  definition table, the PageRank transition whose shares are spliced from the
+  previous view's), also where an edit moves a name across the definer and
   ubiquity thresholds (which reweighs its edges in files nobody edited).
 """
 
@@ -74,6 +75,14 @@ def _same_view(graph: RepoGraph) -> None:
         assert getattr(graph.table, name).tobytes() == getattr(derived.table, name).tobytes()
     assert graph.n_nodes == derived.n_nodes and graph.n_ref_edges == derived.n_ref_edges
     assert graph.ref_edges.offsets.tobytes() == derived.ref_edges.offsets.tobytes()
+    # the PageRank transition (its shares spliced from the previous view's)
+    mine, theirs = graph.transition, derived.transition
+    for name in ("sources", "targets", "share", "dangling"):
+        assert getattr(mine, name).tobytes() == getattr(theirs, name).tobytes(), name
+    assert mine.split == theirs.split and (mine.halves is None) == (theirs.halves is None)
+    for half, other in zip(mine.halves or (), theirs.halves or (), strict=True):
+        for a, b in zip(half, other, strict=True):
+            assert a.tobytes() == b.tobytes()
 
 
 def _check(live: RepoMapService, fresh: RepoMapService, task: str) -> None:

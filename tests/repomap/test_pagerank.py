@@ -128,3 +128,25 @@ def test_split_that_edges_do_not_respect_ranks_plainly() -> None:
     np.testing.assert_allclose(
         rank_transition(graph, tol=1e-12, max_iter=1000), dense_reference(5, EDGES), atol=1e-9
     )
+
+
+def test_a_transition_from_carried_shares_equals_the_computed_one() -> None:
+    """``transition_of_shares`` (a patched graph's shares, carried over) gives the
+    transition ``transition`` computes, halves included, and rejects dangling
+    nodes outside the graph."""
+    from bonsai.core.repomap.pagerank import PageRankError, transition, transition_of_shares
+
+    src = np.array([0, 0, 1, 3, 4, 4], dtype=np.int64)
+    dst = np.array([3, 4, 4, 0, 1, 2], dtype=np.int64)
+    w = np.array([1.0, 3.0, 2.0, 1.0, 1.0, 1.0])
+    made = transition(5, src, dst, w, split=3)
+    carried = transition_of_shares(5, src, dst, made.share, made.dangling, split=3)
+    assert made.dangling.tolist() == [2]  # a file nobody's edges leave
+    for a, b in zip(made, carried, strict=True):
+        if isinstance(a, np.ndarray):
+            assert a.tobytes() == b.tobytes()
+    assert made.halves is not None and carried.halves is not None
+    for half, other in zip(made.halves, carried.halves, strict=True):
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(half, other, strict=True))
+    with pytest.raises(PageRankError):
+        transition_of_shares(5, src, dst, made.share, np.array([5]), split=3)

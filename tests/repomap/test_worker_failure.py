@@ -17,6 +17,7 @@ from repomap_helpers import ServiceFactory
 
 from bonsai.services.repomap import indexer
 from bonsai.services.repomap.discovery import Candidate
+from bonsai.services.repomap.first_map import FirstRequest
 from bonsai.settings import RepoMapSettings
 
 # the real worker loop, ending (os._exit: no clean shutdown) after one answered chunk
@@ -115,3 +116,25 @@ def test_chunks_hold_every_file_once_largest_first(sizes: list[int]) -> None:
     for chunk in chunks:
         assert 1 <= len(chunk) <= indexer.CHUNK_FILES
         assert sum(i[0].size for i in chunk[:-1]) < indexer.CHUNK_BYTES  # ends at the bound
+
+
+def test_a_bad_first_map_request_leaves_no_worker_behind(
+    repo: Path, tmp_path: Path, make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers start before the first map's request is checked: a request
+    the build refuses (a negative budget) ends them too."""
+    started: list[subprocess.Popen[str]] = []
+    real = indexer.spawn_worker
+
+    def spawn() -> subprocess.Popen[str]:
+        started.append(real())
+        return started[-1]
+
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(indexer, "spawn_worker", spawn)
+    service = make_service(repo, tmp_path / "cache.db", RepoMapSettings(workers=2))
+    with pytest.raises(ValueError, match="token budget"):
+        service.build(first=FirstRequest(lambda _: None, tokens=-1))
+    assert started
+    for proc in started:
+        assert proc.wait(timeout=20) == 0  # it saw the end of its input and exited

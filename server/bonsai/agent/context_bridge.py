@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bonsai.agent.active_path import active_history
 from bonsai.agent.cache_clock import WALL_CLOCK, Clock, idle_seconds
 from bonsai.agent.history import HistoryKeeper, View
 from bonsai.agent.parts_cache import StablePartsCache
@@ -47,7 +48,6 @@ from bonsai.services.providers.types import ChatRequest, SystemBlock, ToolSpec
 from bonsai.services.providers.window import WindowFacts, fit_reserve
 from bonsai.services.rules import RuleStore
 from bonsai.services.store.sessions import SessionStore
-from bonsai.services.store.tree import active_history
 from bonsai.services.tokens import TokenCounter
 from bonsai.settings import ModelInfo, Settings
 

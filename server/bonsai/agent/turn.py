@@ -94,9 +94,17 @@ class TurnDeps:
 
 @dataclass
 class StepOutput:
-    text: str = ""
+    # the reply's deltas, joined when the text is wanted (a long reply is not copied
+    # again at every delta: appending to one string is quadratic in its length)
+    parts: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     usage: UsageReport | None = None
+
+    @property
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
 
 
 class Turn:
@@ -163,7 +171,7 @@ class Turn:
             ):
                 async for event in events:
                     if isinstance(event, TextDelta):
-                        out.text += event.text
+                        out.parts.append(event.text)
                         deps.emit(m.DeltaEvent(text=event.text))
                         if time.monotonic() - last_save > PARTIAL_EVERY_S:
                             deps.turns.save_partial(deps.session_id, deps.turn_id, out.text)

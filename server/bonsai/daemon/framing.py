@@ -108,11 +108,30 @@ def decode_body(body: bytes) -> dict[str, Any] | BadMessage:
     return data
 
 
+# what ``json.dumps(payload, separators=(",", ":"))`` builds at every call, built once
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+# the string encoder that encoder uses (C): a delta's frame is filled in around it
+_quote = json.encoder.encode_basestring_ascii
+_DELTA = (
+    '{"jsonrpc":"2.0","method":%s,"params":{"sessionId":%s,"turnId":%s,"seq":%d,'
+    '"kind":"delta","text":%s}}'
+)
+
+
 def encode(payload: dict[str, Any]) -> bytes:
-    body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+    body = _ENCODER.encode(payload).encode("utf-8")
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 def notification(method: str, params: Any) -> bytes:
     """One framed notification: encoded once, written as is to every client it goes to."""
     return encode({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def delta_notification(method: str, session_id: str, turn_id: str, seq: int, text: str) -> bytes:
+    """The frame :func:`notification` gives for a delta event's params (the same keys in
+    the same order, the same bytes), without building the dicts and an encoder for them:
+    the frame the daemon sends most, once per streamed delta."""
+    fields = (_quote(method), _quote(session_id), _quote(turn_id), int(seq), _quote(text))
+    body = (_DELTA % fields).encode("ascii")
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)

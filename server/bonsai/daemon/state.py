@@ -34,16 +34,13 @@ def event_frame(method: str, params: Wire) -> bytes:
     """An event as clients get it: redacted, dumped and framed, once for all of them.
 
     A streamed delta, the event sent most, takes a short way to the same bytes: its
-    one field from outside (the text) is redacted, the ids and seq are the daemon's."""
+    one field from outside (the text) is redacted, the ids and seq are the daemon's,
+    and its frame is filled in around the encoded strings (``framing.delta_notification``)."""
     if type(params) is ChatDeltaParams:
-        delta = {
-            "sessionId": params.session_id,
-            "turnId": params.turn_id,
-            "seq": params.seq,
-            "kind": "delta",
-            "text": redact_text(params.text),
-        }
-        return framing.notification(method, delta)
+        text = redact_text(params.text)
+        return framing.delta_notification(
+            method, params.session_id, params.turn_id, params.seq, text
+        )
     return framing.notification(method, redact_value(params.dump()))
 
 

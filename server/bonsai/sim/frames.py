@@ -29,7 +29,13 @@ def dumps(value: Any) -> str:
 def sse(data: Any, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     body = data if isinstance(data, str) else dumps(data)
-    return f"{head}data: {body}\n\n".encode()
+    try:
+        return f"{head}data: {body}\n\n".encode()
+    except UnicodeEncodeError:  # a lone surrogate: JSON can still send it, escaped
+        if isinstance(data, str):
+            raise
+        body = json.dumps(data, separators=(",", ":"))
+        return f"{head}data: {body}\n\n".encode()
 
 
 def text_pieces(text: str) -> list[str]:

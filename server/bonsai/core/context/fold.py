@@ -125,7 +125,9 @@ def _fold(
         goal=goal,
         task=task,
         max_chars=budget,
-        traces=view_traces(span, work.calls, work.inp.items) if share else (),
+        traces=view_traces(span, work.calls, work.inp.items, _kept_text(work, ids))
+        if share
+        else (),
         trace_chars=int(budget * share),
         memo=work.inp.memo,
     )
@@ -141,6 +143,14 @@ def _fold(
         summary=text,
         summary_tokens=new_summary,
         projected=projected,
+    )
+
+
+def _kept_text(work: Work, fold_ids: list[str]) -> str:
+    """What the request still sends after folding ``fold_ids`` (its messages' text)."""
+    gone = set(fold_ids)
+    return "\n".join(
+        n.message.content for n in work.nodes if n.message is not None and n.item.id not in gone
     )
 
 

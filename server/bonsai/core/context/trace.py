@@ -6,8 +6,11 @@ summary keeps a line ``seen in `path`:A-B: name1, name2`` so that the agent
 still knows where what it read was, and can write the names it goes on to use
 (measured: most of what folds remove and the agent needs later are such views,
 half of it names alone). Names are identifiers with an underscore, an inner
-capital or a dot, at least 5 characters, not the language's own; names a line
-of the view defines come first, then the rarest in the session so far.
+capital or a dot, at least 5 characters, not the language's own; the names the
+agent wrote after the view (before the fold: ``core/context/pointed.py``) come
+first, then those a line of the view defines, then the rarest in the session so
+far. A name the request still holds after the fold is left out: the agent can
+read it there, and the room goes to one it cannot.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bonsai.core.context.pipeline_types import Item
+from bonsai.core.context.pointed import said_after, said_names
 
 NAMES_PER_VIEW = 6
 MIN_VIEW_LINES = 3
@@ -58,6 +62,13 @@ def _distinct(name: str) -> bool:
     return "_" in name.strip("_") or "." in name or bool(_CAMEL.search(name))
 
 
+def _written(name: str, text: str) -> bool:
+    """``name`` in ``text`` as a whole word (not inside a longer name)."""
+    if name not in text:
+        return False
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text) is not None
+
+
 def _command(arguments: str) -> str:
     try:
         args = json.loads(arguments or "{}")
@@ -90,7 +101,12 @@ def _where(item: Item, arguments: str) -> tuple[str, int | None, int | None] | N
     return files[-1], numbers[0], numbers[-1]
 
 
-def _names(text: str, rarity: dict[str, int]) -> tuple[str, ...]:
+def _names(
+    text: str, rarity: dict[str, int], said: frozenset[str], held: frozenset[str]
+) -> tuple[str, ...]:
+    """The view's names for its trace: those the agent wrote after the view, then
+    those its lines define, then the rarest in the session; none of ``held``
+    (the names the request still holds)."""
     defined: list[str] = []
     seen: dict[str, int] = {}
     for k, line in enumerate(text.splitlines()):
@@ -101,15 +117,24 @@ def _names(text: str, rarity: dict[str, int]) -> tuple[str, ...]:
             name = found.group(0)
             if _distinct(name):
                 seen.setdefault(name, k)
-    rest = sorted((n for n in seen if n not in defined), key=lambda n: (rarity.get(n, 0), seen[n]))
-    return tuple([*defined, *rest][:NAMES_PER_VIEW])
+    pointed = [n for n in seen if n in said and n not in held]
+    first = [*pointed, *(n for n in defined if n not in pointed and n not in held)]
+    rest = sorted(
+        (n for n in seen if n not in first and n not in held),
+        key=lambda n: (rarity.get(n, 0), seen[n]),
+    )
+    return tuple([*first, *rest][:NAMES_PER_VIEW])
 
 
 def view_traces(
-    span: Sequence[Item], calls: dict[str, tuple[str, str]], session: Sequence[Item]
+    span: Sequence[Item],
+    calls: dict[str, tuple[str, str]],
+    session: Sequence[Item],
+    held: str = "",
 ) -> list[str]:
     """The trace entries of the views in ``span`` (oldest first); rarity is counted
-    over ``session`` (the messages so far)."""
+    over ``session`` (the messages so far); a name in ``held`` (the text the
+    request keeps after the fold) needs no trace."""
     views = []
     for item in span:
         if item.message.role != "tool":
@@ -121,13 +146,17 @@ def view_traces(
     if not views:
         return []
     corpus = "\n".join(i.message.content for i in session)[-RARITY_CHARS:]
+    position = {i.id: k for k, i in enumerate(session)}
     out = []
     for item, (path, start, end) in views:
-        candidates = dict.fromkeys(
-            n for m in _NAME.finditer(item.message.content) if _distinct(n := m.group(0))
-        )
-        rarity = {n: corpus.count(n) for n in list(candidates)[:MAX_CANDIDATES]}
-        names = _names(item.message.content, rarity)
+        content = item.message.content
+        named = dict.fromkeys(m.group(0) for m in _NAME.finditer(content))
+        kept = frozenset(n for n in named if _written(n, held))
+        candidates = [n for n in named if _distinct(n) and n not in kept]
+        rarity = {n: corpus.count(n) for n in candidates[:MAX_CANDIDATES]}
+        at = position.get(item.id)
+        said = said_names(said_after(session, at)) if at is not None else frozenset()
+        names = _names(content, rarity, said, kept)
         if names:
             out.append(Trace(path, start, end, names).entry())
     return out

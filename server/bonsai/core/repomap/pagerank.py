@@ -108,6 +108,38 @@ def transition(
     out_of_src = out_weight[src]  # gathered once: the division and its mask read it
     share = np.divide(w, out_of_src, out=np.zeros_like(w), where=out_of_src > 0)
     dangling = np.flatnonzero(out_weight == 0)
+    return _prepared(n_nodes, src, dst, share, dangling, split)
+
+
+def transition_of_shares(
+    n_nodes: int,
+    sources: IntArray,
+    targets: IntArray,
+    share: FloatArray,
+    dangling: IntArray,
+    split: int = 0,
+) -> Transition:
+    """``transition`` of a graph whose shares (each edge's part of its source's
+    out-weight) and dangling nodes the caller already has — a patched graph
+    takes most of them from the graph it was patched from. Validated alike;
+    the shares are trusted to be ``transition``'s."""
+    src, dst, checked = _as_arrays(n_nodes, sources, targets, share)
+    nodes = np.asarray(dangling, dtype=np.int64)
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= n_nodes):
+        raise PageRankError(f"dangling nodes must lie in [0, {n_nodes})")
+    return _prepared(n_nodes, src, dst, checked, nodes, split)
+
+
+def _prepared(
+    n_nodes: int,
+    src: IntArray,
+    dst: IntArray,
+    share: FloatArray,
+    dangling: IntArray,
+    split: int,
+) -> Transition:
+    """The ``Transition`` of validated edges with their shares; with ``split``,
+    its halves when every edge crosses it."""
     forward = src < split
     if not 0 < split < n_nodes or np.any(forward == (dst < split)):
         return Transition(n_nodes, src, dst, share, dangling)

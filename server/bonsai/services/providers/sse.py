@@ -4,11 +4,17 @@ Follows the WHATWG event-stream rules that matter for LLM APIs: ``data:``
 lines accumulate (joined by newlines), ``event:`` names the event, a blank line
 dispatches, lines starting with ``:`` are comments, and an event that never
 saw its blank line is dropped at end of stream.
+
+The clients decode the text as it arrives (``iter_sse_text``): each network read's
+text is split into lines at once (CR, LF or CRLF only, as the standard says; a line
+cut by a read waits for the rest), not one line at a time through httpx's line
+iterator: a streamed reply costs one pass per read instead of several per chunk.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncGenerator, AsyncIterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +34,28 @@ class SseDecoder:
 
     _event: str = ""
     _data: list[str] = field(default_factory=list)
+
+    _carry: str = ""  # text after the last line break fed to ``feed_text``
+
+    def feed_text(self, text: str) -> list[SseEvent]:
+        """Feed a piece of the stream as it arrived; the events it completed."""
+        text = self._carry + text
+        if "\r" in text:
+            if text.endswith("\r"):  # may be the first half of a CRLF: wait for the rest
+                text, self._carry = text[:-1], "\r"
+            else:
+                self._carry = ""
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        else:
+            self._carry = ""
+        *lines, rest = text.split("\n")
+        self._carry = rest + self._carry
+        events = []
+        for line in lines:
+            event = self.feed(line)
+            if event is not None:
+                events.append(event)
+        return events
 
     def feed(self, line: str) -> SseEvent | None:
         if line == "":
@@ -60,6 +88,14 @@ async def iter_sse(lines: AsyncIterable[str]) -> AsyncGenerator[SseEvent, None]:
                 yield event
 
 
+async def iter_sse_text(pieces: AsyncIterable[str]) -> AsyncGenerator[SseEvent, None]:
+    """The events of a stream read as text pieces (``httpx.Response.aiter_text``)."""
+    decoder = SseDecoder()
+    async for piece in pieces:
+        for event in decoder.feed_text(piece):
+            yield event
+
+
 def json_data(event: SseEvent, provider: str) -> dict[str, Any]:
     """Parse an event's data as a JSON object or raise ``malformed`` saying why."""
     try:
@@ -75,4 +111,23 @@ def json_data(event: SseEvent, provider: str) -> dict[str, Any]:
             "malformed",
             f"{provider} sent SSE data that is JSON but not an object: {event.data[:80]!r}",
         )
+    if "\\u" in event.data and _SURROGATE_ESCAPE.search(event.data):
+        value = _scrubbed(value)
+    return value
+
+
+# A ``\uD800``-``\uDFFF`` escape in JSON may decode to a lone surrogate (a provider
+# cut an emoji's pair, or sent garbage): such a string cannot be encoded as UTF-8,
+# so SQLite, redaction and the clients' frames would all fail on it. It becomes
+# U+FFFD, the replacement character, where it enters.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {key: _scrubbed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(item) for item in value]
     return value

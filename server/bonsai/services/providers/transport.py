@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from bonsai.services.providers.aio_backend import AsyncioTransport
 from bonsai.services.providers.errors import (
     Phase,
     cancelled_error,
@@ -22,7 +23,7 @@ from bonsai.services.providers.errors import (
     provider_message,
 )
 from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep, retrying, wall_clock
-from bonsai.services.providers.sse import SseEvent, iter_sse
+from bonsai.services.providers.sse import SseEvent, iter_sse_text
 from bonsai.services.providers.tls import ssl_context
 from bonsai.services.providers.types import ProviderError, ProviderEvent
 from bonsai.services.redaction import redact_error
@@ -64,9 +65,9 @@ class Transport:
             write=opts.read_timeout_s,
             pool=opts.connect_timeout_s,
         )
-        self._client = httpx.AsyncClient(
-            timeout=timeout, transport=opts.transport, verify=ssl_context()
-        )
+        # the client's connections on plain asyncio (``aio_backend``); a test's own transport wins
+        own = opts.transport or AsyncioTransport(verify=ssl_context())
+        self._client = httpx.AsyncClient(timeout=timeout, transport=own, verify=ssl_context())
         self._closed = False
 
     def stream(
@@ -111,7 +112,7 @@ class Transport:
             async with self._client.stream("POST", url, headers=headers, content=payload) as resp:
                 await self._check_stream_response(resp)
                 phase = "body"
-                async with aclosing(decode(iter_sse(resp.aiter_lines()))) as events:
+                async with aclosing(decode(iter_sse_text(resp.aiter_text()))) as events:
                     async for event in events:
                         yield event
         except httpx.HTTPError as exc:

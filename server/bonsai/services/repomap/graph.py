@@ -35,7 +35,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from bonsai.core.repomap.pagerank import FloatArray, IntArray, Transition, transition
+from bonsai.core.repomap.pagerank import (
+    FloatArray,
+    IntArray,
+    Transition,
+    transition,
+    transition_of_shares,
+)
 from bonsai.services.repomap.postings import Postings
 from bonsai.services.repomap.records import Definition, FileTags
 
@@ -198,12 +204,15 @@ class Counts(NamedTuple):
 
 
 class RefEdges(NamedTuple):
-    """A view's file -> identifier edges; file i's are ``[offsets[i], offsets[i + 1])``."""
+    """A view's file -> identifier edges; file i's are ``[offsets[i], offsets[i + 1])``.
+    ``shares``: the transition's shares and dangling nodes of these edges, when a
+    patch carried them over (``view_patch.py``)."""
 
     sources: IntArray
     targets: IntArray
     weights: FloatArray
     offsets: IntArray
+    shares: tuple[FloatArray, IntArray] | None = None
 
 
 class DefEdges(NamedTuple):
@@ -221,15 +230,35 @@ def joined_edges(
     wts: Sequence[FloatArray],
     offsets: IntArray,
     tail: DefEdges,
+    shares: tuple[Sequence[FloatArray], IntArray] | None = None,
 ) -> RefEdges:
     """The whole edge arrays: the reference edges' parts, then ``tail``, each
-    joined by one concatenation (``offsets``: the reference edges' per file)."""
+    joined by one concatenation (``offsets``: the reference edges' per file).
+    ``shares``: the reference edges' transition shares, in the same parts, and
+    the dangling files; the definition edges' shares are added here."""
+    joined = None
+    if shares is not None:
+        parts, dangling = shares
+        share = np.concatenate([*parts, definer_shares(tail)]).astype(np.float64, copy=False)
+        joined = (share, dangling)
     return RefEdges(
         np.concatenate([*src, tail.sources]).astype(np.int64, copy=False),
         np.concatenate([*tgt, tail.targets]).astype(np.int64, copy=False),
         np.concatenate([*wts, tail.weights]).astype(np.float64, copy=False),
         offsets,
+        joined,
     )
+
+
+def definer_shares(tail: DefEdges) -> FloatArray:
+    """The transition's shares of the definition edges: an identifier's rank
+    goes to its definers evenly (its out-weight is its number of definers, a
+    sum of ones: exact, so this division is the one ``transition`` makes)."""
+    if not len(tail.sources):
+        return np.zeros(0)
+    local = tail.sources - int(tail.sources.min())
+    result: FloatArray = tail.weights / np.bincount(local)[local]
+    return result
 
 
 class RepoGraph:
@@ -273,6 +302,7 @@ class RepoGraph:
         whole = None if ref_edges is None else ref_edges(self, tail)
         whole = self._ref_edges(n_files, tail) if whole is None else whole
         self.sources, self.targets, self.weights = whole.sources, whole.targets, whole.weights
+        self._shares = whole.shares  # the transition's, when a patch carried them over
         self.n_ref_edges = n_ref = int(whole.offsets[-1])  # file -> identifier edges
         self.ref_edges = RefEdges(  # views into the whole edge arrays: no second copy
             self.sources[:n_ref], self.targets[:n_ref], self.weights[:n_ref], whole.offsets
@@ -315,9 +345,13 @@ class RepoGraph:
 
     @cached_property
     def transition(self) -> Transition:
-        return transition(
-            self.n_nodes, self.sources, self.targets, self.weights, split=len(self.files)
-        )
+        split = len(self.files)
+        if self._shares is not None:
+            share, dangling = self._shares
+            return transition_of_shares(
+                self.n_nodes, self.sources, self.targets, share, dangling, split
+            )
+        return transition(self.n_nodes, self.sources, self.targets, self.weights, split=split)
 
     # -- lookups --------------------------------------------------------------
 

@@ -221,7 +221,12 @@ def index_files(
     out.add(trusted, "cached files loaded")
     parallel = workers > 1 and len(pending) >= PARALLEL_MIN_FILES
     procs = [spawn_worker() for _ in range(workers - 1)] if parallel else []
-    early = first() if first is not None else None  # while the workers start
+    try:
+        early = first() if first is not None else None  # while the workers start
+    except BaseException:  # e.g. a bad token budget: no worker is left waiting
+        for proc in procs:
+            _stop(proc)
+        raise
     wanted = set(early.paths) if early is not None else set()
     head = [item for item in pending if item[0].path in wanted]
     rest = [item for item in pending if item[0].path not in wanted] if head else pending

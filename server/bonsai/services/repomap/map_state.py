@@ -182,6 +182,7 @@ class MapState:
         self._word_parts: tuple[list[str], WordParts] | None = None
         self._mentions: _MentionMemo | None = None
         self.origin: GraphOrigin = "none"  # how the current graph was obtained
+        self.unsettled = False  # a graph built or loaded afresh, heap not settled yet
         self._fingerprints: dict[str, tuple[object, str]] = {}  # path -> (definitions, fp)
 
     def note_edit(self, path: str, tags: FileTags | None) -> None:
@@ -218,6 +219,7 @@ class MapState:
             self.origin = "patched"
         if self.graph is None:
             self.graph = self._load() or self._build()
+            self.unsettled = True
         return self.graph
 
     def _fingerprint(self, graph: RepoGraph, path: str) -> str:

@@ -25,6 +25,7 @@ from bonsai.services.repomap.discovery import (
     stat_candidate,
 )
 from bonsai.services.repomap.first_map import FirstRequest, first_pass
+from bonsai.services.repomap.heap import array_bytes, settle
 from bonsai.services.repomap.indexer import FirstPass, Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
 from bonsai.services.repomap.issue_text import without_dumps
@@ -235,9 +236,14 @@ class RepoMapService:
             raise ValueError(f"repository map: token budget must be >= 0, got {budget}")
         with self._state.lock:
             ranked = self.rank(chat, mentions, recent_files, entry_rows(budget))
-            return self._state.render(
+            result = self._state.render(
                 ranked, budget, chat, self.settings, self.count_tokens, fit_entries, started
             )
+            if self._state.unsettled:  # the first map of a graph built or loaded afresh
+                self._state.unsettled = False
+                graph = self._state.current_graph()
+                settle(array_bytes(graph, graph.core))
+            return result
 
     def cached_fresh(
         self,

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bonsai.core.repomap.pagerank import FloatArray, IntArray
+from bonsai.core.repomap.pagerank import FloatArray, IntArray, Transition
 from bonsai.services.repomap.graph import (
     Counts,
     DefEdges,
@@ -169,12 +169,20 @@ def _splice_ref_edges(
     tail: DefEdges,
 ) -> RefEdges:
     """Runs of unaffected files take the old edges (targets renumbered when the
-    node numbers moved); each affected file's edges are made from its rows."""
+    node numbers moved); each affected file's edges are made from its rows.
+    When the old view's transition was made, its shares are spliced alike: an
+    unaffected file's edges keep their weights, in order, so their shares are
+    the same bits; an affected file's are its weights over their sum, summed in
+    edge order as ``transition``'s ``bincount`` does."""
     core = view.core
-    o_src, o_tgt, o_w, o_off = old.ref_edges
+    o_src, o_tgt, o_w, o_off = old.ref_edges[:4]
+    carried: Transition | None = old.__dict__.get("transition")  # made once ranked
+    o_share = None if carried is None or _dangling_idents(carried, n_files) else carried.share
     src: list[IntArray] = []
     tgt: list[IntArray] = []
     wts: list[FloatArray] = []
+    shares: list[FloatArray] = []
+    empty: list[int] = []  # affected files whose edges weigh nothing: dangling
     sizes: list[IntArray] = []
     at = 0
     for fid in [*affected, n_files]:
@@ -184,6 +192,8 @@ def _splice_ref_edges(
             src.append(o_src[lo:hi])
             tgt.append(targets if renumber is None else renumber[targets - n_files])
             wts.append(o_w[lo:hi])
+            if o_share is not None:
+                shares.append(o_share[lo:hi])
             sizes.append(np.diff(o_off[at : fid + 1]))
         if fid == n_files:
             break
@@ -191,11 +201,50 @@ def _splice_ref_edges(
         names = core.ref_names[rows]
         nodes = view.node_of_name[names]
         keep = np.flatnonzero(nodes >= 0)
+        weights = view.static[names.take(keep)] * core.ref_factor[rows].take(keep)
         src.append(np.full(len(keep), fid, dtype=np.int64))
         tgt.append(nodes.take(keep))
-        wts.append(view.static[names.take(keep)] * core.ref_factor[rows].take(keep))
+        wts.append(weights)
+        if o_share is not None:
+            share, weightless = _file_shares(weights)
+            shares.append(share)
+            if weightless:
+                empty.append(fid)
         sizes.append(np.array([len(keep)], dtype=np.int64))
         at = fid + 1
     per_file = np.concatenate(sizes)
     offsets = np.concatenate([[0], np.cumsum(per_file)]).astype(np.int64, copy=False)
-    return joined_edges(src, tgt, wts, offsets, tail)
+    if carried is None or o_share is None:
+        return joined_edges(src, tgt, wts, offsets, tail)
+    dangling = _patched_dangling(carried.dangling, affected, empty)
+    return joined_edges(src, tgt, wts, offsets, tail, (shares, dangling))
+
+
+def _dangling_idents(carried: Transition, n_files: int) -> bool:
+    """Is an identifier node dangling (never in a view: every identifier node
+    has its definers' edges)? Then nothing is carried over."""
+    return bool(len(carried.dangling)) and int(carried.dangling[-1]) >= n_files
+
+
+def _file_shares(weights: FloatArray) -> tuple[FloatArray, bool]:
+    """One file's edge shares — each weight over their sum, summed in edge order
+    (``np.bincount``, as ``transition`` sums every node's out-weight) — and
+    whether the file is dangling (its edges weigh nothing)."""
+    if not len(weights):
+        return weights.copy(), True
+    total = float(np.bincount(np.zeros(len(weights), dtype=np.int64), weights=weights)[0])
+    if total <= 0:
+        return np.zeros(len(weights)), True
+    result: FloatArray = weights / total
+    return result, False
+
+
+def _patched_dangling(dangling: IntArray, affected: list[int], empty: list[int]) -> IntArray:
+    """The dangling nodes after the splice: the old ones among the files not
+    affected, and the affected files whose edges now weigh nothing."""
+    n = max(int(dangling.max()) + 1 if len(dangling) else 0, max(affected, default=-1) + 1)
+    mask = np.zeros(n, dtype=bool)
+    mask[dangling] = True
+    mask[affected] = False
+    mask[empty] = True
+    return np.flatnonzero(mask).astype(np.int64, copy=False)
