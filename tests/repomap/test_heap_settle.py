@@ -1,6 +1,6 @@
-"""The warm start settles the heap for the first edit (``heap.py``): what it made
-is frozen out of the collector's scans and one view's worth of heap is kept
-touched. A user would notice if that kept the replaced views alive (memory
+"""A long-lived (watching) service's warm start settles the heap for the first
+edit (``heap.py``): what it made is frozen out of the collector's scans and one
+view's worth of heap is kept touched; a one-shot service skips it. A user would notice if that kept the replaced views alive (memory
 growing with every edit of a long session) or changed the map."""
 
 from __future__ import annotations
@@ -16,12 +16,16 @@ from bonsai.services.repomap.heap import array_bytes
 TASK = "function_007_two returns the wrong value for core_helper"
 
 
-def test_the_first_map_freezes_what_the_warm_start_made(
+def test_a_watching_service_freezes_what_its_warm_start_made(
     tmp_path: Path, make_service: ServiceFactory
 ) -> None:
     root = write_repo(tmp_path / "repo", modules=80)
-    service = make_service(root)
+    one_shot = make_service(root, tmp_path / "one-shot.db")
     gc.unfreeze()
+    one_shot.get(tokens=1024, mentions=TASK)
+    assert gc.get_freeze_count() == 0  # a one-shot caller (the CLI) does not pay it
+    service = make_service(root)
+    service.start_watching()  # the daemon's service
     service.get(tokens=1024, mentions=TASK)
     frozen = gc.get_freeze_count()
     assert frozen > 0  # the tags, the name tables, the view: out of every later scan
@@ -36,7 +40,9 @@ def test_replaced_views_are_freed_over_fifty_edits(
 ) -> None:
     root = write_repo(tmp_path / "repo", modules=400)
     service = make_service(root)
+    service.keep_for_edits()
     first = service.get(tokens=1024, mentions=TASK)
+    assert gc.get_freeze_count() > 0
     graph = service._state.current_graph()
     view = array_bytes(graph, graph.core)
     assert view > 100_000  # a view worth measuring (a leak would be this much per edit)

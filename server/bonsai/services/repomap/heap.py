@@ -3,16 +3,17 @@
 Two costs fell on the first edit of a session, not on later ones:
 
 * **a collection of what the warm start made.** The warm start leaves ~60,000
-  long-lived container objects holding millions of references (the tags' rows,
-  the name tables, the word parts); a full collection scans them all (30–37 ms
-  CPU on a 2,400-file repository at load ~10) though none is garbage, and the
-  allocations of an edit, or of the daemon's requests, trigger one now and
-  then. :func:`settle` moves them to the permanent generation (``gc.freeze``,
-  Python's documented use for long-lived data; instant): later collections
-  scan only what was made since. Frozen objects are still freed by reference
-  counting when released (a replaced view is); only the cycle collector skips
-  them. No collection first: it would cost those 30 ms in the warm start, and
-  the warm start leaves no cyclic garbage to free (0 objects, measured).
+  long-lived container objects (the tags' rows, the name tables, the word
+  parts); a full collection scans them all (30–37 ms CPU on a 2,400-file
+  repository at load ~10) though none is garbage, and the allocations of an
+  edit, or of the daemon's requests, trigger one now and then. :func:`settle`
+  (called by a long-lived service, ``RepoMapService.keep_for_edits``) moves
+  them to the permanent generation (``gc.freeze``, Python's documented use for
+  long-lived data; instant): later collections scan only what was made since.
+  Frozen objects are still freed by reference counting when released (a
+  replaced view is); only the cycle collector skips them. No collection first:
+  it would cost those 30 ms in the warm start, and the warm start leaves no
+  cyclic garbage to free (0 objects, measured).
 * **fresh heap for the second view.** An edit derives the new view while the
   old one is alive, so the first edit is the first time two views exist: its
   ~10 MB of arrays (on a 2,400-file repository) come from memory the process

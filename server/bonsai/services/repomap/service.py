@@ -71,6 +71,7 @@ class RepoMapService:
         self._watcher: RepoWatcher | None = None
         self._closed = False
         self._listeners: list[Callable[[BuildStats], None]] = []
+        self._long_lived = False  # see keep_for_edits
         self.last_stats = BuildStats()
 
     # -- building -----------------------------------------------------------
@@ -239,7 +240,7 @@ class RepoMapService:
             result = self._state.render(
                 ranked, budget, chat, self.settings, self.count_tokens, fit_entries, started
             )
-            if self._state.unsettled:  # the first map of a graph built or loaded afresh
+            if self._state.unsettled and self._long_lived:  # a fresh graph's first map
                 self._state.unsettled = False
                 graph = self._state.current_graph()
                 settle(array_bytes(graph, graph.core))
@@ -319,8 +320,16 @@ class RepoMapService:
 
     # -- watching -----------------------------------------------------------
 
+    def keep_for_edits(self) -> None:
+        """Mark this service long-lived (a daemon's): the first map of each graph
+        built or loaded afresh then readies the process for the edits to come
+        (``heap.py``: ~10 ms on a 2,400-file repository, taken off the first
+        edit). A one-shot caller (the CLI) does not pay it. Watching implies it."""
+        self._long_lived = True
+
     def start_watching(self, on_update: Callable[[BuildStats], None] | None = None) -> None:
         """Follow file changes with watchdog (debounced); builds first if needed."""
+        self.keep_for_edits()
         if on_update is not None:
             self._listeners.append(on_update)
         with self._state.lock:
