@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bonsai.services.providers.sse import SseDecoder, SseEvent, iter_sse, iter_sse_text, json_data
+from bonsai.services.providers.sse import SseDecoder, SseEvent, iter_sse_text, json_data
 from bonsai.services.providers.types import ProviderError
 
 
@@ -35,11 +35,11 @@ def test_only_one_leading_space_is_stripped_from_a_value() -> None:
 
 
 async def test_an_event_cut_off_before_its_blank_line_is_dropped() -> None:
-    async def lines() -> AsyncIterator[str]:
-        for line in ["data: complete", "", "data: partial"]:
-            yield line
+    async def pieces() -> AsyncIterator[str]:
+        for piece in ["data: complete\n", "\n", "data: partial"]:
+            yield piece
 
-    assert [e async for e in iter_sse(lines())] == [SseEvent("message", "complete")]
+    assert [e async for e in iter_sse_text(pieces())] == [SseEvent("message", "complete")]
 
 
 def test_json_data_names_what_was_wrong() -> None:

@@ -109,8 +109,8 @@ async def get(ctx: Ctx, params: m.CtxGetParams) -> Encoded:
 
 
 def _answer(host: Host, params: m.CtxGetParams) -> Encoded:
-    """The view's answer as the bytes ``Encoded.of(_get(...))`` would be, joined from
-    fragments: the head, then each ledger row's kept bytes, or each wire message's."""
+    """The view's answer as the bytes encoding the whole ``CtxGetResult`` would be,
+    joined from fragments: the head, then each ledger row's kept bytes, or each wire message's."""
     bridge, assembly, _ = _current(host, params.session_id)
     head = m.CtxGetResult(
         view=params.view, totals=totals(host, params.session_id, bridge, assembly)
@@ -127,26 +127,6 @@ def _answer(host: Host, params: m.CtxGetParams) -> Encoded:
 
 
 WIRE_LISTS = ("messages", "tools", "system")  # in CtxGetResult's order
-
-
-def _get(host: Host, params: m.CtxGetParams) -> m.CtxGetResult:
-    """The view as one model (what ``_answer`` encodes, piece by piece)."""
-    bridge, assembly, _ = _current(host, params.session_id)
-    result = m.CtxGetResult(
-        view=params.view, totals=totals(host, params.session_id, bridge, assembly)
-    )
-    if params.view == "wire":
-        wire = _wire(host, bridge, assembly)
-        result.messages, result.tools, result.system = (
-            wire["messages"],
-            wire["tools"],
-            wire["system"],
-        )
-        return result
-    result.nodes = [_ctx_node(row) for row in assembly.ledger]
-    if params.view == "turns":
-        result.turns = _turns(host, params.session_id)
-    return result
 
 
 @handles("bonsai/ctx/text", read_only=True)

@@ -79,15 +79,6 @@ class SseDecoder:
         return event
 
 
-async def iter_sse(lines: AsyncIterable[str]) -> AsyncGenerator[SseEvent, None]:
-    decoder = SseDecoder()
-    async for raw in lines:
-        for line in raw.splitlines() or [""]:
-            event = decoder.feed(line)
-            if event is not None:
-                yield event
-
-
 async def iter_sse_text(pieces: AsyncIterable[str]) -> AsyncGenerator[SseEvent, None]:
     """The events of a stream read as text pieces (``httpx.Response.aiter_text``)."""
     decoder = SseDecoder()

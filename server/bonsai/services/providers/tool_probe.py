@@ -35,7 +35,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict
 
-from bonsai.services.providers.sse import SseDecoder
+from bonsai.services.providers.sse import iter_sse_text
 from bonsai.services.providers.text_tools import TextCallParser, tools_prompt
 from bonsai.services.providers.types import ToolSpec
 
@@ -124,11 +124,8 @@ def chunk_verdict(chunk: Any) -> Verdict | None:
 
 async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
     """The data of each server-sent event of a streamed reply, as it arrives."""
-    decoder = SseDecoder()
-    async for line in response.aiter_lines():
-        event = decoder.feed(line.rstrip("\r"))
-        if event is not None:
-            yield event.data
+    async for event in iter_sse_text(response.aiter_text()):
+        yield event.data
 
 
 async def _stream_verdict(
