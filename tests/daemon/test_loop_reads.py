@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -46,11 +46,11 @@ def counted(conn: apsw.Connection) -> Iterator[list[str]]:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
+async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
     db_path = tmp_path / "bonsai.db"
     made = Daemon(tmp_path, open_database(db_path), db_path)
     yield made
-    made.views.close()
+    made.views.close()  # on the loop: the view process's pipes are the loop's
     made.db.close()
 
 
@@ -83,7 +83,7 @@ async def test_a_kept_ctx_get_runs_no_statement_on_the_loop(daemon: Daemon, tmp_
     assert statements, "a moved session is read again"
 
 
-def test_the_loop_store_answers_every_write_at_once(daemon: Daemon, tmp_path: Path) -> None:
+async def test_the_loop_store_answers_every_write_at_once(daemon: Daemon, tmp_path: Path) -> None:
     store = daemon.store
     assert isinstance(store, LoopStore)
     sid = store.create(str(tmp_path)).session_id
@@ -125,7 +125,7 @@ def test_a_write_by_another_connection_is_seen_within_verify_s(tmp_path: Path) -
     conn.close()
 
 
-def test_the_versions_are_read_without_a_statement(daemon: Daemon, tmp_path: Path) -> None:
+async def test_the_versions_are_read_without_a_statement(daemon: Daemon, tmp_path: Path) -> None:
     sid = daemon.store.create(str(tmp_path)).session_id
     with counted(daemon.db) as statements:
         assert versions.version(daemon.db, sid)[0] > 0
