@@ -31,6 +31,7 @@ MAX_LIST = 1_000
 
 
 WHOLE_FILE_REDACTION_BYTES = 8 * 1024 * 1024  # larger files are redacted per window
+MAX_EDIT_BYTES = 8 * 1024 * 1024  # larger files are refused by edit_file
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,13 @@ def _diff(path: str, before: str, after: str) -> str:
 
 
 def _text_of(fd: int, rel: str) -> str:
+    size = os.fstat(fd).st_size
+    if size > MAX_EDIT_BYTES:  # read whole, diffed and held twice: a hostile file may be huge
+        os.close(fd)
+        raise ToolFailure(
+            f"{rel} is {size:,} bytes; edit_file edits files up to {MAX_EDIT_BYTES:,} bytes "
+            "(use bash, e.g. sed, for larger ones)"
+        )
     try:
         return read_fd(fd).decode("utf-8")
     except UnicodeDecodeError:
