@@ -19,6 +19,7 @@ from bonsai.agent.tools.base import (
     arg_str,
     schema,
 )
+from bonsai.agent.tools.names import shown_name
 from bonsai.agent.tools.paths import workspace
 from bonsai.domain import Evidence, content_hash
 from bonsai.services.fs.atomic import write_at
@@ -138,14 +139,15 @@ def _entries(ws: Workspace, fd: int, rel: str) -> tuple[list[str], int, int]:
     shown: list[str] = []
     skipped = 0
     for entry in entries[:MAX_LIST]:
+        name = shown_name(entry.name)
         if entry.is_symlink():
             if ws.link_inside(fd, entry.name, rel):
-                shown.append(f"{entry.name}@")
+                shown.append(f"{name}@")
             else:
                 skipped += 1
-                shown.append(f"{entry.name}@ [symbolic link out of the workspace; not followed]")
+                shown.append(f"{name}@ [symbolic link out of the workspace; not followed]")
         else:
-            shown.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+            shown.append(name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
     return shown, len(entries), skipped
 
 
