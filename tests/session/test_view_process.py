@@ -326,6 +326,9 @@ async def test_over_the_wire_a_pin_shows_to_another_client_a_killed_child_still_
         assert any("m6" in n["label"] for n in after["nodes"]), "the append shows"
         again = (await _until(lambda: [c for c in _view_children(pid) if c != child]))[0]
         assert _gone(child) and not _gone(again), "a new view process replaced it"
+        views = (await rpc(a, "bonsai/daemon/status"))["views"]
+        assert f"running (pid {again}; restarted 1×" in views, views
+        assert "exited with code -9" in views, "bonsai status says what happened"
     finally:
         await asyncio.gather(close_client(a), close_client(b))
     stop_daemon(home)

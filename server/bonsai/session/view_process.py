@@ -188,6 +188,8 @@ class ViewProcess:
         self._starts: list[float] = []
         self.failed = False  # restarted too often: the thread serves alone
         self.answered = 0  # views the child answered (tests and benches)
+        self.started = 0  # children started
+        self.start_s = 0.0  # how long the last one took to be ready
         self.last_problem = ""
 
     @property
@@ -201,9 +203,11 @@ class ViewProcess:
     def status(self) -> str:
         if self.failed:
             return f"failed ({self.last_problem}); views on the worker thread"
+        restarts = self.started - 1
+        after = f"; restarted {restarts}×, last: {self.last_problem}" if restarts > 0 else ""
         if self._ready:
-            return f"running (pid {self.pid})"
-        return "starting" if self._starting is not None else "not started"
+            return f"running (pid {self.pid}{after})"
+        return ("starting" if self._starting is not None else "not running") + after
 
     def start(self) -> None:
         """Start the child in the background (nothing waits for it)."""
@@ -221,6 +225,7 @@ class ViewProcess:
                 self.last_problem,
             )
             return
+        self.started += 1
         self._starting = asyncio.ensure_future(self._start())
         self._starting.add_done_callback(self._started)
 
@@ -247,7 +252,7 @@ class ViewProcess:
             self._kill()
 
     async def _start(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop, began = asyncio.get_running_loop(), time.monotonic()
         self._sent = _Sent()  # a new child has nothing
         proc = self._proc = subprocess.Popen(
             [sys.executable, "-m", "bonsai.session.view_child", str(self.home), str(self.db_path)],
@@ -265,7 +270,8 @@ class ViewProcess:
             raise ViewProcessGone(f"the view process said {head!r} instead of ready")
         self._ready = True
         self._reader_task = asyncio.ensure_future(self._read(reader, proc))
-        log.info("view process %s ready", proc.pid)
+        self.start_s = time.monotonic() - began
+        log.info("view process %s ready in %.2fs", proc.pid, self.start_s)
 
     async def _read(self, reader: asyncio.StreamReader, proc: subprocess.Popen[bytes]) -> None:
         try:
@@ -276,8 +282,11 @@ class ViewProcess:
                     waiting.set_result((head, body))
         except (asyncio.IncompleteReadError, ConnectionError, ValueError) as error:
             if proc is self._proc:
-                code = proc.poll()
-                self.last_problem = f"exited with code {code}" if code is not None else str(error)
+                self._kill()  # reaped: its exit code is known
+                code = proc.returncode
+                self.last_problem = (
+                    f"exited with code {code}" if code is not None else f"broke its pipe ({error})"
+                )
                 log.warning(
                     "the view process %s %s; its views are answered on the thread and a "
                     "new one starts",
