@@ -179,6 +179,7 @@ class ViewProcess:
         self.timeout_s, self.start_timeout_s = timeout_s, start_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._transport: asyncio.WriteTransport | None = None
+        self._read_transport: asyncio.ReadTransport | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
         self._ready = False
@@ -247,9 +248,14 @@ class ViewProcess:
         self._starting = None
         error = None if done.cancelled() else done.exception()
         if error is not None:
-            self.last_problem = f"start failed: {error}"
-            log.warning("the view process did not start (%s); views on the thread", error)
+            proc = self._proc
             self._kill()
+            code = proc.returncode if proc is not None else None
+            if isinstance(error, asyncio.IncompleteReadError):
+                self.last_problem = f"exited at its start with code {code}"
+            else:
+                self.last_problem = f"did not start ({error!r})"
+            log.warning("the view process %s; views on the thread", self.last_problem)
 
     async def _start(self) -> None:
         loop, began = asyncio.get_running_loop(), time.monotonic()
@@ -262,9 +268,9 @@ class ViewProcess:
         )
         assert proc.stdin is not None and proc.stdout is not None
         reader = asyncio.StreamReader(limit=MAX_FRAME)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
-        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
-        self._transport = transport
+        protocol = asyncio.StreamReaderProtocol(reader)
+        self._read_transport, _ = await loop.connect_read_pipe(lambda: protocol, proc.stdout)
+        self._transport, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
         head, _ = await asyncio.wait_for(read_frame(reader), self.start_timeout_s)
         if not head.get("ready"):
             raise ViewProcessGone(f"the view process said {head!r} instead of ready")
@@ -357,9 +363,11 @@ class ViewProcess:
         if self._reader_task is not None:
             self._reader_task.cancel()
             self._reader_task = None
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
+        for transport in (self._transport, self._read_transport):
+            if transport is not None:
+                with contextlib.suppress(RuntimeError):  # the loop already closed
+                    transport.close()  # unregisters the pipe from the loop at once
+        self._transport = self._read_transport = None
         if proc is not None:
             with contextlib.suppress(OSError):
                 proc.kill()
@@ -377,9 +385,9 @@ class ViewProcess:
             self._starting.cancel()
             self._starting = None
         proc = self._proc
-        if proc is not None and self._transport is not None:
-            self._transport.close()  # the child's end of input
-            self._transport = None
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()  # the child's end of input, now (not at the loop's next turn)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=3)
         self._gone(ViewProcessGone("the daemon is stopping"))
