@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from bonsai.cli.client import DaemonClient
 from load_clients import AsyncClient, cpu_s, cpu_split, start_stream_process
+from proc_tree import TreeSampler
 
 DEADLINE_S = 300
 
@@ -262,12 +263,14 @@ async def _measure(
     until = time.monotonic() + args.seconds
     peak = 0.0
     samples: list[float] = []
+    tree = TreeSampler(pid)  # the daemon and its view process
 
     async def sample_rss() -> None:
         nonlocal peak
         while True:
             samples.append(rss_mb(pid))
             peak = max(peak, samples[-1])
+            tree.sample()
             await asyncio.sleep(0.2)
 
     if args.stalls:  # the stall report starts here, after the prefill and the connects
@@ -287,6 +290,7 @@ async def _measure(
     user, system = (now - then for now, then in zip(cpu_split(pid), (user0, sys0), strict=True))
     cpu, own = user + system, cpu_s() - own0
     sampler.cancel()
+    tree.sample()
     for client in [*streamers, *watchers]:
         await client.close()
     return {
@@ -308,6 +312,9 @@ async def _measure(
         "rss": peak,
         "rss_first": samples[0] if samples else 0.0,
         "rss_last": samples[-1] if samples else 0.0,
+        "view_pct": 100 * tree.children_cpu_s() / elapsed,
+        "tree_rss": tree.rss_peak,
+        "tree_pss": tree.pss_peak,
         "seconds": elapsed,
         "load": (load0 + os.getloadavg()[0]) / 2,
     }
@@ -374,6 +381,12 @@ def polling(args: argparse.Namespace) -> None:
             for name, r in runs.items()
         )
     )
+    for name, r in runs.items():
+        print(
+            f"  {name}: view process CPU {r['view_pct']:.0f}% of one core (its start "
+            f"included); daemon + view process peak RSS {r['tree_rss']:.0f} MB, "
+            f"PSS {r['tree_pss']:.0f} MB"
+        )
     print_stalls(runs)
     if len(runs) < 2:
         return
