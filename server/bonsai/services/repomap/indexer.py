@@ -33,6 +33,7 @@ from bonsai.services.repomap.worker import decode_results, encode_request, spawn
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
+Sink = Callable[[list[FileResult]], None]  # takes each batch of results as it is indexed
 Chunk = list[tuple[Candidate, CachedFile | None]]
 PARALLEL_MIN_FILES = 200
 CHUNK_FILES = 32  # a chunk holds at most this many files ...
@@ -78,13 +79,16 @@ def make_chunks(items: Chunk) -> list[Chunk]:
 class _Collector:
     """Gathers results from any thread and reports progress under one lock."""
 
-    def __init__(self, total: int, progress: Progress | None) -> None:
+    def __init__(self, total: int, progress: Progress | None, sink: Sink | None = None) -> None:
         self.results: dict[str, FileResult] = {}
         self.total = total
         self.progress = progress
+        self.sink = sink
         self.lock = threading.Lock()
 
     def add(self, batch: list[FileResult], message: str = "") -> None:
+        if self.sink is not None:
+            self.sink(batch)
         with self.lock:
             for res in batch:
                 self.results[res.path] = res
@@ -243,6 +247,7 @@ def index_files(
     progress: Progress | None = None,
     workers: int = 0,
     first: Callable[[], FirstPass | None] | None = None,
+    sink: Sink | None = None,
 ) -> list[FileResult]:
     """Index every candidate; results come back in candidate order.
 
@@ -252,8 +257,10 @@ def index_files(
     ``workers - 1`` subprocesses, taking chunks from one queue; otherwise they
     are indexed in-process. ``first`` is called once the workers are parsing;
     the files of the ``FirstPass`` it returns that need a parse are indexed
-    before all others still queued, and delivered once all are indexed."""
-    out = _Collector(len(candidates), progress)
+    before all others still queued, and delivered once all are indexed.
+    ``sink`` receives every batch of results as it is indexed, on the thread
+    that indexed or received it (``core_stream.py`` builds the graph core so)."""
+    out = _Collector(len(candidates), progress, sink)
     pending: Chunk = []
     trusted: list[FileResult] = []
     for cand in candidates:
