@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from bonsai.services.repomap.cache import CachedFile
 from bonsai.services.repomap.discovery import Candidate
-from bonsai.services.repomap.indexer_core import FileResult, index_file
+from bonsai.services.repomap.indexer_core import FileResult, index_chunk, index_file
 from bonsai.services.repomap.worker import decode_results, encode_request, spawn_worker
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class WorkerFailed(RuntimeError):
 
 
 def _index_chunk(root: Path, chunk: Chunk) -> list[FileResult]:
-    return [index_file(root, cand, cached) for cand, cached in chunk]
+    return index_chunk(root, chunk)
 
 
 def make_chunks(items: Chunk) -> list[Chunk]:
