@@ -176,6 +176,9 @@ def _os_error(method: str, error: OSError) -> JsonRpcException:
 
 def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awaitable[Any]]:
     async def run(params: Any) -> Any:
+        task = asyncio.current_task()
+        if task is not None:  # named for what it serves (the stall monitor's report)
+            task.set_name(method.name)
         try:
             raw = {} if params is None else params
             if not isinstance(raw, dict):
