@@ -124,8 +124,8 @@ def _patched_view(
         graph = RepoGraph(core, tags, old.file_index, patch.counts, edges)
     graph.postings = postings
     graph.carry_name_ids(old, fresh)
-    if old.last_rank is not None:  # ``pagerank_of`` decides whether to use it
-        graph.warm_start = carried_ranks(old, old.last_rank[1], graph, fresh)
+    if old.last_ranks is not None:  # ``pagerank_of`` decides whether to use it
+        graph.warm_start = carried_ranks(old, old.last_ranks, graph, fresh)
     return graph
 
 
