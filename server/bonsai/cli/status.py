@@ -30,6 +30,8 @@ def status_lines(status: dict[str, Any], started: bool) -> list[str]:
         f"  clients: {status['clients']}  sessions: {status['sessions']}",
         f"  database: {status['dbPath']}",
     ]
+    if status.get("views"):
+        lines.append(f"  views: {status['views']}")
     if status.get("provider"):
         first, second = _choice(status["provider"])
         lines += [f"  default provider: {first}", f"  {second}"]
