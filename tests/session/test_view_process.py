@@ -286,6 +286,17 @@ async def _until(predicate: Any, timeout: float = 120.0) -> Any:
         await asyncio.sleep(0.1)
 
 
+async def _until_running(client: Any, says: str) -> str:
+    """What ``bonsai/daemon/status`` says of the views, once it says ``says``."""
+    deadline = asyncio.get_running_loop().time() + 120
+    while True:
+        views = str((await rpc(client, "bonsai/daemon/status"))["views"])
+        if says in views:
+            return views
+        assert asyncio.get_running_loop().time() < deadline, views
+        await asyncio.sleep(0.1)
+
+
 async def test_over_the_wire_a_pin_shows_to_another_client_a_killed_child_still_answers_and_stop_reaps_it(
     home: Path,
 ) -> None:
@@ -304,6 +315,7 @@ async def test_over_the_wire_a_pin_shows_to_another_client_a_killed_child_still_
         get = {"sessionId": sid, "view": "ledger"}
         first = await rpc(b, "bonsai/ctx/get", get)  # starts the view process
         child = (await _until(lambda: _view_children(pid)))[0]
+        await _until_running(a, f"running (pid {child})")
         node = next(n for n in first["nodes"] if n["section"] == "messages")["id"]
         await rpc(a, "bonsai/ctx/pin", {"sessionId": sid, "nodeId": node})
         shown = await rpc(b, "bonsai/ctx/get", get)
@@ -326,6 +338,8 @@ async def test_over_the_wire_a_pin_shows_to_another_client_a_killed_child_still_
         assert any("m6" in n["label"] for n in after["nodes"]), "the append shows"
         again = (await _until(lambda: [c for c in _view_children(pid) if c != child]))[0]
         assert _gone(child) and not _gone(again), "a new view process replaced it"
+        views = await _until_running(a, f"running (pid {again}; restarted 1×")
+        assert "exited with code -9" in views, "bonsai status says what happened"
     finally:
         await asyncio.gather(close_client(a), close_client(b))
     stop_daemon(home)

@@ -179,6 +179,7 @@ class ViewProcess:
         self.timeout_s, self.start_timeout_s = timeout_s, start_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._transport: asyncio.WriteTransport | None = None
+        self._read_transport: asyncio.ReadTransport | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
         self._ready = False
@@ -188,6 +189,8 @@ class ViewProcess:
         self._starts: list[float] = []
         self.failed = False  # restarted too often: the thread serves alone
         self.answered = 0  # views the child answered (tests and benches)
+        self.started = 0  # children started
+        self.start_s = 0.0  # how long the last one took to be ready
         self.last_problem = ""
 
     @property
@@ -201,9 +204,11 @@ class ViewProcess:
     def status(self) -> str:
         if self.failed:
             return f"failed ({self.last_problem}); views on the worker thread"
+        restarts = self.started - 1
+        after = f"; restarted {restarts}×, last: {self.last_problem}" if restarts > 0 else ""
         if self._ready:
-            return f"running (pid {self.pid})"
-        return "starting" if self._starting is not None else "not started"
+            return f"running (pid {self.pid}{after})"
+        return ("starting" if self._starting is not None else "not running") + after
 
     def start(self) -> None:
         """Start the child in the background (nothing waits for it)."""
@@ -221,6 +226,7 @@ class ViewProcess:
                 self.last_problem,
             )
             return
+        self.started += 1
         self._starting = asyncio.ensure_future(self._start())
         self._starting.add_done_callback(self._started)
 
@@ -242,12 +248,17 @@ class ViewProcess:
         self._starting = None
         error = None if done.cancelled() else done.exception()
         if error is not None:
-            self.last_problem = f"start failed: {error}"
-            log.warning("the view process did not start (%s); views on the thread", error)
+            proc = self._proc
             self._kill()
+            code = proc.returncode if proc is not None else None
+            if isinstance(error, asyncio.IncompleteReadError):
+                self.last_problem = f"exited at its start with code {code}"
+            else:
+                self.last_problem = f"did not start ({error!r})"
+            log.warning("the view process %s; views on the thread", self.last_problem)
 
     async def _start(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop, began = asyncio.get_running_loop(), time.monotonic()
         self._sent = _Sent()  # a new child has nothing
         proc = self._proc = subprocess.Popen(
             [sys.executable, "-m", "bonsai.session.view_child", str(self.home), str(self.db_path)],
@@ -257,15 +268,16 @@ class ViewProcess:
         )
         assert proc.stdin is not None and proc.stdout is not None
         reader = asyncio.StreamReader(limit=MAX_FRAME)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
-        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
-        self._transport = transport
+        protocol = asyncio.StreamReaderProtocol(reader)
+        self._read_transport, _ = await loop.connect_read_pipe(lambda: protocol, proc.stdout)
+        self._transport, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
         head, _ = await asyncio.wait_for(read_frame(reader), self.start_timeout_s)
         if not head.get("ready"):
             raise ViewProcessGone(f"the view process said {head!r} instead of ready")
         self._ready = True
         self._reader_task = asyncio.ensure_future(self._read(reader, proc))
-        log.info("view process %s ready", proc.pid)
+        self.start_s = time.monotonic() - began
+        log.info("view process %s ready in %.2fs", proc.pid, self.start_s)
 
     async def _read(self, reader: asyncio.StreamReader, proc: subprocess.Popen[bytes]) -> None:
         try:
@@ -276,8 +288,11 @@ class ViewProcess:
                     waiting.set_result((head, body))
         except (asyncio.IncompleteReadError, ConnectionError, ValueError) as error:
             if proc is self._proc:
-                code = proc.poll()
-                self.last_problem = f"exited with code {code}" if code is not None else str(error)
+                self._kill()  # reaped: its exit code is known
+                code = proc.returncode
+                self.last_problem = (
+                    f"exited with code {code}" if code is not None else f"broke its pipe ({error})"
+                )
                 log.warning(
                     "the view process %s %s; its views are answered on the thread and a "
                     "new one starts",
@@ -348,9 +363,11 @@ class ViewProcess:
         if self._reader_task is not None:
             self._reader_task.cancel()
             self._reader_task = None
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
+        for transport in (self._transport, self._read_transport):
+            if transport is not None:
+                with contextlib.suppress(RuntimeError):  # the loop already closed
+                    transport.close()  # unregisters the pipe from the loop at once
+        self._transport = self._read_transport = None
         if proc is not None:
             with contextlib.suppress(OSError):
                 proc.kill()
@@ -368,9 +385,9 @@ class ViewProcess:
             self._starting.cancel()
             self._starting = None
         proc = self._proc
-        if proc is not None and self._transport is not None:
-            self._transport.close()  # the child's end of input
-            self._transport = None
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()  # the child's end of input, now (not at the loop's next turn)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=3)
         self._gone(ViewProcessGone("the daemon is stopping"))

@@ -294,6 +294,14 @@ class ViewWorker:
             return None
         return body
 
+    def status(self) -> str:
+        """Where views are computed, for ``bonsai status``."""
+        if not self._use_process:
+            return f"on the worker thread ({view_process.DISABLE_ENV}=0)"
+        if self.process is None:
+            return "view process not started (it starts with the first ledger view)"
+        return f"view process {self.process.status()}, {self.process.answered} answered"
+
     def _process_for(self, host: Host) -> ViewProcess | None:
         if self.process is None and self._use_process:
             self.process = ViewProcess(host.home, self.db_path)
