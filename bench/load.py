@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -40,11 +42,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from bonsai.cli.client import DaemonClient
 from load_clients import AsyncClient, cpu_s, cpu_split, start_stream_process
+from proc_tree import TreeSampler
 
 DEADLINE_S = 300
 
@@ -63,7 +67,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def start_daemon(
-    home: Path, port: int, profile: str | None = None
+    home: Path, port: int, profile: str | None = None, extra: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
     env = {
         **os.environ,
@@ -71,6 +75,7 @@ def start_daemon(
         "BONSAI_PROVIDER": "sim",
         "BONSAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
         "BONSAI_MODEL": "gpt-4o-mini",
+        **(extra or {}),
     }
     runner = [str(Path(__file__).with_name("profiled_daemon.py")), profile] if profile else []
     command = [sys.executable, *(runner or ["-m", "bonsai"]), "serve", "--socket", "auto"]
@@ -257,13 +262,19 @@ async def _measure(
     cold: list[float] = []
     until = time.monotonic() + args.seconds
     peak = 0.0
+    samples: list[float] = []
+    tree = TreeSampler(pid)  # the daemon and its view process
 
     async def sample_rss() -> None:
         nonlocal peak
         while True:
-            peak = max(peak, rss_mb(pid))
+            samples.append(rss_mb(pid))
+            peak = max(peak, samples[-1])
+            tree.sample()
             await asyncio.sleep(0.2)
 
+    if args.stalls:  # the stall report starts here, after the prefill and the connects
+        os.kill(pid, signal.SIGUSR1)
     load0 = os.getloadavg()[0]
     (user0, sys0), own0, t0 = cpu_split(pid), cpu_s(), time.monotonic()
     sampler = asyncio.ensure_future(sample_rss())
@@ -279,6 +290,7 @@ async def _measure(
     user, system = (now - then for now, then in zip(cpu_split(pid), (user0, sys0), strict=True))
     cpu, own = user + system, cpu_s() - own0
     sampler.cancel()
+    tree.sample()
     for client in [*streamers, *watchers]:
         await client.close()
     return {
@@ -298,16 +310,24 @@ async def _measure(
         "sys_share": 100 * system / max(cpu, 1e-9),
         "own_pct": 100 * own / elapsed,
         "rss": peak,
+        "rss_first": samples[0] if samples else 0.0,
+        "rss_last": samples[-1] if samples else 0.0,
+        "view_pct": 100 * tree.children_cpu_s() / elapsed,
+        "tree_rss": tree.rss_peak,
+        "tree_pss": tree.pss_peak,
         "seconds": elapsed,
         "load": (load0 + os.getloadavg()[0]) / 2,
     }
 
 
-def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> dict[str, float]:
+def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> dict[str, Any]:
     """Streaming on pre-filled sessions for ``args.seconds``, with ``pollers`` ledgers open."""
     stream_proc, port = start_stream_process(args.tokens)
     home = Path(tempfile.mkdtemp(prefix="bonsai-poll-"))
-    proc, _ = start_daemon(home, port, profile)
+    extra = {"BONSAI_STALLS": str(home / "stalls.json")} if args.stalls else {}
+    if args.gc_policy:
+        extra["BONSAI_GC_POLICY"] = args.gc_policy
+    proc, _ = start_daemon(home, port, profile, extra)
     try:
 
         async def run() -> dict[str, float]:
@@ -317,8 +337,10 @@ def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> 
             await stopper.request("bonsai/daemon/stop")
             return result
 
-        result = asyncio.run(run())
+        result: dict[str, Any] = asyncio.run(run())
         proc.wait(60)
+        if args.stalls:
+            result["stalls"] = json.loads((home / "stalls.json").read_text())
         return result
     finally:
         stream_proc.kill()
@@ -352,6 +374,20 @@ def polling(args: argparse.Namespace) -> None:
             f"{r['poll_p95']:>8.1f}{r['cpu_pct']:>6.0f}{r['cpu_us_event']:>7.0f}{r['rss']:>7.0f}"
             f"{r['load']:>6.1f}{r['own_pct']:>8.0f}{r['per_frame']:>7.1f}{r['turns']:>6,.0f}{r['sys_share']:>6.0f}"
         )
+    print(
+        "  RSS MB over each run (first sample -> last, peak): "
+        + "; ".join(
+            f"{name} {r['rss_first']:.0f} -> {r['rss_last']:.0f} ({r['rss']:.0f})"
+            for name, r in runs.items()
+        )
+    )
+    for name, r in runs.items():
+        print(
+            f"  {name}: view process CPU {r['view_pct']:.0f}% of one core (its start "
+            f"included); daemon + view process peak RSS {r['tree_rss']:.0f} MB, "
+            f"PSS {r['tree_pss']:.0f} MB"
+        )
+    print_stalls(runs)
     if len(runs) < 2:
         return
     alone, busy = runs["alone"], runs["with pollers"]
@@ -365,6 +401,36 @@ def polling(args: argparse.Namespace) -> None:
         "  (events: deltas as the stream server sent them, each stamped; tok/ev: how many "
         "the daemon sent in one delta event)"
     )
+
+
+def print_stalls(runs: dict[str, dict[str, Any]]) -> None:
+    """The daemon's stall report of each run (``--stalls``): how late its loop ran, why."""
+    for name, r in runs.items():
+        report = r.get("stalls")
+        if report is None:
+            continue
+        hist = "  ".join(f"{k}:{v}" for k, v in report["histogram"].items() if v)
+        print(
+            f"  stalls ({name}): {report['stalls']:,} of {report['ticks']:,} ticks late "
+            f">= {report['stall_ms']:.0f} ms, {report['stalled_ms']:,.0f} ms in all; ms: {hist}"
+        )
+        for cause in report["causes"][:6]:
+            print(
+                f"    {cause['name'][:54]:54} {cause['count']:>6,}  {cause['total_ms']:>9,.1f} ms"
+                f"  max {cause['max_ms']:>7.1f}  loop CPU {cause['loop_cpu_ms']:>8,.1f} ms"
+            )
+        gens = report["gc"]["by_generation"]
+        print(
+            "    gc: "
+            + "  ".join(
+                f"{g} {t['count']:,}× {t['total_ms']:,.0f} ms (CPU {t.get('cpu_ms', 0):,.0f}, "
+                f"max {t['max_ms']:.1f})"
+                for g, t in gens.items()
+            )
+            + f"; off the loop {report['gc']['off_loop']:,}; threshold "
+            f"{tuple(report['gc']['threshold'])}, frozen {report['gc']['frozen']:,}, "
+            f"tracked at the stop {report['gc']['tracked']:,}"
+        )
 
 
 def idle(args: argparse.Namespace) -> None:
@@ -409,6 +475,10 @@ def main() -> None:
         help="which run --profile profiles",
     )
     parser.add_argument("--only", choices=["alone", "pollers"], help="one of the two runs")
+    parser.add_argument(
+        "--stalls", action="store_true", help="the daemon's stall monitor on (BONSAI_STALLS)"
+    )
+    parser.add_argument("--gc-policy", help="the daemon's BONSAI_GC_POLICY (default: its own)")
     args = parser.parse_args()
     if args.polling:
         polling(args)

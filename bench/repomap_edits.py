@@ -7,7 +7,8 @@ The edit sequence of ``bench/repomap.py`` (``_edits``) made longer, so a median
 means something: a warm start from the tag cache (``--db``, filled on the first
 run), a first map with the task's text, a first edit (loads the grammar), then
 ``--edits`` edits that each keep every name of the file (a changed comment) and
-``--edits`` that each add one more function; after each, the map for the task's
+``--edits`` that each add one more function (named anew in every run, so the
+name is new to the saved graph too); after each, the map for the task's
 text. Prints one JSON line: the median and every CPU millisecond of each kind,
 and a plain tree-sitter parse of the edited file (CPU ms, median of five), so the
 edit is also a ratio to it, and how many edits of each kind rendered the map again
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import pstats
 import statistics
 import sys
@@ -126,8 +128,9 @@ def main() -> None:
             for k in range(args.edits)
         ]
         text, add = original, []
+        run = os.getpid()  # names no earlier run left in the saved graph: new to it
         for k in range(args.edits):
-            text += f"\n\ndef bench_added_{k}():\n    pass\n"
+            text += f"\n\ndef bench_added_{run}_{k}():\n    pass\n"
             add.append(edit(text, profiled=True, kind="add"))
     finally:
         target.write_text(original)

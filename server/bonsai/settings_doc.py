@@ -34,6 +34,12 @@ is reported with its file and key, and that key keeps its default. Editors can
 read and write settings with `bonsai/config/get`, `bonsai/config/set` (a `null`
 value clears an override) and `bonsai/config/preset`.
 
+The project file comes with the repository, so it cannot set what a hostile
+repository would want: `providers.base_url` and `providers.api_key` (where your
+key and code are sent), a `tools.policy` of `allow` (it may ask or deny) and
+`memory.allow_download`. Each is ignored and reported (`bonsai status`,
+`bonsai/config/get`); set them in your own file or the environment.
+
 ## Environment variables
 
 They win over both files.

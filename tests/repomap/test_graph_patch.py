@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from repomap_helpers import ServiceFactory
 
-from bonsai.services.repomap.graph import RepoGraph, build_graph
-from bonsai.services.repomap.graph_patch import patch_core
+from bonsai.services.repomap.graph import NO_NAME, RepoGraph, build_graph
+from bonsai.services.repomap.graph_patch import patch_core, shifted
 from bonsai.services.repomap.records import FileTags
 
 
@@ -135,3 +138,46 @@ def test_service_after_creating_and_deleting_files_matches_fresh_service(
     assert "pkg/helpers.py:" in patched.text and "leaf_utility" not in patched.text
     assert patched.text == fresh.text
     assert patched.files == fresh.files
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 14), st.randoms(use_true_random=False))
+def test_ids_shift_as_the_remap_table_says(n_old: int, n_fresh: int, rnd) -> None:
+    """New names (or words) merged into a sorted list move every later id; the
+    patch shifts the ids by compare-and-adds for a few new ones and by the remap
+    table for more. Either way each id must land where the table says, and a
+    file-only row's ``NO_NAME`` must stay ``NO_NAME`` (a wrong id would point a
+    reference or a definition at another name)."""
+    positions = sorted(rnd.sample(range(n_old + n_fresh), n_fresh))
+    is_new = np.zeros(n_old + n_fresh, dtype=bool)
+    is_new[positions] = True
+    old_to_new = np.flatnonzero(~is_new).astype(np.int64)
+    ids = np.array([rnd.randrange(-1, n_old) for _ in range(30)], dtype=np.int64)
+    want = [int(old_to_new[i]) if i >= 0 else NO_NAME for i in ids.tolist()]
+    got = shifted(ids, positions, old_to_new)
+    assert got.dtype == ids.dtype and got.tolist() == want
+    words = ids[ids >= 0].astype(np.int32)  # the files' word ids are 32-bit
+    got32 = shifted(words, positions, old_to_new.astype(np.int32))
+    assert got32.dtype == np.int32 and got32.tolist() == [want[i] for i in range(30) if ids[i] >= 0]
+
+
+def test_a_first_name_in_a_repository_without_names_patches_like_a_build(
+    tmp_path: Path, make_service: ServiceFactory
+) -> None:
+    """A repository whose files define and use nothing yet (every definition row
+    a file-only row), then an edit that brings names: the patch equals a build."""
+    root = tmp_path / "bare"
+    root.mkdir()
+    (root / "a.py").write_text("\n")
+    (root / "notes.txt").write_text("nothing here\n")
+    service = make_service(root)
+    service.get(tokens=256)
+    assert service._state.current_graph().core.names == []
+    names = "".join(f"def brand_new_{k}(x):\n    return helper_{k}(x)\n\n" for k in range(12))
+    (root / "a.py").write_text(names)
+    service.update_paths([root / "a.py"])
+    text = service.get(tokens=256, mentions="brand_new_3 is slow").text
+    patched = service._state.current_graph()
+    assert service.graph_origin == "patched"
+    _same_graph(patched, build_graph(service.tags))
+    assert "def brand_new_3(x):" in text

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bonsai.core.repomap.render import MapEntry, MapTag, fit_entries, render_entries
 
@@ -72,3 +74,42 @@ def test_fit_is_deterministic() -> None:
     a = fit_entries(_entries(3000), 1024, chars4)
     b = fit_entries(_entries(3000), 1024, chars4)
     assert a == b
+
+
+_paths = st.sampled_from(["a.py", "b/c.py", "b/d.py", "notes.txt", "z" * 120 + ".py"])
+_tags = st.one_of(
+    st.none(),
+    st.builds(
+        MapTag,
+        st.integers(1, 30),
+        st.sampled_from(["def f():", "class A:", "def g(self, x):", "def " + "h" * 120 + "():"]),
+        st.integers(0, 2),
+    ),
+)
+_entry_lists = st.lists(st.builds(MapEntry, _paths, _tags), max_size=60)
+
+
+def _plain_fit(entries: list[MapEntry], budget: int, order) -> tuple[str, int]:
+    """The largest prefix whose plain rendering fits, found by trying every one."""
+    best = ("", 0)
+    for k in range(1, len(entries) + 1):
+        text = render_entries(entries[:k], order)
+        if chars4(text) <= budget:
+            best = (text, k)
+    return best
+
+
+@settings(max_examples=300, deadline=None)
+@given(_entry_lists, st.integers(1, 400), st.booleans())
+def test_fit_renders_what_a_plain_render_of_its_prefix_gives(
+    entries: list[MapEntry], budget: int, ranked: bool
+) -> None:
+    """The fit's probes share rendered file blocks; the text must still be, byte
+    for byte, the plain rendering of the prefix it chose, and that prefix the
+    largest that fits (the plain renderer's cost grows with the prefix)."""
+    rank = {p: i for i, p in enumerate(sorted({e.path for e in entries}, reverse=True))}
+    order = (lambda p: (rank[p], p)) if ranked else None
+    fitted = fit_entries(entries, budget, chars4, order)
+    assert fitted.text == render_entries(entries[: fitted.entries], order)
+    assert fitted.tokens == chars4(fitted.text)
+    assert (fitted.text, fitted.entries) == _plain_fit(entries, budget, order)

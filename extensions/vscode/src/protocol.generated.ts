@@ -293,6 +293,7 @@ export interface DaemonStatusResult {
   dbPath: string;
   provider?: ProviderChoice | null;
   sessionProviders?: SessionProviderInfo[];
+  views?: string;
 }
 
 /** No fields. */

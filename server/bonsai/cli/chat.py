@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bonsai.cli.client import DaemonClient, RpcError
-from bonsai.cli.client_settings import from_environment, start_only_notes
+from bonsai.cli.client_settings import from_environment, settings_problems, start_only_notes
 from bonsai.cli.ctx_table import print_ledger
 from bonsai.errors import ConfigError, NotFound
 from bonsai.home import bonsai_home
@@ -58,6 +58,14 @@ def chat_command(args: argparse.Namespace) -> int:
     from bonsai.cli.render import TurnPrinter
 
     workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():  # a session there could read, list or run nothing
+        what = "does not exist" if not workspace.exists() else "is not a directory"
+        print(
+            f"bonsai chat: the workspace {workspace} {what}; run it in your project "
+            "or pass --workspace DIR",
+            file=sys.stderr,
+        )
+        return 2
     printer = TurnPrinter()
     client = connect("bonsai chat")
     created = None
@@ -66,6 +74,8 @@ def chat_command(args: argparse.Namespace) -> int:
             status = client.request("bonsai/daemon/status")
             for note in start_only_notes(status):
                 print(note, file=sys.stderr)
+        for problem in settings_problems(client, str(workspace), "bonsai chat"):
+            print(problem, file=sys.stderr)
         settings = from_environment("bonsai chat")
         session_id, fresh = pick_session(client, args.session, workspace, True, settings)
         created = session_id if fresh else None

@@ -60,3 +60,11 @@ def start_only_notes(status: dict[str, Any], env: Mapping[str, str] | None = Non
         f"keeps what it started with. To apply, run `bonsai stop` and try again, or set "
         f"{keys} in the config file (reloaded live)."
     ]
+
+
+def settings_problems(client: Any, workspace: str, command: str) -> list[str]:
+    """What the daemon could not use in the settings files for ``workspace`` (a
+    file that is not JSON, a bad value, a key a project file may not set), one
+    line each, so a broken config is never ignored in silence."""
+    got = client.request("bonsai/config/get", {"workspace": workspace})
+    return [f"{command}: settings: {problem}" for problem in got.get("problems") or []]

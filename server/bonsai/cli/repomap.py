@@ -51,7 +51,7 @@ def default_counter() -> tuple[CountTokens, str | None]:
 def _map(service: RepoMapService, args: argparse.Namespace, counter: CountTokens | None) -> RepoMap:
     """The map from scratch; a warm repeat of the same command is served from
     the cache without loading the tokenizer (it takes longer than the map)."""
-    service.build()
+    args.files_found = service.build().files
     inputs = {"tokens": args.tokens, "chat_files": args.chat, "mentions": args.mention}
     if counter is not None:  # a caller's own counter: no memo across processes
         return service.get(**inputs)
@@ -95,11 +95,26 @@ def _remembered(args: argparse.Namespace, cache: Path) -> dict[str, Any] | None:
     }
 
 
-def _print(out: dict[str, Any], as_json: bool) -> None:
-    if as_json:
+def empty_note(args: argparse.Namespace) -> str:
+    """Why the map came out empty, and what to do (never an empty answer in silence)."""
+    if getattr(args, "files_found", None) == 0:
+        return (
+            f"bonsai repomap: nothing to map: no files found in {args.path} "
+            "(hidden, git-ignored and dependency folders are skipped)"
+        )
+    if args.tokens is not None:
+        return f"bonsai repomap: the map is empty: --tokens {args.tokens} leaves no room for a file"
+    return "bonsai repomap: the map is empty: no file here has anything to show"
+
+
+def _print(out: dict[str, Any], args: argparse.Namespace) -> None:
+    if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
-        sys.stdout.write(out["text"])
+        text = out["text"]
+        sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+    if not out["text"]:
+        print(empty_note(args), file=sys.stderr)
 
 
 def add_repomap_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -127,8 +142,8 @@ def repomap_command(args: argparse.Namespace, counter: CountTokens | None = None
         return 2
     cache = args.cache if args.cache is not None else default_cache_db()
     remembered = _remembered(args, cache) if counter is None else None
-    if remembered is not None:
-        _print(remembered, args.json)
+    if remembered is not None and remembered["text"]:  # an empty one is built again, to say why
+        _print(remembered, args)
         return 0
     from bonsai.services.repomap.service import RepoMapService
     from bonsai.settings import RepoMapSettings
@@ -138,5 +153,5 @@ def repomap_command(args: argparse.Namespace, counter: CountTokens | None = None
         result = _map(service, args, counter)
     finally:
         service.stop()
-    _print(to_json(result), args.json)
+    _print(to_json(result), args)
     return 0

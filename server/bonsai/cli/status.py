@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 from bonsai.cli.client import DaemonClient
-from bonsai.cli.client_settings import from_environment
+from bonsai.cli.client_settings import from_environment, settings_problems
 from bonsai.home import bonsai_home
 
 
@@ -29,6 +30,8 @@ def status_lines(status: dict[str, Any], started: bool) -> list[str]:
         f"  clients: {status['clients']}  sessions: {status['sessions']}",
         f"  database: {status['dbPath']}",
     ]
+    if status.get("views"):
+        lines.append(f"  views: {status['views']}")
     if status.get("provider"):
         first, second = _choice(status["provider"])
         lines += [f"  default provider: {first}", f"  {second}"]
@@ -54,6 +57,7 @@ def status_command(args: argparse.Namespace) -> int:
         return 1
     try:
         status = client.request("bonsai/daemon/status")
+        problems = settings_problems(client, os.getcwd(), "bonsai status")
     finally:
         client.close()
     if client.started:
@@ -61,6 +65,8 @@ def status_command(args: argparse.Namespace) -> int:
             f"bonsai status: no daemon was running; started one (pid {status['pid']}, home {home})",
             file=sys.stderr,
         )
+    for problem in problems:
+        print(problem, file=sys.stderr)
     if args.json:
         print(json.dumps({**status, "startedNow": client.started}, indent=2))
     else:

@@ -26,7 +26,7 @@ import apsw
 import bonsai.daemon.handlers  # noqa: F401  (registers handlers)
 from bonsai import __version__
 from bonsai.agent.tools import procs
-from bonsai.daemon import lifecycle
+from bonsai.daemon import heap, lifecycle, stalls
 from bonsai.daemon.backups import BackupKeeper
 from bonsai.daemon.rpc import Writer, serve_stream
 from bonsai.daemon.socket_dir import UnsafeSocketDir, prepare_socket_dir
@@ -228,12 +228,15 @@ def _open_store(db_path: Path) -> tuple[DatabaseLock, apsw.Connection]:
 
 async def _run(options: ServeOptions, db_path: Path) -> int:
     home = options.home
+    gc_policy = heap.policy()
+    heap.configure(gc_policy)  # the collector's thresholds; the heap settles once warmed
     _open_home(home)
     lock, conn = _open_store(db_path)
     daemon = Daemon(home, conn, db_path)
     servers: list[asyncio.Server] = []
     info: dict[str, object] = {"pid": daemon.pid, "version": __version__, "db": str(db_path)}
     loop = asyncio.get_running_loop()
+    monitor = stalls.from_env(loop)  # BONSAI_STALLS: the loop's stalls, reported at the stop
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, daemon.stop_requested.set)
     watcher = ConfigWatcher([user_config_path(home)], lambda: _reload(daemon, loop))
@@ -259,7 +262,8 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
         if servers:
             lifecycle.write_private_json(lifecycle.daemon_json_path(home), info)
         keeper.start()
-        daemon.views.warm(tokenizer_warmer(daemon))  # in the background: serving already
+        # in the background (serving already): the tokenizer, then the heap settles
+        daemon.views.warm(heap.after(tokenizer_warmer(daemon), gc_policy))
         log.info("bonsai %s serving (pid %s)", __version__, daemon.pid)
         if options.stdio:
             stdio = asyncio.ensure_future(_serve_stdio(daemon))
@@ -267,12 +271,16 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
         if options.stdio:
             stdio.cancel()
     finally:
+        if monitor is not None:
+            monitor[0].stop()  # the report is of the time served, not of the stop
         procs.kill_all()
         await _shutdown(daemon, servers, options, watcher)
         await keeper.stop()
         commit_record.detach(conn)
         conn.close()
         lock.release()
+        if monitor is not None:
+            monitor[0].write(monitor[1])
     return 0
 
 

@@ -23,8 +23,9 @@ from bonsai.services.config import LoadedSettings, load_settings
 from bonsai.services.redaction import redact_text, redact_value
 from bonsai.session import versions
 from bonsai.session.hub import SessionHub
+from bonsai.session.loop_store import LoopStore
 from bonsai.session.service_pool import PoolLimits, ServicePool
-from bonsai.session.view_store import CachedStore, MessageCache
+from bonsai.session.view_store import MessageCache
 from bonsai.session.views import ViewWorker
 
 log = logging.getLogger("bonsai.daemon")
@@ -99,7 +100,7 @@ class Daemon:
         self.home = home
         self.db = conn
         self.db_path = db_path
-        self.store = CachedStore(conn, MessageCache())  # a message read again is kept
+        self.store = LoopStore(conn, MessageCache())  # a message read again is kept, and more
         self.started_at = time.monotonic()
         self.pid = os.getpid()
         self.connections: dict[int, Connection] = {}

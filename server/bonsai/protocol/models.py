@@ -86,6 +86,9 @@ class DaemonStatusResult(Wire):
     session_providers: list[SessionProviderInfo] = Field(
         default_factory=list, description="sessions whose clients sent their own settings"
     )
+    views: str = Field(
+        default="", description="where read-only views are computed (the view process, or why not)"
+    )
 
 
 # ---------------------------------------------------------------- sessions

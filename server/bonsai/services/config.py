@@ -4,6 +4,13 @@ Precedence (later wins): defaults < ``$BONSAI_HOME/config.json`` <
 ``<workspace>/.bonsai/config.json`` < ``BONSAI_*`` environment variables.
 An invalid value is reported with its file and dotted key, and that key falls
 back to its default; the rest of the file still applies.
+
+The project file comes with the repository, and a repository may be hostile:
+it cannot say where your key and your code are sent (``providers.base_url``,
+``providers.api_key``), approve a tool for you (a ``tools.policy`` of
+``allow``) or start a download (``memory.allow_download``). Those keys are
+dropped from it, each reported with where to set it instead
+(:func:`read_project_file`).
 """
 
 from __future__ import annotations
@@ -103,6 +110,38 @@ def read_json_file(path: Path, problems: list[str]) -> Json:
     return _normalise(data)
 
 
+# (section, key): why a repository's own file may not set it
+PROJECT_REFUSED: dict[tuple[str, str], str] = {
+    ("providers", "base_url"): "it would send your key and code to a server the repository names",
+    ("providers", "api_key"): "it would send your code to an account the repository names",
+    ("memory", "allow_download"): "a repository cannot start a download",
+}
+
+
+def read_project_file(workspace: Path, problems: list[str]) -> Json:
+    """The workspace's ``.bonsai/config.json`` without what a repository may not set."""
+    path = project_config_path(workspace)
+    data = read_json_file(path, problems)
+    where = "~/.bonsai/config.json ($BONSAI_HOME/config.json) or the environment"
+    for (section, key), why in PROJECT_REFUSED.items():
+        part = data.get(section)
+        if isinstance(part, dict) and key in part:
+            data = {**data, section: {k: v for k, v in part.items() if k != key}}
+            problems.append(f"{path}: {section}.{key} ignored: {why}; set it in {where}")
+    tools = data.get("tools")
+    policy = tools.get("policy") if isinstance(tools, dict) else None
+    if isinstance(tools, dict) and isinstance(policy, dict):
+        granted = sorted(str(k) for k, v in policy.items() if v == "allow")
+        if granted:
+            kept = {k: v for k, v in policy.items() if v != "allow"}
+            data = {**data, "tools": {**tools, "policy": kept}}
+            problems.append(
+                f"{path}: tools.policy 'allow' ignored for {', '.join(granted)}: a repository "
+                f"cannot approve tools for you (it may ask or deny); set it in {where}"
+            )
+    return data
+
+
 def _env_overrides(env: Mapping[str, str]) -> Json:
     out: Json = {}
     for name, dotted in ENV_KEYS.items():
@@ -141,7 +180,7 @@ def load_settings(
     env = os.environ if env is None else env
     problems: list[str] = []
     user = read_json_file(user_config_path(home), problems)
-    project = read_json_file(project_config_path(workspace), problems) if workspace else {}
+    project = read_project_file(workspace, problems) if workspace else {}
     merged = deep_merge(deep_merge(user, project), _env_overrides(env))
     settings = validate(merged, "settings", problems)
     return LoadedSettings(settings=settings, overrides=merged, problems=problems)

@@ -17,9 +17,9 @@ from bonsai.session.host import Host
 
 
 async def ensure_baseline(host: Host, session_id: str) -> None:
-    if host.store.get_state(session_id, BASELINE_KEY) is not None:
+    if host.store.has_state(session_id, BASELINE_KEY):
         return
     workspace = Path(host.store.get(session_id).workspace)
     baseline = await asyncio.to_thread(take_baseline, workspace)
-    if host.store.get_state(session_id, BASELINE_KEY) is None:  # no turn stored one meanwhile
+    if not host.store.has_state(session_id, BASELINE_KEY):  # no turn stored one meanwhile
         host.store.set_state(session_id, BASELINE_KEY, baseline.model_dump(mode="json"))

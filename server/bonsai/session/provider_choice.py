@@ -31,6 +31,7 @@ from bonsai.services.config import (
     deep_merge,
     project_config_path,
     read_json_file,
+    read_project_file,
     user_config_path,
     validate,
 )
@@ -139,7 +140,7 @@ def choice(
     files: list[tuple[str, dict[str, Any]]] = []
     if workspace:
         path = project_config_path(Path(workspace))
-        files.append((str(path), read_json_file(path, [])))
+        files.append((str(path), read_project_file(Path(workspace), [])))
     path = user_config_path(daemon.home)
     files.append((str(path), read_json_file(path, [])))
     sources = {f: _source(f, client, env, files) for f in ("provider", "model", "base_url")}

@@ -1,11 +1,16 @@
-"""A version per session that moves on every write touching it, read in microseconds.
+"""A version per session that moves on every write touching it, read in memory.
 
 Temporary triggers on the daemon's connection (nothing is stored in the
-database file): each insert, update or delete in a table with a
-``session_id`` column bumps that session's version; one in any other table
-(rules, the schema) bumps the global version; the ``sessions`` row counts for
-its own session. A view computed at
-(session version, global version) is still true while both stand.
+database file) call one SQL function, registered on that connection, that
+bumps a counter held in this process: each insert, update or delete in a table
+with a ``session_id`` column bumps that session's version; one in any other
+table (rules, the schema) bumps the global version; the ``sessions`` row counts
+for its own session. A view computed at (session version, global version) is
+still true while both stand. Reading them is a dictionary lookup (no SQLite
+statement: a poll of a session that did not move costs the loop microseconds).
+
+The counters only ever grow, in memory: a write rolled back has still moved them,
+so a view computed meanwhile is recomputed rather than kept (never the reverse).
 
 Besides, an update or delete of a ``messages`` row moves that session's **edits**
 count (:func:`edits`): while it stands the session's log has only grown, so a
@@ -15,20 +20,45 @@ view may read the rows appended since its last read and keep the others
 
 from __future__ import annotations
 
+import weakref
+from dataclasses import dataclass, field
+
 import apsw
 
 GLOBAL = ""
-_TABLE = "temp.bonsai_versions"
+_FUNCTION = "bonsai_version_bump"
 # a streaming reply is in no view until its step commits (then ``messages`` moves)
 UNSEEN = frozenset({"partials"})
-EDITS = "edits:"  # the key prefix of a session's edits count in the same table
+EDITS = "edits:"  # the key prefix of a session's edits count among the counters
+
+
+@dataclass
+class Counters:
+    """The write counters of one connection, by session id (``GLOBAL``: the rest)."""
+
+    values: dict[str, int] = field(default_factory=dict)
+
+    def bump(self, *keys: apsw.SQLiteValue) -> None:
+        name = "" if not keys or keys[0] is None else str(keys[0])
+        self.values[name] = self.values.get(name, 0) + 1
+
+
+_COUNTERS: weakref.WeakKeyDictionary[apsw.Connection, Counters] = weakref.WeakKeyDictionary()
+
+
+def counters(conn: apsw.Connection) -> Counters:
+    """The counters :func:`install` keeps for ``conn``."""
+    found = _COUNTERS.get(conn)
+    if found is None:
+        raise RuntimeError("versions.install was not called on this connection")
+    return found
 
 
 def install(conn: apsw.Connection) -> None:
-    """Create the counters and one trigger per table and write kind (idempotent)."""
-    conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {_TABLE} (session_id TEXT PRIMARY KEY, v INTEGER NOT NULL)"
-    )
+    """Register the counting function and create one trigger per table and write kind
+    (idempotent; the counters start at 0 for this process)."""
+    kept = _COUNTERS.setdefault(conn, Counters())
+    conn.create_scalar_function(_FUNCTION, kept.bump, 1)
     query = "SELECT name, sql FROM main.sqlite_master WHERE type = 'table'"
     rows = [(str(name), str(sql or "")) for name, sql in conn.execute(query)]
     virtual = [name for name, sql in rows if sql.upper().startswith("CREATE VIRTUAL")]
@@ -47,30 +77,22 @@ def install(conn: apsw.Connection) -> None:
                 key = "''"
             conn.execute(
                 f'CREATE TEMP TRIGGER IF NOT EXISTS "bonsai_v_{table}_{kind.lower()}" '
-                f'AFTER {kind} ON main."{table}" BEGIN '
-                f"INSERT INTO bonsai_versions (session_id, v) VALUES ({key}, 1) "
-                "ON CONFLICT (session_id) DO UPDATE SET v = v + 1; END"
+                f'AFTER {kind} ON main."{table}" BEGIN SELECT {_FUNCTION}({key}); END'
             )
     for kind in ("UPDATE", "DELETE"):  # the log changed, not only grew
         conn.execute(
             f'CREATE TEMP TRIGGER IF NOT EXISTS "bonsai_e_messages_{kind.lower()}" '
             f'AFTER {kind} ON main."messages" BEGIN '
-            f"INSERT INTO bonsai_versions (session_id, v) VALUES ('{EDITS}' || OLD.session_id, 1) "
-            "ON CONFLICT (session_id) DO UPDATE SET v = v + 1; END"
+            f"SELECT {_FUNCTION}('{EDITS}' || OLD.session_id); END"
         )
 
 
 def version(conn: apsw.Connection, session_id: str) -> tuple[int, int]:
     """(this session's version, the global version); (0, 0) before any write."""
-    found: dict[str, int] = {}
-    query = f"SELECT session_id, v FROM {_TABLE} WHERE session_id IN (?, ?)"
-    for key, value in conn.execute(query, (session_id, GLOBAL)):
-        found[str(key)] = int(value)  # type: ignore[arg-type]
-    return found.get(session_id, 0), found.get(GLOBAL, 0)
+    values = counters(conn).values
+    return values.get(session_id, 0), values.get(GLOBAL, 0)
 
 
 def edits(conn: apsw.Connection, session_id: str) -> int:
     """How many times a message row of this session was changed or deleted (0: never)."""
-    query = f"SELECT v FROM {_TABLE} WHERE session_id = ?"
-    row = conn.execute(query, (EDITS + session_id,)).fetchone()
-    return 0 if row is None else int(row[0])  # type: ignore[call-overload]
+    return counters(conn).values.get(EDITS + session_id, 0)

@@ -45,11 +45,12 @@ from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings
 from bonsai.services.store.sessions import SessionStore
-from bonsai.session import versions
+from bonsai.session import versions, view_process
 from bonsai.session.baseline import ensure_baseline
 from bonsai.session.host import Host, Subscriber
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import ServicePool
+from bonsai.session.view_process import ViewProcess, ViewProcessGone
 from bonsai.session.view_store import CachedStore, MessageCache
 
 log = logging.getLogger("bonsai.views")
@@ -95,6 +96,19 @@ class _Running:
     task: asyncio.Future[Any]
 
 
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A view the view process knows by its request: ``method`` with ``params``, computed
+    by ``compute`` (the same function there and here, on the thread)."""
+
+    method: str
+    params: Wire
+    compute: Callable[[Host, Any], Encoded]
+
+    def __call__(self, host: Host) -> Encoded:
+        return self.compute(host, self.params)
+
+
 class ViewMutates(RuntimeError):
     """A read-only view tried to notify clients or lease a service."""
 
@@ -134,8 +148,11 @@ class ReadHost:
 class ViewWorker:
     """One thread, one connection (opened there on first use), one snapshot per view."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, use_process: bool | None = None) -> None:
         self.db_path = db_path
+        # the view process (made on the first view that names its request), unless disabled
+        self._use_process = view_process.enabled() if use_process is None else use_process
+        self.process: ViewProcess | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._memos: dict[str, AssemblyMemo] = {}  # the worker's own: memos are not thread-safe
@@ -150,7 +167,9 @@ class ViewWorker:
     ) -> T:
         """``view(read_host)`` on the worker; the hub state it needs is copied here, on the loop.
         ``session_id`` names the session whose clients the view sees (None: no session's).
-        With a ``key``, a view still true is served as kept, without recomputing it."""
+        With a ``key``, a view still true is served as kept, without recomputing it.
+        A :class:`Named` view is computed in the view process (on the thread when it
+        cannot answer)."""
         if session_id is not None:
             await ensure_baseline(host, session_id)  # the one write a first assembly makes
         if key is None or session_id is None:
@@ -226,6 +245,10 @@ class ViewWorker:
         return self._pool
 
     async def _compute(self, host: Host, session_id: str | None, view: Callable[[Host], T]) -> T:
+        if isinstance(view, Named) and session_id is not None:
+            body = await self._in_process(host, session_id, view)
+            if body is not None:
+                return cast(T, Encoded(body))
         # the hub as it is now; the worker's own memos (they are not thread-safe); the
         # counters and the server facts are shared (their caches take locks)
         hub = dataclasses.replace(
@@ -255,6 +278,35 @@ class ViewWorker:
             if host.hub.embedder is None:  # loaded by this view (the tree's attachment rule)
                 host.hub.embedder = hub.embedder
 
+    async def _in_process(self, host: Host, session_id: str, view: Named) -> bytes | None:
+        """The view's bytes from the view process; None when it cannot answer (logged there)."""
+        process = self._process_for(host)
+        if process is None:
+            return None
+        method, params = view.method, view.params
+        try:
+            edits = versions.edits(host.db, session_id)
+            body = await process.ask(host, method, params, session_id, edits)
+            if versions.edits(host.db, session_id) != edits:
+                # a row changed while the view computed: the whole log is read again
+                body = await process.ask(host, method, params, session_id, None)
+        except ViewProcessGone:
+            return None
+        return body
+
+    def status(self) -> str:
+        """Where views are computed, for ``bonsai status``."""
+        if not self._use_process:
+            return f"on the worker thread ({view_process.DISABLE_ENV}=0)"
+        if self.process is None:
+            return "view process not started (it starts with the first ledger view)"
+        return f"view process {self.process.status()}, {self.process.answered} answered"
+
+    def _process_for(self, host: Host) -> ViewProcess | None:
+        if self.process is None and self._use_process:
+            self.process = ViewProcess(host.home, self.db_path)
+        return self.process
+
     def _snapshot(
         self,
         host: Host,
@@ -281,6 +333,8 @@ class ViewWorker:
         return conn
 
     def forget(self, session_id: str) -> None:
+        if self.process is not None:
+            self.process.forget(session_id)
         self._memos.pop(session_id, None)
         self._messages.forget(session_id)
         for kept in [k for k in self._kept if k[0] == session_id]:
@@ -289,6 +343,8 @@ class ViewWorker:
             del self._running[running]
 
     def close(self) -> None:
+        if self.process is not None:
+            self.process.close()
         if self._pool is not None:
             self._pool.submit(self._close_connection).result(timeout=30)
             self._pool.shutdown(wait=True)

@@ -233,6 +233,7 @@
 ---@field dbPath string
 ---@field provider? bonsai.ProviderChoice|nil
 ---@field sessionProviders? bonsai.SessionProviderInfo[]
+---@field views? string
 
 ---@class bonsai.Empty
 

@@ -20,6 +20,7 @@ file included without definitions is a bare path line.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -72,6 +73,59 @@ def render_entries(entries: Sequence[MapEntry], order: Callable[[str], Any] | No
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def _block(path: str, tags: set[MapTag]) -> str:
+    """One file's lines as ``render_entries`` writes them, each ending in a newline."""
+    if not tags:
+        return _clip(path) + "\n"
+    lines = [_clip(path + ":")]
+    lines += [_clip(GUTTER + "  " * tag.depth + tag.signature) for tag in sorted(tags)]
+    return "\n".join(lines) + "\n"
+
+
+class _Prefixes:
+    """``render_entries`` of prefixes of one entry list, for the fit's probes: a
+    file's block depends only on how many of its entries the prefix holds, so
+    each (file, count) is rendered once however many probes show it, and a
+    probe joins the blocks of its files in order. Entries are read only as far
+    as a probe reaches."""
+
+    def __init__(self, entries: Sequence[MapEntry], order: Callable[[str], Any] | None) -> None:
+        self._entries = entries
+        self._order = order
+        self._read = 0
+        self._first: list[tuple[int, str]] = []  # (index of a file's first entry, file)
+        self._at: dict[str, list[int]] = {}  # file -> indices of its entries
+        self._tags: dict[str, list[MapTag | None]] = {}  # file -> their tags
+        self._blocks: dict[tuple[str, int], str] = {}
+
+    def _read_to(self, k: int) -> None:
+        if k <= self._read:
+            return
+        for i, entry in enumerate(self._entries[self._read : k], self._read):
+            at = self._at.get(entry.path)
+            if at is None:
+                at = self._at[entry.path] = []
+                self._tags[entry.path] = []
+                self._first.append((i, entry.path))
+            at.append(i)
+            self._tags[entry.path].append(entry.tag)
+        self._read = k
+
+    def text(self, k: int) -> str:
+        """``render_entries(entries[:k], order)``."""
+        self._read_to(k)
+        paths = [path for i, path in self._first[: bisect_left(self._first, (k, ""))]]
+        parts = []
+        for path in sorted(paths, key=self._order):
+            count = bisect_left(self._at[path], k)
+            block = self._blocks.get((path, count))
+            if block is None:
+                tags = {t for t in self._tags[path][:count] if t is not None}
+                block = self._blocks[path, count] = _block(path, tags)
+            parts.append(block)
+        return "".join(parts)
+
+
 def fit_entries(
     entries: Sequence[MapEntry],
     budget: int,
@@ -81,16 +135,18 @@ def fit_entries(
     """Largest prefix of ``entries`` whose rendering costs at most ``budget`` tokens.
 
     Galloping then binary search, so every probe renders text near the budget
-    size instead of the whole repository. Assumes cost grows with the prefix
-    (it does: a longer prefix renders a superset of lines).
+    size instead of the whole repository; the probes share the blocks of the
+    files whose entries they hold alike (``_Prefixes``). Assumes cost grows with
+    the prefix (it does: a longer prefix renders a superset of lines).
     """
     if budget <= 0 or not entries:
         return FittedMap("", 0, 0)
     cache: dict[int, tuple[str, int]] = {0: ("", 0)}
+    prefixes = _Prefixes(entries, order)
 
     def cost(k: int) -> int:
         if k not in cache:
-            text = render_entries(entries[:k], order)
+            text = prefixes.text(k)
             cache[k] = (text, count_tokens(text))
         return cache[k][1]
 

@@ -23,6 +23,7 @@ async def status(ctx: Ctx, _: m.Empty) -> m.DaemonStatusResult:
         db_path=str(daemon.db_path),
         provider=provider_choice.choice(daemon, daemon.settings().settings, None, None, os.environ),
         session_providers=provider_choice.status_entries(daemon, os.environ),
+        views=daemon.views.status(),
     )
 
 

@@ -5,21 +5,27 @@
 The baseline taken at session start records which paths were already changed
 (and their content hash), so the volatile tail can tell pre-existing work
 apart from this session's changes.
+
+The workspace may be hostile, and its ``.git/config`` with it: ``git status``
+would run a ``core.fsmonitor`` hook or a clean filter driver it names. Every
+call overrides those on the command line (which wins over every config file),
+and status does not recurse into submodules (each has its own config). Working
+tree entries are hashed without following a symlink or reading a FIFO or a
+device (``services/fs/untrusted.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bonsai.services.fs.untrusted import entry_hash, entry_stat
 from bonsai.services.privacy import user_umask
 
 GIT_TIMEOUT_S = 5.0
 MAX_BASELINE_FILES = 2_000
-DELETED = "deleted"
 
 
 class GitError(RuntimeError):
@@ -48,16 +54,39 @@ class GitBaseline(BaseModel):
         return self.changes[path] == file_hash(root / path)
 
 
+# what a planted config could make `git status` run, switched off
+NEUTRAL = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
+def _git(cwd: Path, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        capture_output=True,
+        timeout=GIT_TIMEOUT_S,
+        check=False,
+        umask=user_umask(),  # git may rewrite .git/index: as the user would, not 0600
+    )
+
+
+def filter_overrides(cwd: Path) -> list[str]:
+    """``-c`` options emptying every filter driver the repository's config names
+    (reading config runs nothing; an empty command means no filter)."""
+    done = _git(cwd, ["git", *NEUTRAL, "config", "-z", "--name-only", "--get-regexp", r"^filter\."])
+    drivers = set()
+    for key in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if key.startswith("filter.") and key.count(".") >= 2:
+            drivers.add(key[len("filter.") : key.rindex(".")])
+    out: list[str] = []
+    for driver in sorted(drivers):
+        for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+            out += ["-c", f"filter.{driver}.{key}={value}"]
+    return out
+
+
 def run_git(cwd: Path, *args: str) -> str:
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-            umask=user_umask(),  # git may rewrite .git/index: as the user would, not 0600
-        )
+        done = _git(cwd, ["git", *NEUTRAL, *filter_overrides(cwd), *args])
     except FileNotFoundError:
         raise GitError("git is not installed") from None
     except subprocess.TimeoutExpired:
@@ -88,7 +117,15 @@ class GitStatus(BaseModel):
 
 def read_status(root: Path) -> GitStatus:
     """Branch, head and changed paths in one ``git status --porcelain=v2`` call."""
-    out = run_git(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+    out = run_git(
+        root,
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--untracked-files=all",
+        "--ignore-submodules=all",
+    )
     fields = out.split("\0")
     branch = head = None
     entries: list[tuple[str, str]] = []
@@ -114,22 +151,12 @@ def read_status(root: Path) -> GitStatus:
 
 
 def file_stat(path: Path) -> tuple[int, int] | None:
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return (info.st_mtime_ns, info.st_size)
+    return entry_stat(path)
 
 
 def file_hash(path: Path) -> str:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return DELETED
-    except IsADirectoryError:
-        return "directory"
-    except OSError as exc:
-        return f"unreadable: {exc.strerror or exc}"
+    """The entry's content hash (``"deleted"`` when gone): see ``entry_hash``."""
+    return entry_hash(path)
 
 
 def take_baseline(workspace: Path) -> GitBaseline:

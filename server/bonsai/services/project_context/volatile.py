@@ -14,6 +14,7 @@ from pathlib import Path
 from bonsai.core.context import VOLATILE_HEADING, VOLATILE_ID, SystemPart
 from bonsai.core.turn.rules import rules_block
 from bonsai.domain import Evidence
+from bonsai.services.fs.untrusted import regular_bytes
 from bonsai.services.project_context.git import (
     GitBaseline,
     GitError,
@@ -27,10 +28,10 @@ MAX_LISTED = 30
 def range_hash(path: Path, start_line: int | None, end_line: int | None) -> str | None:
     """sha256 of a file's bytes, or of lines ``start_line..end_line`` (1-based,
     inclusive, line endings kept): the convention read evidence must follow for
-    the stale-read advisory. ``None`` when the file cannot be read."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    the stale-read advisory. ``None`` when the file cannot be read or is no
+    longer a regular file (a FIFO or ``/dev/zero`` planted since is never read)."""
+    data = regular_bytes(path)
+    if data is None:
         return None
     if start_line is None and end_line is None:
         return hashlib.sha256(data).hexdigest()

@@ -375,6 +375,10 @@ class FactsCache:
     def put(self, base_url: str, model: str, facts: ServerFacts) -> None:
         self._facts[self.key(base_url, model)] = (self.clock(), facts)
 
+    def entries(self) -> list[tuple[tuple[str, str], ServerFacts]]:
+        """Every (base URL, model) and its facts, in the order they were first learnt."""
+        return [(key, facts) for key, (_, facts) in self._facts.items()]
+
     async def get(
         self, base_url: str, model: str, fetch: Callable[[], Awaitable[ServerFacts]]
     ) -> ServerFacts:

@@ -27,6 +27,7 @@ The graph is kept in two layers:
 from __future__ import annotations
 
 import builtins
+import hashlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
@@ -279,7 +280,7 @@ class RepoGraph:
         previous view's; None from it: derive them)."""
         self.core = core
         self.tags = tags
-        self.last_rank: tuple[str, FloatArray] | None = None  # (personalization key, ranks)
+        self._last: LastRank | None = None  # the last PageRank (``last_rank``)
         # ranks of the graph this one was patched from, renumbered (``rank_carry.py``)
         self.warm_start: FloatArray | None = None
         self.last_ranked: Any = None  # ``ranking.RankMemo`` of the last request
@@ -340,8 +341,32 @@ class RepoGraph:
         view.__dict__.update(self.__dict__)  # the edges, and the transition once made
         view.core = core
         view.table = self.table._replace(line=core.def_lines)
-        view.warm_start = None if self.last_rank is None else self.last_rank[1]
+        view.warm_start = self.last_ranks
         return view
+
+    # -- the last ranking --------------------------------------------------------
+
+    @property
+    def last_rank(self) -> tuple[str, FloatArray] | None:
+        """(personalization key, ranks) of the last PageRank of this graph (what
+        the snapshot keeps); the key is hashed when first read."""
+        return None if self._last is None else self._last.pair()
+
+    @last_rank.setter
+    def last_rank(self, value: tuple[str, FloatArray] | None) -> None:
+        self._last = None if value is None else LastRank(value[1], key=value[0])
+
+    @property
+    def last_ranks(self) -> FloatArray | None:
+        """The last PageRank vector, without its key."""
+        return None if self._last is None else self._last.ranks
+
+    def remember_rank(self, personalization: FloatArray, ranks: FloatArray) -> None:
+        self._last = LastRank(ranks, personalization)
+
+    def ranks_for(self, personalization: FloatArray) -> FloatArray | None:
+        """The last PageRank vector if it was computed for this personalization."""
+        return None if self._last is None else self._last.ranks_for(personalization)
 
     @cached_property
     def transition(self) -> Transition:
@@ -420,6 +445,47 @@ class RepoGraph:
             return None
         fid = int(self.table.fid[row])
         return self.tags[self.files[fid]].definitions[row - int(self.table.offsets[fid])]
+
+
+def personalization_key(personalization: FloatArray) -> str:
+    """The key a ranking is kept under (in the snapshot too): a hash of the bytes."""
+    return hashlib.blake2b(personalization.tobytes(), digest_size=16).hexdigest()
+
+
+class LastRank:
+    """A graph's last PageRank vector with the personalization it was computed
+    for: kept as the array itself, so the next request compares arrays (one
+    pass) instead of hashing them (~5x that), and hashed only when its key is
+    read (a snapshot saved, a loaded snapshot's key compared). Shared by the
+    relined copies of a view, so each sees the same (key, ranks) pair."""
+
+    __slots__ = ("_pair", "key", "personalization", "ranks")
+
+    def __init__(
+        self, ranks: FloatArray, personalization: FloatArray | None = None, key: str | None = None
+    ) -> None:
+        self.ranks = ranks
+        self.personalization = personalization
+        self.key = key
+        self._pair: tuple[str, FloatArray] | None = None
+
+    def pair(self) -> tuple[str, FloatArray]:
+        if self._pair is None:
+            if self.key is None:
+                assert self.personalization is not None
+                self.key = personalization_key(self.personalization)
+            self._pair = (self.key, self.ranks)
+        return self._pair
+
+    def ranks_for(self, personalization: FloatArray) -> FloatArray | None:
+        kept = self.personalization
+        if kept is not None:
+            same = kept.shape == personalization.shape and np.array_equal(kept, personalization)
+            return self.ranks if same else None
+        if self.key == personalization_key(personalization):  # a loaded snapshot's
+            self.personalization = personalization
+            return self.ranks
+        return None
 
 
 class DefinedNames:

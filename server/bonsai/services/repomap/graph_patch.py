@@ -45,6 +45,25 @@ def _merged(old: list[str], new: set[str]) -> list[str]:
     return merged
 
 
+SHIFT_MAX_NEW = 8  # up to this many new ids, a remap is that many compare-and-adds
+
+
+def shifted(ids: np.ndarray, positions: list[int], old_to_new: np.ndarray) -> np.ndarray:
+    """``old_to_new[ids]`` for ids of a sorted list into which new entries went at
+    the (new, ascending) ``positions``: an old id grows by the new entries before
+    it. A few new entries cost a compare-and-add each, sequential passes cheaper
+    than the gather (~4x on 150,000 ids); a negative id (``NO_NAME``) stays as it
+    is either way, as no bound is negative (and every id is one when the list
+    was empty)."""
+    if len(positions) > SHIFT_MAX_NEW and len(old_to_new):
+        named = ids >= 0
+        return np.where(named, old_to_new[np.where(named, ids, 0)], ids).astype(ids.dtype)
+    out = ids.copy()
+    for j, position in enumerate(positions):
+        out += ids >= position - j  # the first old id past the j-th new entry
+    return out
+
+
 def _merge_names(core: GraphCore, new: set[str]) -> GraphCore:
     """``core`` with ``new`` names merged into the sorted list (ids remapped)."""
     merged = _merged(core.names, new)
@@ -57,24 +76,23 @@ def _merge_names(core: GraphCore, new: set[str]) -> GraphCore:
     factor[old_to_new], specific[old_to_new] = core.name_factor, core.name_specific
     for i in positions:
         factor[i], specific[i] = name_factor(merged[i]), is_specific(merged[i])
-    named = core.def_names >= 0
-    def_names = np.where(named, old_to_new[np.where(named, core.def_names, 0)], NO_NAME)
     return core._replace(
         names=merged,
         name_factor=factor,
         name_specific=specific,
-        ref_names=old_to_new[core.ref_names],
-        def_names=def_names,
+        ref_names=shifted(core.ref_names, positions, old_to_new),
+        def_names=shifted(core.def_names, positions, old_to_new),
     )
 
 
 def _merge_words(core: GraphCore, new: set[str]) -> GraphCore:
     """``core`` with ``new`` words merged into its sorted word list (ids remapped)."""
     merged = _merged(core.words, new)
+    positions = sorted(bisect_left(merged, w) for w in new)
     is_new = np.zeros(len(merged), dtype=bool)
-    is_new[[bisect_left(merged, w) for w in new]] = True
+    is_new[positions] = True
     old_to_new = np.flatnonzero(~is_new).astype(np.int32)
-    return core._replace(words=merged, word_ids=old_to_new[core.word_ids])
+    return core._replace(words=merged, word_ids=shifted(core.word_ids, positions, old_to_new))
 
 
 _WORD_ARRAY: list[tuple[list[str], np.ndarray]] = []  # (words, as an object array) of the last

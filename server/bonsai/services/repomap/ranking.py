@@ -425,12 +425,12 @@ def score_rows(
 def pagerank_of(graph: RepoGraph, pers: FloatArray) -> FloatArray:
     """PageRank of ``graph`` for this personalization; the last result is kept on
     the graph (and persisted with it), so repeating the inputs costs nothing."""
-    key = hashlib.blake2b(pers.tobytes(), digest_size=16).hexdigest()
-    if graph.last_rank is not None and graph.last_rank[0] == key:
-        return graph.last_rank[1]
+    kept = graph.ranks_for(pers)
+    if kept is not None:
+        return kept
     warm = graph.warm_start if len(graph.sources) >= WARM_START_MIN_EDGES else None
     ranks = rank_transition(graph.transition, pers, tol=PAGERANK_TOL, start=warm)
-    graph.last_rank = (key, ranks)
+    graph.remember_rank(pers, ranks)
     return ranks
 
 

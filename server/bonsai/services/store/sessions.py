@@ -213,10 +213,18 @@ class SessionStore:
 
     # -------------------------------------------------------------- per-session state
     def get_state(self, session_id: str, key: str, default: Any = None) -> Any:
+        text = self.state_text(session_id, key)
+        return json.loads(text) if text is not None else default
+
+    def has_state(self, session_id: str, key: str) -> bool:
+        return self.state_text(session_id, key) is not None
+
+    def state_text(self, session_id: str, key: str) -> str | None:
+        """A state value as the JSON text it is stored as (None: no such key)."""
         row = self.conn.execute(
             "SELECT value FROM session_state WHERE session_id = ? AND key = ?", (session_id, key)
         ).fetchone()
-        return json.loads(row[0]) if row else default
+        return str(row[0]) if row else None
 
     def delete_state(self, session_id: str, key: str) -> None:
         with self.conn:

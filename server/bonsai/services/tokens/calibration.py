@@ -132,6 +132,11 @@ class Calibrator:
             models = {k: self._state.models[k].model_copy() for k in sorted(self._state.models)}
         return CalibrationState(models=models)
 
+    def adopt(self, state: CalibrationState) -> None:
+        """Take ``state`` as the learned state (another process's calibrator, copied)."""
+        with self._lock:
+            self._state = state.model_copy(deep=True)
+
     def save(self, path: Path) -> None:
         """Write the state to ``path`` as JSON, atomically."""
         atomic_write(path, (self.state().model_dump_json(indent=2) + "\n").encode())

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from bonsai.domain import Message, content_hash
 from bonsai.services.tokens.anthropic_api import ApiTokenCounter, anthropic_payload
 from bonsai.services.tokens.cache import CacheStats, LRUCache
-from bonsai.services.tokens.calibration import CalibrationSnapshot, Calibrator
+from bonsai.services.tokens.calibration import CalibrationSnapshot, CalibrationState, Calibrator
 from bonsai.services.tokens.framing import FRAMING, FramingRule
 from bonsai.services.tokens.images import image_tokens
 from bonsai.services.tokens.tool_schema import render_tools
@@ -186,6 +186,15 @@ class TokenCounter:
     def calibration(self) -> CalibrationSnapshot | None:
         """This model's calibration for the ledger (``None`` without a calibrator)."""
         return self._calibrator.snapshot(self.model) if self._calibrator else None
+
+    def calibration_state(self) -> CalibrationState | None:
+        """What the calibrator learned (``None`` without one), to copy to another process."""
+        return self._calibrator.state() if self._calibrator else None
+
+    def adopt_calibration(self, state: CalibrationState) -> None:
+        """Count with ``state`` as learned (a copy of another process's counter)."""
+        if self._calibrator is not None:
+            self._calibrator.adopt(state)
 
     def stats(self) -> CounterStats:
         api_calls = self._api.calls if self._api is not None else 0

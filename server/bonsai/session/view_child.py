@@ -1,0 +1,213 @@
+"""The view process (``python -m bonsai.session.view_child HOME DB``): read-only views
+in their own interpreter, one at a time, over the daemon's pipe.
+
+It opens the database read-only and keeps its own caches (messages, memos, stable
+parts, encoded rows), exactly as the view worker thread does; what only the daemon
+knows comes with each request (:mod:`bonsai.session.view_process`). It reads frames
+from stdin and writes answers to a private copy of stdout (fd 1 itself points at
+stderr, so nothing printed can corrupt a frame), and exits at the end of its input:
+when the daemon closes the pipe or dies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import apsw
+
+from bonsai.agent.parts_cache import StablePartsCache
+from bonsai.errors import BonsaiError
+from bonsai.protocol import models as m
+from bonsai.protocol.models import Wire
+from bonsai.services.config import LoadedSettings, load_settings, validate
+from bonsai.services.providers.discovery import ServerFacts
+from bonsai.services.store.sessions import UnknownSession
+from bonsai.services.tokens import TokenCounter
+from bonsai.services.tokens.calibration import CalibrationState
+from bonsai.session import ctx_views
+from bonsai.session.base import tokenizer_warmer
+from bonsai.session.host import Host
+from bonsai.session.hub import SessionHub
+from bonsai.session.view_process import pack, read_frame_sync
+from bonsai.session.view_store import CachedStore, MessageCache
+from bonsai.session.views import (
+    BUSY_TIMEOUT_MS,
+    FRESH_S,
+    Encoded,
+    ReadHost,
+    ViewMutates,
+)
+
+log = logging.getLogger("bonsai.views.child")
+
+View = Callable[[Host, Any], Encoded]
+VIEWS: dict[str, tuple[type[Wire], View]] = {
+    "bonsai/ctx/get": (m.CtxGetParams, ctx_views.answer),
+    "bonsai/ctx/text": (m.CtxNodeParams, ctx_views.text),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Peer:
+    """A client attached to the session, as the daemon described it: nothing can be sent."""
+
+    id: int
+    kind: str
+    name: str
+    attached: set[str]
+
+    def notify(self, method: str, params: Any) -> None:
+        raise ViewMutates(f"a read-only view cannot send {method}")
+
+    def notify_lsp(self, method: str, params: Any) -> None:
+        raise ViewMutates(f"a read-only view cannot send {method}")
+
+    async def request(self, method: str, params: Wire, timeout: float) -> Any:
+        raise ViewMutates(f"a read-only view cannot ask {method}")
+
+    async def request_lsp(self, method: str, params: Any, timeout: float) -> Any:
+        raise ViewMutates(f"a read-only view cannot ask {method}")
+
+
+class _Counters(dict[str, TokenCounter]):
+    """The child's counters: one made for a model takes the daemon's calibration of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.states: dict[str, CalibrationState] = {}
+
+    def __setitem__(self, model: str, counter: TokenCounter) -> None:
+        state = self.states.get(model)
+        if state is not None:
+            counter.adopt_calibration(state)
+        super().__setitem__(model, counter)
+
+    def adopt(self, model: str, state: CalibrationState) -> None:
+        self.states[model] = state
+        if model in self:
+            self[model].adopt_calibration(state)
+
+
+class Child:
+    """The daemon's state as the views need it, kept between requests."""
+
+    def __init__(self, home: Path, db_path: Path) -> None:
+        self.home, self.db_path = home, db_path
+        self.conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+        self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.messages = MessageCache()
+        self.counters = _Counters()
+        self.hub = SessionHub(counters=self.counters, stable_parts=StablePartsCache(FRESH_S))
+        self.loaded: dict[str | None, LoadedSettings] = {}
+
+    def settings(self, workspace: str | None = None) -> LoadedSettings:
+        loaded = self.loaded.get(workspace)
+        if loaded is None:  # not sent (the daemon had not loaded it): from disk, as it would
+            loaded = self.loaded[workspace] = load_settings(
+                self.home, Path(workspace) if workspace else None
+            )
+        return loaded
+
+    def host(self, subscribers: dict[str, list[Any]], edits: dict[str, int]) -> ReadHost:
+        store = CachedStore(self.conn, self.messages, edits)
+        return ReadHost(self.home, self.conn, store, self.hub, self.settings, subscribers)
+
+    def warm(self) -> None:
+        """The tokenizer of the model the settings name, before the first view."""
+        try:
+            host = self.host({}, {})
+            tokenizer_warmer(host)()
+        except Exception:
+            log.warning("warming the view process failed", exc_info=True)
+
+    def sync(self, head: dict[str, Any]) -> None:
+        """Take what the daemon sent of its memory (only what changed comes)."""
+        session = str(head["session"])
+        for workspace, snapshot in head.get("settings", []):
+            overrides = snapshot["overrides"]
+            settings = validate(overrides, "settings", [])
+            self.loaded[workspace] = LoadedSettings(settings, overrides, list(snapshot["problems"]))
+        if "client" in head:
+            client = head["client"]
+            if client is None:
+                self.hub.client_settings.pop(session, None)
+            else:
+                self.hub.client_settings[session] = m.ClientSettings.model_validate(client)
+        if "repomap" in head:
+            self.hub.repomap_text[session] = head["repomap"]
+        if "facts" in head:
+            cache = self.hub.server_facts
+            for url, model, facts in head["facts"]:
+                cache.put(url, model, ServerFacts.model_validate(facts))
+        for model, text in head.get("calibration", {}).items():
+            self.counters.adopt(model, CalibrationState.model_validate_json(text))
+
+    def answer(self, head: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        ident = head["id"]
+        try:
+            self.sync(head)
+            params_type, view = VIEWS[str(head["method"])]
+            params = params_type.model_validate(head["params"])
+            session = str(head["session"])
+            peers = [Peer(int(i), str(k), str(n), set(a)) for i, k, n, a in head["subscribers"]]
+            edits = {} if head.get("edits") is None else {session: int(head["edits"])}
+            host = self.host({session: peers}, edits)
+            with self.conn:  # one transaction: every read of this view sees the same log
+                result = view(host, params)
+        except (BonsaiError, UnknownSession) as error:
+            return _failed(ident, error, getattr(error, "message", str(error))), b""
+        except Exception as error:  # the daemon asks its thread, which logs the trace too
+            log.warning("view %s failed in the view process", head.get("method"), exc_info=True)
+            return _failed(ident, error, str(error)), b""
+        return {"id": ident, "ok": True}, result.body
+
+    def forget(self, session_id: str) -> None:
+        self.hub.memos.pop(session_id, None)
+        self.hub.repomap_text.pop(session_id, None)
+        self.hub.client_settings.pop(session_id, None)
+        self.messages.forget(session_id)
+
+
+def _failed(ident: object, error: Exception, message: str) -> dict[str, Any]:
+    return {"id": ident, "ok": False, "error": type(error).__name__, "message": message}
+
+
+def serve(child: Child, inp: IO[bytes], out: IO[bytes]) -> None:
+    child.warm()
+    out.write(pack({"ready": True, "pid": os.getpid()}))
+    out.flush()
+    while True:
+        frame = read_frame_sync(inp)
+        if frame is None:
+            return
+        head, _ = frame
+        if "forget" in head:
+            child.forget(str(head["forget"]))
+            continue
+        answer, body = child.answer(head)
+        out.write(pack(answer, body))
+        out.flush()
+
+
+def main(argv: list[str]) -> int:
+    home, db_path = Path(argv[1]), Path(argv[2])
+    logging.basicConfig(level=logging.WARNING, format="view process: %(levelname)s %(message)s")
+    out = os.fdopen(os.dup(1), "wb")  # the frames' own channel
+    os.dup2(2, 1)  # anything printed goes to stderr, never into a frame
+    inp = os.fdopen(os.dup(0), "rb")
+    try:
+        serve(Child(home, db_path), inp, out)
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

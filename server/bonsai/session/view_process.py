@@ -1,0 +1,404 @@
+"""Read-only views in their own process: their own interpreter, their own GIL, the second core.
+
+The polled views (``bonsai/ctx/get``, ``bonsai/ctx/text``) are computed in a child
+``python -m bonsai.session.view_child`` that opens the database read-only and keeps
+its own caches (messages, memos, stable parts, encoded rows), as the view worker
+thread does. The daemon sends, per request, the request by name (method and
+params, never a closure) and what lives only in its memory: the session's edits
+count, the subscribers, and, only when they changed since the child last had them,
+the settings snapshot (the merged sources the daemon validated: the child validates
+the same dict, so it agrees with the daemon even after a file changed on disk and
+before the daemon reloaded), the client's settings, the repository map text, the
+server facts and the counters' calibration. The answer comes back as the encoded
+bytes, spliced into the JSON-RPC response as they are.
+
+Frames over the child's stdin and stdout: two big-endian lengths (a JSON header, a
+body), then the header, then the body. A child that dies (or hangs past
+``timeout_s``, then it is killed) fails its requests with :class:`ViewProcessGone`;
+the view worker answers those on its thread, and the next request starts a new
+child (at most ``MAX_RESTARTS`` within ``RESTART_WINDOW_S``; past that the thread
+serves alone, logged). The daemon's stop closes the child's stdin and reaps it.
+
+Start-up is a spawned interpreter, not a fork: the daemon has its event loop, its
+threads and its SQLite connection long before a first view, and forking those is
+unsafe; the spawn costs the child's imports and tokenizer load once, off the loop,
+while the thread serves the first views.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from bonsai import errors
+from bonsai.protocol.models import ClientSettings, Wire
+from bonsai.services.config import LoadedSettings
+from bonsai.services.providers.discovery import ServerFacts
+from bonsai.services.store.sessions import UnknownSession
+from bonsai.session.host import Host
+
+log = logging.getLogger("bonsai.views")
+FRAME = struct.Struct(">II")  # header length, body length
+MAX_FRAME = 1 << 30
+START_TIMEOUT_S = 120.0  # imports and the tokenizer, on a loaded machine
+TIMEOUT_S = 60.0  # one view; past it the child is taken for hung and killed
+MAX_RESTARTS = 5
+RESTART_WINDOW_S = 60.0
+DISABLE_ENV = "BONSAI_VIEW_PROCESS"  # "0": views on the worker thread only
+
+
+class ViewProcessGone(RuntimeError):
+    """The view process could not answer (not started, died, hung): ask the thread."""
+
+
+def enabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "1") != "0"
+
+
+# ------------------------------------------------------------------ framing
+
+
+def pack(header: dict[str, Any], body: bytes = b"") -> bytes:
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    return FRAME.pack(len(head), len(body)) + head + body
+
+
+def _sizes(raw: bytes) -> tuple[int, int]:
+    n_head, n_body = FRAME.unpack(raw)
+    if n_head > MAX_FRAME or n_body > MAX_FRAME:
+        raise ValueError(f"a view frame of {n_head} + {n_body} bytes is refused")
+    return n_head, n_body
+
+
+async def read_frame(reader: asyncio.StreamReader) -> tuple[dict[str, Any], bytes]:
+    n_head, n_body = _sizes(await reader.readexactly(FRAME.size))
+    head = json.loads(await reader.readexactly(n_head))
+    return head, (await reader.readexactly(n_body) if n_body else b"")
+
+
+def read_frame_sync(stream: IO[bytes]) -> tuple[dict[str, Any], bytes] | None:
+    """The next frame, or None at the end of the stream."""
+    raw = stream.read(FRAME.size)
+    if len(raw) < FRAME.size:
+        return None
+    n_head, n_body = _sizes(raw)
+    head = stream.read(n_head)
+    body = stream.read(n_body) if n_body else b""
+    if len(head) < n_head or len(body) < n_body:
+        return None
+    return json.loads(head), body
+
+
+# ------------------------------------------------------------------ what is sent
+
+
+def settings_snapshot(loaded: LoadedSettings) -> dict[str, Any]:
+    """What the child validates into the same settings (``services.config.validate``)."""
+    return {"overrides": loaded.overrides, "problems": list(loaded.problems)}
+
+
+@dataclass
+class _Sent:
+    """What the child has, as it was sent (compared by identity: cheap, and a value
+    replaced in the daemon is a new object)."""
+
+    settings: dict[str | None, LoadedSettings] = field(default_factory=dict)
+    clients: dict[str, ClientSettings | None] = field(default_factory=dict)
+    repomaps: dict[str, str | None] = field(default_factory=dict)
+    facts: list[tuple[tuple[str, str], ServerFacts]] = field(default_factory=list)
+    calibration: dict[str, str] = field(default_factory=dict)
+
+
+def _state_of(host: Host, session_id: str, sent: _Sent) -> dict[str, Any]:
+    """The parts of the daemon's memory the child lacks or has stale, for one view."""
+    out: dict[str, Any] = {}
+    workspace = host.store.get(session_id).workspace
+    settings = []
+    for where in (None, workspace):
+        loaded = host.settings(where)
+        if sent.settings.get(where) is not loaded:
+            settings.append([where, settings_snapshot(loaded)])
+            sent.settings[where] = loaded
+    if settings:
+        out["settings"] = settings
+    hub = host.hub
+    client = hub.client_settings.get(session_id)
+    if session_id not in sent.clients or sent.clients[session_id] is not client:
+        out["client"] = None if client is None else client.model_dump(mode="json")
+        sent.clients[session_id] = client
+    repomap = hub.repomap_text.get(session_id)
+    if session_id not in sent.repomaps or sent.repomaps[session_id] is not repomap:
+        out["repomap"] = repomap
+        sent.repomaps[session_id] = repomap
+    facts = hub.server_facts.entries()
+    if len(facts) != len(sent.facts) or any(
+        a[0] != b[0] or a[1] is not b[1] for a, b in zip(facts, sent.facts, strict=True)
+    ):
+        out["facts"] = [[url, model, f.model_dump(mode="json")] for (url, model), f in facts]
+        sent.facts = facts
+    calibration = {}
+    for model, counter in list(hub.counters.items()):
+        state = counter.calibration_state()
+        text = state.model_dump_json() if state is not None else ""
+        if text and sent.calibration.get(model) != text:
+            calibration[model] = text
+            sent.calibration[model] = text
+    if calibration:
+        out["calibration"] = calibration
+    return out
+
+
+def _subscribers(host: Host, session_id: str) -> list[list[Any]]:
+    return [[c.id, c.kind, c.name, sorted(c.attached)] for c in host.subscribers(session_id)]
+
+
+# ------------------------------------------------------------------ the daemon's side
+
+
+class ViewProcess:
+    """The child, as the daemon drives it: started on first use, restarted after a death."""
+
+    def __init__(
+        self,
+        home: Path,
+        db_path: Path,
+        timeout_s: float = TIMEOUT_S,
+        start_timeout_s: float = START_TIMEOUT_S,
+    ) -> None:
+        self.home, self.db_path = home, db_path
+        self.timeout_s, self.start_timeout_s = timeout_s, start_timeout_s
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._transport: asyncio.WriteTransport | None = None
+        self._read_transport: asyncio.ReadTransport | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._starting: asyncio.Task[None] | None = None
+        self._ready = False
+        self._pending: dict[int, asyncio.Future[tuple[dict[str, Any], bytes]]] = {}
+        self._next = 0
+        self._sent = _Sent()
+        self._starts: list[float] = []
+        self.failed = False  # restarted too often: the thread serves alone
+        self.answered = 0  # views the child answered (tests and benches)
+        self.started = 0  # children started
+        self.start_s = 0.0  # how long the last one took to be ready
+        self.last_problem = ""
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
+    def status(self) -> str:
+        if self.failed:
+            return f"failed ({self.last_problem}); views on the worker thread"
+        restarts = self.started - 1
+        after = f"; restarted {restarts}×, last: {self.last_problem}" if restarts > 0 else ""
+        if self._ready:
+            return f"running (pid {self.pid}{after})"
+        return ("starting" if self._starting is not None else "not running") + after
+
+    def start(self) -> None:
+        """Start the child in the background (nothing waits for it)."""
+        if self._ready or self._starting is not None or self.failed:
+            return
+        now = time.monotonic()
+        self._starts = [t for t in self._starts if now - t < RESTART_WINDOW_S] + [now]
+        if len(self._starts) > MAX_RESTARTS:
+            self.failed = True
+            log.warning(
+                "the view process was restarted %s times within %.0fs (%s): views stay "
+                "on the worker thread",
+                MAX_RESTARTS,
+                RESTART_WINDOW_S,
+                self.last_problem,
+            )
+            return
+        self.started += 1
+        self._starting = asyncio.ensure_future(self._start())
+        self._starting.add_done_callback(self._started)
+
+    async def wait_ready(self, timeout: float = START_TIMEOUT_S) -> bool:
+        """Start the child if it is not running and wait until it answers (tests, benches)."""
+        self.start()
+        deadline = time.monotonic() + timeout
+        while not self._ready and not self.failed and time.monotonic() < deadline:
+            starting = self._starting
+            if starting is None:
+                self.start()
+                await asyncio.sleep(0.05)
+                continue
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(starting), deadline - time.monotonic())
+        return self._ready
+
+    def _started(self, done: asyncio.Future[None]) -> None:
+        self._starting = None
+        error = None if done.cancelled() else done.exception()
+        if error is not None:
+            proc = self._proc
+            self._kill()
+            code = proc.returncode if proc is not None else None
+            if isinstance(error, asyncio.IncompleteReadError):
+                self.last_problem = f"exited at its start with code {code}"
+            else:
+                self.last_problem = f"did not start ({error!r})"
+            log.warning("the view process %s; views on the thread", self.last_problem)
+
+    async def _start(self) -> None:
+        loop, began = asyncio.get_running_loop(), time.monotonic()
+        self._sent = _Sent()  # a new child has nothing
+        proc = self._proc = subprocess.Popen(
+            [sys.executable, "-m", "bonsai.session.view_child", str(self.home), str(self.db_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        reader = asyncio.StreamReader(limit=MAX_FRAME)
+        protocol = asyncio.StreamReaderProtocol(reader)
+        self._read_transport, _ = await loop.connect_read_pipe(lambda: protocol, proc.stdout)
+        self._transport, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
+        head, _ = await asyncio.wait_for(read_frame(reader), self.start_timeout_s)
+        if not head.get("ready"):
+            raise ViewProcessGone(f"the view process said {head!r} instead of ready")
+        self._ready = True
+        self._reader_task = asyncio.ensure_future(self._read(reader, proc))
+        self.start_s = time.monotonic() - began
+        log.info("view process %s ready in %.2fs", proc.pid, self.start_s)
+
+    async def _read(self, reader: asyncio.StreamReader, proc: subprocess.Popen[bytes]) -> None:
+        try:
+            while True:
+                head, body = await read_frame(reader)
+                waiting = self._pending.pop(int(head.get("id", -1)), None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result((head, body))
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError) as error:
+            if proc is self._proc:
+                self._kill()  # reaped: its exit code is known
+                code = proc.returncode
+                self.last_problem = (
+                    f"exited with code {code}" if code is not None else f"broke its pipe ({error})"
+                )
+                log.warning(
+                    "the view process %s %s; its views are answered on the thread and a "
+                    "new one starts",
+                    proc.pid,
+                    self.last_problem,
+                )
+                self._gone(ViewProcessGone(f"the view process {self.last_problem}"))
+
+    def _gone(self, error: Exception) -> None:
+        self._ready = False
+        pending, self._pending = self._pending, {}
+        for waiting in pending.values():
+            if not waiting.done():
+                waiting.set_exception(error)
+        self._kill()
+
+    async def ask(
+        self,
+        host: Host,
+        method: str,
+        params: Wire,
+        session_id: str,
+        edits: int | None,
+    ) -> bytes:
+        """The view's encoded answer from the child; :class:`ViewProcessGone` when it
+        cannot give one (the caller asks the thread). A user error (a node that does not
+        exist) is raised as the thread would raise it."""
+        if not self._ready or self._transport is None:
+            self.start()
+            raise ViewProcessGone("the view process is not running")
+        self._next += 1
+        ident = self._next
+        header: dict[str, Any] = {
+            "id": ident,
+            "method": method,
+            "params": params.model_dump(mode="json", by_alias=True),
+            "session": session_id,
+            "edits": edits,
+            "subscribers": _subscribers(host, session_id),
+            **_state_of(host, session_id, self._sent),
+        }
+        waiting = asyncio.get_running_loop().create_future()
+        self._pending[ident] = waiting
+        self._transport.write(pack(header))
+        try:
+            head, body = await asyncio.wait_for(asyncio.shield(waiting), self.timeout_s)
+        except TimeoutError:
+            self.last_problem = f"did not answer {method} within {self.timeout_s:.0f}s"
+            log.warning("the view process %s %s: killed, restarted", self.pid, self.last_problem)
+            self._gone(ViewProcessGone(f"the view process {self.last_problem}"))
+            raise ViewProcessGone(self.last_problem) from None
+        finally:
+            self._pending.pop(ident, None)
+        if head.get("ok"):
+            self.answered += 1
+            return body
+        raise _error_of(head)
+
+    def forget(self, session_id: str) -> None:
+        for sent in (self._sent.clients, self._sent.repomaps):
+            sent.pop(session_id, None)
+        if self._ready and self._transport is not None:
+            self._transport.write(pack({"forget": session_id}))
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        self._ready = False
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+            self._reader_task = None
+        for transport in (self._transport, self._read_transport):
+            if transport is not None:
+                with contextlib.suppress(RuntimeError):  # the loop already closed
+                    transport.close()  # unregisters the pipe from the loop at once
+        self._transport = self._read_transport = None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.kill()
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+
+    def close(self) -> None:
+        """Stop the child: its stdin closed (it exits at the end of its input), then reaped;
+        killed if it has not gone within a few seconds."""
+        if self._starting is not None:
+            self._starting.cancel()
+            self._starting = None
+        proc = self._proc
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()  # the child's end of input, now (not at the loop's next turn)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=3)
+        self._gone(ViewProcessGone("the daemon is stopping"))
+
+
+def _error_of(head: dict[str, Any]) -> Exception:
+    """The child's error as the thread would have raised it."""
+    kind, message = str(head.get("error", "")), str(head.get("message", ""))
+    if kind == "UnknownSession":
+        return UnknownSession(str(head.get("session", "")))
+    found = getattr(errors, kind, None)
+    if isinstance(found, type) and issubclass(found, errors.BonsaiError):
+        return found(message)
+    return ViewProcessGone(f"the view process failed: {kind}: {message}")

@@ -1,0 +1,99 @@
+"""A hostile repository's git state, opened by a real daemon (``bonsai serve --stdio``).
+
+bonsai runs ``git status`` on every turn (the volatile tail) and hashes the
+changed entries at a session's start (the baseline). A repository that arrives
+with its own ``.git`` (an archive, a shared folder) can name programs in its
+config that plain ``git status`` runs, and can plant entries whose bytes never
+end. Opening such a workspace must run nothing and must not hang.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from security_helpers import make_rig
+
+from bonsai.services.project_context.git import read_status, take_baseline
+from bonsai.sim import Script
+from bonsai.sim.script import Reply
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def hostile_repo(root: Path, marker: Path) -> Path:
+    """A repository whose config runs ``touch marker`` from ``git status``: as the
+    fsmonitor hook, and as the clean filter of every tracked ``.py`` file."""
+    ws = root / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q", ".")
+    (ws / "app.py").write_text("print('hi')\n")
+    (ws / ".gitattributes").write_text("*.py filter=evil\n")
+    git(ws, "add", "app.py", ".gitattributes")
+    git(ws, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init")
+    git(ws, "config", "core.fsmonitor", f"touch {marker}; false #")
+    git(ws, "config", "filter.evil.clean", f"touch {marker}; cat")
+    git(ws, "config", "filter.evil.required", "true")
+    # the index's stat data no longer matches: git must hash app.py (through the filter)
+    stamp = os.stat(ws / "app.py").st_mtime_ns + 5_000_000_000
+    os.utime(ws / "app.py", ns=(stamp, stamp))
+    return ws
+
+
+def test_plain_git_status_would_run_the_planted_programs(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    ws = hostile_repo(tmp_path, marker)
+    subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True, check=False)
+    assert marker.exists(), "the rig is real: git itself runs what the config names"
+
+
+def test_status_and_baseline_run_nothing_the_repository_names(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    ws = hostile_repo(tmp_path, marker)
+    status = read_status(ws)
+    baseline = take_baseline(ws)
+    assert not marker.exists(), "neither the fsmonitor hook nor the filter ran"
+    assert status.branch is not None and status.head is not None
+    assert baseline.note == "" and baseline.head == status.head
+
+
+def test_a_link_to_a_pipe_or_a_device_is_hashed_as_a_link(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q", ".")
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink(tmp_path / "pipe", ws / "to_pipe")
+    os.symlink("/dev/zero", ws / "to_zero")
+    os.mkfifo(ws / "fifo")
+    (ws / "real.txt").write_text("text\n")
+    os.symlink("real.txt", ws / "to_real")
+    baseline = take_baseline(ws)  # reading the pipe would block, /dev/zero never ends
+    assert set(baseline.changes) >= {"to_pipe", "to_zero", "to_real", "real.txt"}
+    assert baseline.changes["to_real"] != baseline.changes["real.txt"], "the link, not its target"
+    assert baseline.unchanged(ws, "to_pipe") and baseline.unchanged(ws, "to_zero")
+    os.remove(ws / "to_real")
+    os.symlink("elsewhere.txt", ws / "to_real")
+    assert not baseline.unchanged(ws, "to_real"), "a retargeted link is a change"
+
+
+async def test_a_turn_in_a_hostile_repository_runs_nothing_and_finishes(
+    home: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "PWNED"
+    ws = hostile_repo(tmp_path, marker)
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink(tmp_path / "pipe", ws / "to_pipe")
+    async with make_rig(Script(steps=[Reply(text="Looked.")]), home, ws) as rig:
+        sid = await rig.session()
+        events = await rig.turn(sid, "what is in this repository?", timeout=60)
+        assert events[-1]["kind"] == "done", events[-1]
+        tail = rig.requests_text()
+        assert "to_pipe" in tail, "the planted link is listed in the volatile tail"
+    assert not marker.exists(), "opening the repository ran none of its programs"

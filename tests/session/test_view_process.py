@@ -1,0 +1,347 @@
+"""Views in their own process: the same bytes as the worker thread and the whole-model
+oracle, what the daemon holds in memory reaches the child, a child killed or hung
+still answers (on the thread), and the daemon's stop leaves no child behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from bonsai.daemon.handlers import ctx as handlers
+from bonsai.daemon.rpc import Ctx
+from bonsai.daemon.state import Daemon
+from bonsai.domain import Message
+from bonsai.protocol import models as m
+from bonsai.protocol.models import CtxGetResult
+from bonsai.services.store.db import open_database
+from bonsai.session import ctx_views
+from bonsai.session.host import Host
+from bonsai.session.server_facts import ensure_facts
+from bonsai.session.view_process import ViewProcess
+from bonsai.session.views import Encoded, Named
+from bonsai_testing import BONSAI, bonsai_env, close_client, rpc, start_client, stop_daemon
+
+WORDS = ["alpha", "déjà", "日本", "tab\there", 'quote"d', "line\nbreak", "\u2028", "x" * 300]
+VIEWS = ("ledger", "wire", "turns")
+
+
+def _daemon(tmp_path: Path) -> Daemon:
+    db_path = tmp_path / "bonsai.db"
+    return Daemon(tmp_path, open_database(db_path), db_path)
+
+
+def _whole(host: Host, params: m.CtxGetParams) -> bytes:
+    """The view built as one model and encoded whole (the oracle)."""
+    bridge, assembly, _ = handlers._current(host, params.session_id)
+    result = CtxGetResult(
+        view=params.view, totals=handlers.totals(host, params.session_id, bridge, assembly)
+    )
+    if params.view == "wire":
+        wire = handlers._wire(host, bridge, assembly)
+        result.messages, result.tools, result.system = (
+            wire["messages"],
+            wire["tools"],
+            wire["system"],
+        )
+    else:
+        result.nodes = [handlers._ctx_node(row) for row in assembly.ledger]
+        if params.view == "turns":
+            result.turns = handlers._turns(host, params.session_id)
+    return Encoded.of(result).body
+
+
+async def _process(daemon: Daemon) -> ViewProcess:
+    process = daemon.views._process_for(daemon)
+    assert process is not None, "the view process is on by default"
+    assert await process.wait_ready(), process.status()
+    return process
+
+
+async def _three(daemon: Daemon, sid: str, view: str) -> tuple[bytes, bytes, bytes]:
+    """The child's answer, the thread's, the oracle's."""
+    params = m.CtxGetParams(session_id=sid, view=view)  # type: ignore[arg-type]
+    process = daemon.views.process
+    assert process is not None
+    answered = process.answered
+    child = await daemon.views.run(daemon, sid, Named("bonsai/ctx/get", params, handlers._answer))
+    assert process.answered == answered + 1, "the child answered"
+
+    def thread(host: Host) -> tuple[bytes, bytes]:
+        return handlers._answer(host, params).body, _whole(host, params)
+
+    by_thread, whole = await daemon.views.run(daemon, sid, thread)
+    return child.body, by_thread, whole
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
+
+
+@pytest.mark.parametrize("seed", [3])
+async def test_the_child_answers_byte_for_byte_as_the_thread_and_the_oracle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    monkeypatch.setenv("BONSAI_PROVIDER", "sim")
+    monkeypatch.setenv("BONSAI_MODEL", "gpt-4o-mini")
+    daemon = _daemon(tmp_path)
+    sid = daemon.store.create(str(tmp_path)).session_id
+    await ensure_facts(daemon, sid)
+    await _process(daemon)
+    rng = random.Random(seed)
+    ctx = Ctx(daemon, cast(Any, None), cast(Any, None))
+    acted: set[str] = set()
+    try:
+        for step in range(24):
+            if step < 4 or rng.random() < 0.5:
+                role = "user" if rng.random() < 0.5 else "assistant"
+                daemon.store.append(sid, Message(role=role, content=_text(rng)))
+            else:
+                ledger = CtxGetResult.model_validate_json((await _three(daemon, sid, "ledger"))[0])
+                ids = [n.id for n in ledger.nodes or [] if n.section == "messages"]
+                action = rng.choice(["pin", "unpin", "drop", "stub", "restore"])
+                node = rng.choice(ids)
+                try:
+                    done = await handlers._act(
+                        ctx, m.CtxNodeParams(session_id=sid, node_id=node), action
+                    )
+                except Exception as error:  # an action that does not apply to this node
+                    assert type(error).__name__ in {"InvalidParams", "NotFound"}
+                    continue
+                after = CtxGetResult.model_validate_json((await _three(daemon, sid, "ledger"))[0])
+                shown = next(n for n in after.nodes or [] if n.id == node)
+                assert shown.state == done.node.state, "the child shows the new state at once"
+                acted.add(shown.state)
+            if step == 12:  # what lives only in the daemon's memory reaches the child
+                daemon.hub.repomap_text[sid] = "## Repository map\nsrc/app.py: main()"
+                daemon.hub.client_settings[sid] = m.ClientSettings(model="gpt-4o")
+            for view in VIEWS:
+                child, thread, whole = await _three(daemon, sid, view)
+                assert child == thread == whole, f"step {step}, {view} view"
+        wire = CtxGetResult.model_validate_json((await _three(daemon, sid, "wire"))[0])
+        assert "src/app.py: main()" in str(wire.messages), "the repository map is in the child"
+        assert acted - {"full"}, "the actions changed some row's state"
+    finally:
+        daemon.views.close()
+        daemon.db.close()
+
+
+async def test_settings_the_daemon_holds_are_the_childs_even_after_the_file_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BONSAI_PROVIDER", "sim")
+    monkeypatch.setenv("BONSAI_MODEL", "gpt-4o-mini")
+    (tmp_path / "config.json").write_text('{"context": {"output_reserve_fraction": 0.1}}')
+    daemon = _daemon(tmp_path)
+    sid = daemon.store.create(str(tmp_path)).session_id
+    daemon.store.append(sid, Message(role="user", content="hello"))
+    await ensure_facts(daemon, sid)
+    await _process(daemon)
+    try:
+        before = await _three(daemon, sid, "ledger")
+        assert before[0] == before[1]
+        # on disk now, but the daemon has not reloaded: the child keeps to the daemon's
+        (tmp_path / "config.json").write_text('{"context": {"output_reserve_fraction": 0.3}}')
+        daemon.store.append(sid, Message(role="user", content="again"))
+        child, thread, _ = await _three(daemon, sid, "ledger")
+        assert child == thread
+        reserve = CtxGetResult.model_validate_json(child).totals.reserve
+        daemon.reload_settings()  # the daemon reloads: the child follows
+        daemon.store.append(sid, Message(role="user", content="after the reload"))
+        child, thread, _ = await _three(daemon, sid, "ledger")
+        assert child == thread
+        assert CtxGetResult.model_validate_json(child).totals.reserve != reserve
+    finally:
+        daemon.views.close()
+        daemon.db.close()
+
+
+async def test_a_killed_child_loses_no_view_and_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("BONSAI_PROVIDER", "sim")
+    daemon = _daemon(tmp_path)
+    sid = daemon.store.create(str(tmp_path)).session_id
+    daemon.store.append(sid, Message(role="user", content="hello"))
+    await ensure_facts(daemon, sid)
+    process = await _process(daemon)
+    params = m.CtxGetParams(session_id=sid, view="ledger")
+    try:
+        first = process.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        daemon.store.append(sid, Message(role="user", content="while it was dead"))
+        answer = await daemon.views.run(
+            daemon, sid, Named("bonsai/ctx/get", params, ctx_views.answer)
+        )
+        assert b"while it was dead" in answer.body or b'"nodes"' in answer.body
+        assert any("view process" in r.getMessage() for r in caplog.records), "logged"
+        assert await process.wait_ready(), "a new child starts"
+        assert process.pid not in (None, first)
+        child, thread, _ = await _three(daemon, sid, "ledger")
+        assert child == thread
+    finally:
+        daemon.views.close()
+        daemon.db.close()
+    assert _gone(first)
+
+
+async def test_a_hung_child_times_out_and_the_thread_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("BONSAI_PROVIDER", "sim")
+    daemon = _daemon(tmp_path)
+    sid = daemon.store.create(str(tmp_path)).session_id
+    daemon.store.append(sid, Message(role="user", content="hello"))
+    process = await _process(daemon)
+    process.timeout_s = 1.0
+    params = m.CtxGetParams(session_id=sid, view="ledger")
+    hung = process.pid
+    assert hung is not None
+    os.kill(hung, signal.SIGSTOP)  # alive, never answers
+    try:
+        answer = await daemon.views.run(
+            daemon, sid, Named("bonsai/ctx/get", params, ctx_views.answer)
+        )
+        assert CtxGetResult.model_validate_json(answer.body).nodes, "answered on the thread"
+        assert any("did not answer" in r.getMessage() for r in caplog.records)
+        assert _gone(hung), "the hung child was killed"
+    finally:
+        daemon.views.close()
+        daemon.db.close()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_errors_in_the_child_are_the_users_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BONSAI_PROVIDER", "sim")
+    daemon = _daemon(tmp_path)
+    sid = daemon.store.create(str(tmp_path)).session_id
+    daemon.store.append(sid, Message(role="user", content="hello"))
+    process = await _process(daemon)
+    ctx = Ctx(daemon, cast(Any, None), cast(Any, None))
+    try:
+        with pytest.raises(Exception) as raised:
+            await handlers.text(ctx, m.CtxNodeParams(session_id=sid, node_id="no-such-node"))
+        assert type(raised.value).__name__ == "NotFound"
+        assert "no-such-node" in str(raised.value)
+        assert process.answered == 0, "an error is not an answer"
+        ledger = CtxGetResult.model_validate_json((await _three(daemon, sid, "ledger"))[0])
+        node = next(n for n in ledger.nodes or [] if n.section == "messages")
+        text = await handlers.text(ctx, m.CtxNodeParams(session_id=sid, node_id=node.id))
+        assert text.dump()["text"] == "hello"
+    finally:
+        daemon.views.close()
+        daemon.db.close()
+
+
+async def test_closing_the_views_reaps_the_child(tmp_path: Path) -> None:
+    daemon = _daemon(tmp_path)
+    process = await _process(daemon)
+    pid = process.pid
+    assert pid is not None and not _gone(pid)
+    daemon.views.close()
+    await asyncio.sleep(0)
+    assert _gone(pid), "no child left after close"
+    daemon.db.close()
+
+
+def _view_children(pid: int) -> list[int]:
+    """The daemon's view processes, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == pid and b"bonsai.session.view_child" in cmdline and "(Z)" not in stat:
+            found.append(int(entry.name))
+    return found
+
+
+async def _until(predicate: Any, timeout: float = 120.0) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.1)
+
+
+async def _until_running(client: Any, says: str) -> str:
+    """What ``bonsai/daemon/status`` says of the views, once it says ``says``."""
+    deadline = asyncio.get_running_loop().time() + 120
+    while True:
+        views = str((await rpc(client, "bonsai/daemon/status"))["views"])
+        if says in views:
+            return views
+        assert asyncio.get_running_loop().time() < deadline, views
+        await asyncio.sleep(0.1)
+
+
+async def test_over_the_wire_a_pin_shows_to_another_client_a_killed_child_still_answers_and_stop_reaps_it(
+    home: Path,
+) -> None:
+    env = bonsai_env(home, BONSAI_PROVIDER="sim", BONSAI_MODEL="gpt-4o-mini")
+    a, b = await asyncio.gather(
+        start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
+    )
+    try:
+        pid = (await rpc(a, "bonsai/daemon/status"))["pid"]
+        sid = (await rpc(a, "bonsai/session/create", {"workspace": str(home)}))["sessionId"]
+        for n in range(6):
+            role = "user" if n % 2 == 0 else "assistant"
+            await rpc(
+                a, "bonsai/session/append", {"sessionId": sid, "role": role, "content": f"m{n}"}
+            )
+        get = {"sessionId": sid, "view": "ledger"}
+        first = await rpc(b, "bonsai/ctx/get", get)  # starts the view process
+        child = (await _until(lambda: _view_children(pid)))[0]
+        await _until_running(a, f"running (pid {child})")
+        node = next(n for n in first["nodes"] if n["section"] == "messages")["id"]
+        await rpc(a, "bonsai/ctx/pin", {"sessionId": sid, "nodeId": node})
+        shown = await rpc(b, "bonsai/ctx/get", get)
+        assert next(n for n in shown["nodes"] if n["id"] == node)["state"] == "pinned"
+
+        async def poll(n: int) -> list[str]:
+            states = []
+            for _ in range(n):
+                answer = await rpc(b, "bonsai/ctx/get", get)
+                states.append(next(x for x in answer["nodes"] if x["id"] == node)["state"])
+                await asyncio.sleep(0.02)
+            return states
+
+        polling = asyncio.ensure_future(poll(30))
+        await asyncio.sleep(0.2)
+        os.kill(child, signal.SIGKILL)  # mid-poll
+        await rpc(a, "bonsai/session/append", {"sessionId": sid, "role": "user", "content": "m6"})
+        assert await polling == ["pinned"] * 30, "every poll answered, right, through the death"
+        after = await rpc(b, "bonsai/ctx/get", get)
+        assert any("m6" in n["label"] for n in after["nodes"]), "the append shows"
+        again = (await _until(lambda: [c for c in _view_children(pid) if c != child]))[0]
+        assert _gone(child) and not _gone(again), "a new view process replaced it"
+        views = await _until_running(a, f"running (pid {again}; restarted 1×")
+        assert "exited with code -9" in views, "bonsai status says what happened"
+    finally:
+        await asyncio.gather(close_client(a), close_client(b))
+    stop_daemon(home)
+    await _until(lambda: _gone(pid), timeout=30)
+    assert _gone(again), "the daemon's stop leaves no view process"
