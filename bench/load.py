@@ -262,12 +262,14 @@ async def _measure(
     cold: list[float] = []
     until = time.monotonic() + args.seconds
     peak = 0.0
+    samples: list[float] = []
     tree = TreeSampler(pid)  # the daemon and its view process
 
     async def sample_rss() -> None:
         nonlocal peak
         while True:
-            peak = max(peak, rss_mb(pid))
+            samples.append(rss_mb(pid))
+            peak = max(peak, samples[-1])
             tree.sample()
             await asyncio.sleep(0.2)
 
@@ -308,6 +310,8 @@ async def _measure(
         "sys_share": 100 * system / max(cpu, 1e-9),
         "own_pct": 100 * own / elapsed,
         "rss": peak,
+        "rss_first": samples[0] if samples else 0.0,
+        "rss_last": samples[-1] if samples else 0.0,
         "view_pct": 100 * tree.children_cpu_s() / elapsed,
         "tree_rss": tree.rss_peak,
         "tree_pss": tree.pss_peak,
@@ -370,6 +374,13 @@ def polling(args: argparse.Namespace) -> None:
             f"{r['poll_p95']:>8.1f}{r['cpu_pct']:>6.0f}{r['cpu_us_event']:>7.0f}{r['rss']:>7.0f}"
             f"{r['load']:>6.1f}{r['own_pct']:>8.0f}{r['per_frame']:>7.1f}{r['turns']:>6,.0f}{r['sys_share']:>6.0f}"
         )
+    print(
+        "  RSS MB over each run (first sample -> last, peak): "
+        + "; ".join(
+            f"{name} {r['rss_first']:.0f} -> {r['rss_last']:.0f} ({r['rss']:.0f})"
+            for name, r in runs.items()
+        )
+    )
     for name, r in runs.items():
         print(
             f"  {name}: view process CPU {r['view_pct']:.0f}% of one core (its start "

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from bonsai.dev.tree_rss import TreeSampler
 from repomap_corpus import CACHE
-from repomap_localise import localise, print_lanes, print_localise
+from repomap_localise import localise, print_early, print_lanes, print_localise
 from repomap_tasks import (
     SWE_REPOS,
     fetch_sdist,
@@ -618,6 +618,11 @@ def main() -> None:
     )
     parser.add_argument("--corpus-repos", help="only these corpus repositories (comma-separated)")
     parser.add_argument(
+        "--early",
+        action="store_true",
+        help="corpus: also score the early first map a cold build hands over (first_map.py)",
+    )
+    parser.add_argument(
         "--params", default="{}", help='ablation: JSON {"ranking.LEXICAL_WEIGHT": 0, ...}'
     )
     parser.add_argument(
@@ -646,10 +651,13 @@ def main() -> None:
         aider_py = None if problem else AIDER_PY
         params = json.loads(args.params)
         grid = json.loads(args.grid)
-        result = localise(wanted, aider_py, child, lambda m: print(m, flush=True), params, grid)
+        result = localise(
+            wanted, aider_py, child, lambda m: print(m, flush=True), params, grid, args.early
+        )
         (OUT / "repomap-localise.json").write_text(json.dumps(result, indent=1))
         print_localise(result)
         print_lanes(result, grid)
+        print_early(result)
         return
     if args.recall_only:
         families = args.families.split(",")

@@ -56,6 +56,7 @@ def run_ours(job: dict) -> dict:
         setattr(target, attr, value)
     service = RepoMapService(Path(job["root"]), Path(job["db"]), RepoMapSettings(), chars4)
     service.build()
+    early = EarlyMaps(service) if job.get("early") else None
     out: dict[str, dict] = {}
     for task in job["tasks"]:
         per: dict[str, dict] = {"lanes": lane_places(service, task, job.get("grid") or [])}
@@ -64,9 +65,45 @@ def run_ours(job: dict) -> dict:
             result = service.get(tokens=tokens, mentions=task["text"])
             order = [f.path for f in result.files]  # the map's order: its ranking
             per[str(tokens)] = _outcome(order, task["targets"], result.tokens)
+        if early is not None:
+            per["early"] = early.outcomes(task, job["budgets"])
         out[task["instance"]] = per
     service.stop()
     return out
+
+
+class EarlyMaps:
+    """The early first map a cold build of the release hands over for a task:
+    ``first_map.first_pass`` on the release's files with an empty tag cache (so
+    every file is cold), its chosen files' tags delivered as the indexer would
+    deliver them (taken from this warm service: the same tags a cold parse
+    gives), ranked and rendered by the production code."""
+
+    def __init__(self, service) -> None:
+        from bonsai.services.repomap.discovery import discover
+
+        self.service = service
+        self.files = discover(service.rules).files
+        self.tags = service.tags
+
+    def outcomes(self, task: dict, budgets: list[int]) -> dict | None:
+        from bonsai.services.repomap.first_map import FirstRequest, first_pass
+        from bonsai.services.repomap.indexer_core import FileResult
+
+        out: dict = {}
+        for tokens in budgets:
+            seen: list = []
+            request = FirstRequest(seen.append, (), task["text"], tokens)
+            chosen = first_pass(self.service.workspace, self.files, {}, request, tokens, chars4)
+            if chosen is None:
+                return None  # too few files for a first map: the whole map comes as soon
+            paths = sorted(p for p in chosen.paths if p in self.tags)
+            chosen.deliver([FileResult(p, "parsed", None, self.tags[p]) for p in paths])
+            order = [f.path for f in seen[0].files]
+            out[str(tokens)] = _outcome(order, task["targets"], seen[0].tokens)
+            out["parsed_first"] = len(chosen.paths)
+            out["in_parsed"] = any(t in chosen.paths for t in task["targets"])
+        return out
 
 
 def _place(score, targets: list[str], files: list[str]) -> int | None:
@@ -209,6 +246,7 @@ def localise(
     log: Callable[[str], None],
     params: dict | None = None,
     grid: list[dict] | None = None,
+    early: bool = False,
 ) -> dict:
     instances = resolved_instances(only=repos)
     split = split_of(instances)
@@ -227,6 +265,7 @@ def localise(
         job = {"root": str(root), "db": str(db), "tasks": tasks, "budgets": list(BUDGETS)}
         job["params"] = params or {}
         job["grid"] = grid or []
+        job["early"] = early
         ours = _child(ours_cmd, job)
         theirs = run_aider(aider_py, release, root, tasks) if aider_py else {}
         for g in group:
@@ -293,6 +332,41 @@ def print_lanes(report: dict, grid: list[dict] | None = None) -> None:
         print(f"{label:<16}{len(ids):>4}" + "".join(f"{c:>16}" for c in cells))
     for i, params in enumerate(grid or []):
         print(f"  grid{i}: {json.dumps(params, sort_keys=True)}")
+
+
+def print_early(report: dict) -> None:
+    """The early first map beside the full map of the same task and budget: gold
+    in the first 1 / 5 / 10 files (4,096 tokens) and recall at each budget, over
+    the tasks of releases large enough for a first map."""
+    tasks, split = report["tasks"], report["split"]
+    rows = {i: t for i, t in tasks.items() if t.get("ours", {}).get("early")}
+    if not rows:
+        return
+    groups: dict[str, list[str]] = {"ALL": sorted(rows)}
+    groups["tune half"] = [i for i in sorted(rows) if split.get(i) == "tune"]
+    groups["held-out half"] = [i for i in sorted(rows) if split.get(i) == "held-out"]
+    for i in sorted(rows):
+        groups.setdefault(rows[i]["repo"].split("__")[1], []).append(i)
+    keys = [*(f"@{k}" for k in TOPS), *(f"r{b // 1024}k" for b in BUDGETS)]
+    head = "".join(f"{h:>6}" for h in keys)
+    print(f"\nearly first map | full map (the same tasks; {len(rows)} of {len(tasks)} tasks")
+    print("have a first map: the others' releases are too small for one)")
+    print(f"{'':<18}{'n':>4}{'in first':>9} {head}  |{head}")
+
+    def cells(ids: list[str], side: str) -> str:
+        n = max(1, len(ids))
+        outs = [rows[i]["ours"]["early"] if side == "early" else rows[i]["ours"] for i in ids]
+        places = [o[str(PLACE_BUDGET)]["place"] for o in outs]
+        figs = [sum(p is not None and p < k for p in places) / n for k in TOPS]
+        figs += [sum(o[str(b)]["hit"] for o in outs) / n for b in BUDGETS]
+        return "".join(f"{f:6.2f}" for f in figs)
+
+    for label, ids in groups.items():
+        parsed = sum(rows[i]["ours"]["early"]["in_parsed"] for i in ids) / max(1, len(ids))
+        print(
+            f"{label:<18}{len(ids):>4}{parsed:>9.2f} {cells(ids, 'early')}  |{cells(ids, 'full')}"
+        )
+    print("in first: share of tasks with a gold file among the files parsed first")
 
 
 def print_localise(report: dict) -> None:

@@ -17,7 +17,7 @@ log_path, spawned = sys.argv[1], float(sys.argv[2])
 c0 = time.process_time()
 from pathlib import Path  # noqa: E402 - timed: the worker's own imports
 
-from bonsai.services.repomap.indexer_core import index_file  # noqa: E402
+from bonsai.services.repomap.indexer_core import index_chunk  # noqa: E402
 from bonsai.services.repomap.worker import _decode_request, encode_results  # noqa: E402
 
 steps = [
@@ -44,7 +44,7 @@ while True:
         break
     t, c = time.monotonic(), time.process_time()
     root, chunk = _decode_request(line)
-    results = [index_file(Path(root), cand, row, decode=False) for cand, row in chunk]
+    results = index_chunk(Path(root), chunk, decode=False)
     step("parse", t, c)
     t, c = time.monotonic(), time.process_time()
     sys.stdout.write(encode_results(results))

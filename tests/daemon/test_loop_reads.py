@@ -19,7 +19,7 @@ import apsw
 import pytest
 
 import bonsai.daemon.handlers  # noqa: F401  (registers the handlers)
-from bonsai.daemon.rpc import HANDLERS, Ctx
+from bonsai.daemon.rpc import HANDLERS, Ctx, encoded_response
 from bonsai.daemon.state import Daemon
 from bonsai.domain import Message
 from bonsai.protocol.methods import BY_NAME
@@ -27,6 +27,7 @@ from bonsai.services.store.db import open_database
 from bonsai.session import versions
 from bonsai.session.loop_store import LoopStore
 from bonsai.session.view_store import MessageCache
+from bonsai.session.views import Encoded
 
 
 @contextlib.contextmanager
@@ -134,3 +135,12 @@ async def test_the_versions_are_read_without_a_statement(daemon: Daemon, tmp_pat
     uncounted = apsw.Connection(":memory:")
     with pytest.raises(RuntimeError, match="install"):
         versions.version(uncounted, sid)
+
+
+def test_an_encoded_answer_is_framed_with_its_exact_length() -> None:
+    for msg_id in (7, "req-é", 2**40):
+        result = Encoded(b'{"view":"ledger","nodes":[' + b'{"id":"n"},' * 5000 + b'{"id":"z"}]}')
+        frame = encoded_response(msg_id, result)
+        head, _, body = frame.partition(b"\r\n\r\n")
+        assert head == b"Content-Length: %d" % len(body)
+        assert json.loads(body) == {"jsonrpc": "2.0", "id": msg_id, "result": result.dump()}

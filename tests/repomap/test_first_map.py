@@ -116,3 +116,19 @@ def test_priority_is_chat_files_then_named_files_then_the_most_imported(tmp_path
     assert module_key("pkg/__init__.py") == "pkg"
     assert module_key("src/lib.rs") == "src"
     assert module_key("a/b/widget.test.ts") == "widget"
+
+
+def test_the_first_map_reads_the_task_without_its_environment_dump(
+    tmp_path: Path, make_service: ServiceFactory
+) -> None:
+    """As the full map does (``issue_text.without_dumps``): a ``name: version``
+    block naming modules neither picks the files parsed first nor ranks them."""
+    root = _repo(tmp_path)
+    dump = "\n\nVersions:\n" + "".join(f"mod_{k:03d}: 1.{k}.0\n" for k in range(100, 106))
+    maps: list[RepoMap] = []
+    for i, text in enumerate((TASK, TASK + dump)):
+        service = make_service(root, tmp_path / f"{i}.db", RepoMapSettings(workers=2))
+        service.build(first=FirstRequest(maps.append, (), text, 1024))
+    assert len(maps) == 2
+    assert maps[1].text == maps[0].text
+    assert "pkg/mod_100.py" not in [f.path for f in maps[1].files]

@@ -58,6 +58,14 @@ def chat_command(args: argparse.Namespace) -> int:
     from bonsai.cli.render import TurnPrinter
 
     workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():  # a session there could read, list or run nothing
+        what = "does not exist" if not workspace.exists() else "is not a directory"
+        print(
+            f"bonsai chat: the workspace {workspace} {what}; run it in your project "
+            "or pass --workspace DIR",
+            file=sys.stderr,
+        )
+        return 2
     printer = TurnPrinter()
     client = connect("bonsai chat")
     created = None

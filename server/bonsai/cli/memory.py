@@ -28,6 +28,9 @@ Command = Callable[[argparse.Namespace], int]
 def open_service(args: argparse.Namespace) -> MemoryService:
     home = bonsai_home()
     workspace = Path(args.workspace).resolve() if args.workspace else Path.cwd()
+    if not workspace.is_dir():  # a mistyped --workspace must not become a new folder tree
+        what = "does not exist" if not workspace.exists() else "is not a directory"
+        raise MemoryStoreError(f"the workspace {workspace} {what}; pass --workspace DIR")
     loaded = load_settings(home, workspace)
     for problem in loaded.problems:
         print(f"bonsai: settings: {problem}", file=sys.stderr)

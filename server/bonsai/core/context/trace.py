@@ -101,6 +101,12 @@ def _where(item: Item, arguments: str) -> tuple[str, int | None, int | None] | N
     return files[-1], numbers[0], numbers[-1]
 
 
+def view_where(item: Item, arguments: str) -> tuple[str, int | None, int | None] | None:
+    """The file and line range a tool output shows (``arguments``: its call's), or
+    ``None`` when it is no view of a file's lines."""
+    return _where(item, arguments)
+
+
 def _names(
     text: str, rarity: dict[str, int], said: frozenset[str], held: frozenset[str]
 ) -> tuple[str, ...]:

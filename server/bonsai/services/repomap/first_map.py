@@ -28,6 +28,7 @@ from bonsai.services.repomap.discovery import Candidate
 from bonsai.services.repomap.graph import build_graph
 from bonsai.services.repomap.indexer import FirstPass
 from bonsai.services.repomap.indexer_core import FileResult
+from bonsai.services.repomap.issue_text import without_dumps
 from bonsai.services.repomap.languages import language_for_path
 from bonsai.services.repomap.map_state import entry_rows, map_files
 from bonsai.services.repomap.mentions import (
@@ -175,6 +176,7 @@ def first_pass(
     count = first_count(len(cold))
     if not count:
         return None
+    request = request._replace(mentions=without_dumps(request.mentions))  # as the full map reads it
     paths = priority_files(root, cold, count, request.chat_files, request.mentions)
 
     def deliver(results: list[FileResult]) -> None:

@@ -1,16 +1,18 @@
 """Index many files: trusted rows in-process, the rest in chunks, in parallel
 worker subprocesses for large builds (see ``worker.py``), with progress per chunk.
-A ``FirstPass`` names files to index before all others, in this process while
-the workers start on the rest; their results are handed over as soon as they
-are indexed (``first_map.py`` makes a first map of them).
+A ``FirstPass`` names files to index before all others; their results are
+handed over as soon as every one of them is indexed, by whichever parser took
+it (``first_map.py`` makes a first map of them).
 
 The schedule keeps both kinds of parser busy until the last file: the workers
-are started before the first pass is chosen (their start overlaps that choice),
-each worker has ``IN_FLIGHT`` chunks queued so it never waits for this process
-to read its results, and the chunks go largest files first, bounded in files
-and bytes, so the last chunks are small and no parser idles long at the end. A
-worker that dies or answers nonsense has its chunks indexed in this process
-(logged): the build is never partial.
+are fed from the queue at once, while this process chooses the first pass
+(their start and their first chunks overlap that choice); the first pass's
+files still queued then move to the front of the queue, in chunks of their
+own, for every parser to take. Each worker has ``IN_FLIGHT`` chunks queued so
+it never waits for this process to read its results, and the chunks go
+largest files first, bounded in files and bytes, so the last chunks are small
+and no parser idles long at the end. A worker that dies or answers nonsense
+has its chunks indexed in this process (logged): the build is never partial.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from typing import NamedTuple
 
 from bonsai.services.repomap.cache import CachedFile
 from bonsai.services.repomap.discovery import Candidate
-from bonsai.services.repomap.indexer_core import FileResult, index_file
+from bonsai.services.repomap.indexer_core import FileResult, index_chunk, index_file
 from bonsai.services.repomap.worker import decode_results, encode_request, spawn_worker
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
+Sink = Callable[[list[FileResult]], None]  # takes each batch of results as it is indexed
 Chunk = list[tuple[Candidate, CachedFile | None]]
 PARALLEL_MIN_FILES = 200
 CHUNK_FILES = 32  # a chunk holds at most this many files ...
@@ -51,7 +54,7 @@ class WorkerFailed(RuntimeError):
 
 
 def _index_chunk(root: Path, chunk: Chunk) -> list[FileResult]:
-    return [index_file(root, cand, cached) for cand, cached in chunk]
+    return index_chunk(root, chunk)
 
 
 def make_chunks(items: Chunk) -> list[Chunk]:
@@ -76,13 +79,16 @@ def make_chunks(items: Chunk) -> list[Chunk]:
 class _Collector:
     """Gathers results from any thread and reports progress under one lock."""
 
-    def __init__(self, total: int, progress: Progress | None) -> None:
+    def __init__(self, total: int, progress: Progress | None, sink: Sink | None = None) -> None:
         self.results: dict[str, FileResult] = {}
         self.total = total
         self.progress = progress
+        self.sink = sink
         self.lock = threading.Lock()
 
     def add(self, batch: list[FileResult], message: str = "") -> None:
+        if self.sink is not None:
+            self.sink(batch)
         with self.lock:
             for res in batch:
                 self.results[res.path] = res
@@ -102,12 +108,54 @@ class _Queue:
         with self._lock:
             return self._chunks.popleft() if self._chunks else None
 
+    def prioritise(self, paths: Collection[str]) -> None:
+        """Move the files of ``paths`` not taken yet to the front, in chunks of
+        their own (``make_chunks``); the other chunks keep their order."""
+        with self._lock:
+            head: Chunk = []
+            rest: list[Chunk] = []
+            for chunk in self._chunks:
+                keep = [item for item in chunk if item[0].path not in paths]
+                if len(keep) < len(chunk):
+                    head.extend(item for item in chunk if item[0].path in paths)
+                if keep:
+                    rest.append(keep)
+            self._chunks = deque(make_chunks(head) + rest)
 
-def _drive_local(root: Path, queue: _Queue, out: _Collector) -> None:
+    def clear(self) -> None:
+        with self._lock:
+            self._chunks.clear()
+
+
+class _Handover:
+    """Delivers a ``FirstPass`` on the building thread once every one of its
+    files is indexed, by whichever parser took it."""
+
+    def __init__(self, first: FirstPass, paths: set[str], out: _Collector) -> None:
+        self.first, self.paths, self.out = first, sorted(paths), out
+        self.done = not paths
+
+    def poll(self) -> None:
+        if self.done:
+            return
+        with self.out.lock:
+            results = [self.out.results.get(p) for p in self.paths]
+        if any(r is None for r in results):
+            return
+        self.done = True
+        _deliver(self.first, [r for r in results if r is not None])
+
+
+def _drive_local(
+    root: Path, queue: _Queue, out: _Collector, handover: _Handover | None = None
+) -> None:
     """Index chunks in this thread until none are left (the calling process is
-    one of the parsers: one subprocess fewer to start and to hold in memory)."""
+    one of the parsers: one subprocess fewer to start and to hold in memory),
+    handing the first pass over as soon as it is complete."""
     while (chunk := queue.take()) is not None:
         out.add(_index_chunk(root, chunk))
+        if handover is not None:
+            handover.poll()
 
 
 def _send(proc: subprocess.Popen[str], root: Path, chunk: Chunk) -> None:
@@ -199,6 +247,7 @@ def index_files(
     progress: Progress | None = None,
     workers: int = 0,
     first: Callable[[], FirstPass | None] | None = None,
+    sink: Sink | None = None,
 ) -> list[FileResult]:
     """Index every candidate; results come back in candidate order.
 
@@ -206,10 +255,12 @@ def index_files(
     are parsed by ``workers`` parsers when there are at least
     ``PARALLEL_MIN_FILES`` of them (and ``workers`` > 1): this process and
     ``workers - 1`` subprocesses, taking chunks from one queue; otherwise they
-    are indexed in-process. ``first`` is called once the workers are starting;
+    are indexed in-process. ``first`` is called once the workers are parsing;
     the files of the ``FirstPass`` it returns that need a parse are indexed
-    before all others, in this process, and delivered at once."""
-    out = _Collector(len(candidates), progress)
+    before all others still queued, and delivered once all are indexed.
+    ``sink`` receives every batch of results as it is indexed, on the thread
+    that indexed or received it (``core_stream.py`` builds the graph core so)."""
+    out = _Collector(len(candidates), progress, sink)
     pending: Chunk = []
     trusted: list[FileResult] = []
     for cand in candidates:
@@ -220,31 +271,33 @@ def index_files(
             pending.append((cand, row))
     out.add(trusted, "cached files loaded")
     parallel = workers > 1 and len(pending) >= PARALLEL_MIN_FILES
+    queue = _Queue(make_chunks(pending))
     procs = [spawn_worker() for _ in range(workers - 1)] if parallel else []
-    try:
-        early = first() if first is not None else None  # while the workers start
-    except BaseException:  # e.g. a bad token budget: no worker is left waiting
-        for proc in procs:
-            _stop(proc)
-        raise
-    wanted = set(early.paths) if early is not None else set()
-    head = [item for item in pending if item[0].path in wanted]
-    rest = [item for item in pending if item[0].path not in wanted] if head else pending
-    queue = _Queue(make_chunks(rest))
     threads = [
         threading.Thread(target=_drive_worker, args=(root, proc, queue, out), daemon=True)
         for proc in procs
     ]
-    for t in threads:
+    for t in threads:  # the workers parse while the first pass is chosen
         t.start()
-    if early is not None and head:
-        results = _index_chunk(root, head)
-        out.add(results)
-        _deliver(early, results)
-    _drive_local(root, queue, out)
+    try:
+        early = first() if first is not None else None
+    except BaseException:  # e.g. a bad token budget: the workers end their chunks in flight
+        queue.clear()
+        for t in threads:
+            t.join()
+        raise
+    handover = None
+    if early is not None:
+        wanted = set(early.paths).intersection(cand.path for cand, _ in pending)
+        if wanted:
+            queue.prioritise(wanted)
+            handover = _Handover(early, wanted, out)
+    _drive_local(root, queue, out, handover)
     for t in threads:
         t.join()
     missing = [c.path for c in candidates if c.path not in out.results]
     if missing:  # never a partial map: every file is indexed or the build fails
         raise RuntimeError(f"repository map: {len(missing)} files not indexed ({missing[0]}, ...)")
+    if handover is not None:
+        handover.poll()  # the last of its files came from a worker
     return [out.results[c.path] for c in candidates]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -35,9 +36,13 @@ class FileResult(NamedTuple):
     # (the cached row stands; its tags are decoded when needed)
 
 
-def _read(root: Path, rel: str) -> tuple[bytes, int, int]:
-    """The file's bytes, opened confined to the workspace (never through a symlink out)."""
-    with Workspace(root) as ws:
+def _read(root: Path, rel: str, ws: Workspace | None = None) -> tuple[bytes, int, int]:
+    """The file's bytes, opened confined to the workspace (never through a symlink
+    out); through ``ws`` when given (one per chunk: opening the root once)."""
+    if ws is None:
+        with Workspace(root) as own:
+            fd, _ = own.open_file(rel)
+    else:
         fd, _ = ws.open_file(rel)
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
@@ -69,15 +74,19 @@ def tags_of(row: CacheRow) -> FileTags | None:
 
 
 def index_file(
-    root: Path, cand: Candidate, cached: CachedFile | None, decode: bool = True
+    root: Path,
+    cand: Candidate,
+    cached: CachedFile | None,
+    decode: bool = True,
+    ws: Workspace | None = None,
 ) -> FileResult:
     """Update one file against its cached row (see module doc for the rule).
     Without ``decode`` a hashed file's tags are not decoded (a parse worker sends
-    rows only)."""
+    rows only); ``ws``: the workspace of ``root``, already open."""
     if cached is not None and (cached.size, cached.mtime_ns) == (cand.size, cand.mtime_ns):
         return FileResult(cand.path, "trusted", None, None)
     try:
-        data, size, mtime_ns = _read(root, cand.path)
+        data, size, mtime_ns = _read(root, cand.path, ws)
     except (OSError, ConfinementError) as exc:
         log.warning("repomap: cannot read %s: %s", cand.path, exc)
         return FileResult(cand.path, "skipped", None, None)
@@ -87,3 +96,15 @@ def index_file(
         return FileResult(cand.path, "hashed", row, tags_of(row) if decode else None)
     row, tags = analyse(cand.path, data, size, mtime_ns, sha)
     return FileResult(cand.path, "parsed", row, tags)
+
+
+def index_chunk(
+    root: Path, chunk: Sequence[tuple[Candidate, CachedFile | None]], decode: bool = True
+) -> list[FileResult]:
+    """``index_file`` of each file of ``chunk``, opening the workspace once."""
+    try:
+        ws = Workspace(root)
+    except OSError:  # the root is gone: each file says so (a warning, "skipped")
+        return [index_file(root, cand, row, decode) for cand, row in chunk]
+    with ws:
+        return [index_file(root, cand, row, decode, ws) for cand, row in chunk]

@@ -184,6 +184,8 @@ class MapState:
         self.origin: GraphOrigin = "none"  # how the current graph was obtained
         self.unsettled = False  # a graph built or loaded afresh, heap not settled yet
         self._fingerprints: dict[str, tuple[object, str]] = {}  # path -> (definitions, fp)
+        # the core a cold build made while parsing (``core_stream.py``), for these tags
+        self.fresh_core: Callable[[Mapping[str, FileTags]], GraphCore | None] | None = None
 
     def note_edit(self, path: str, tags: FileTags | None) -> None:
         """Record a re-parsed file (``tags`` None: it left the map) for the graph."""
@@ -220,6 +222,7 @@ class MapState:
         if self.graph is None:
             self.graph = self._load() or self._build()
             self.unsettled = True
+            self.fresh_core = None
         return self.graph
 
     def _fingerprint(self, graph: RepoGraph, path: str) -> str:
@@ -306,7 +309,8 @@ class MapState:
 
     def _build(self) -> RepoGraph:
         self.tags.decode_all()
-        graph = build_graph(self.tags)
+        core = None if self.fresh_core is None else self.fresh_core(self.tags)
+        graph = build_graph(self.tags) if core is None else RepoGraph(core, self.tags)
         self._save(graph)
         self.origin = "built"
         return graph

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bonsai.core.repomap.render import fit_entries
 from bonsai.services.repomap.cache import CachedFile, CacheRow, TagCache
+from bonsai.services.repomap.core_stream import CoreStream
 from bonsai.services.repomap.discovery import (
     DEFAULT_EXCLUDED_DIRS,
     Candidate,
@@ -97,11 +98,19 @@ class RepoMapService:
             changed = [c.path for c in found.files if _stat_changed(cached.get(c.path), c)]
             cached.update(st.tags.with_data(changed))  # a touched file is hashed against it
             early = None if first is None else partial(self._first_pass, found.files, cached, first)
+            stream = CoreStream() if st.graph is None and not cached else None  # a cold build
             results = index_files(
-                self.workspace, found.files, cached, progress, self._workers(), early
+                self.workspace,
+                found.files,
+                cached,
+                progress,
+                self._workers(),
+                early,
+                None if stream is None else stream.add,
             )
             gone = sorted(set(cached) - {c.path for c in found.files})
             stats = self._apply(results, gone, cached)
+            st.fresh_core = None if stream is None else stream.core
             stats = stats.model_copy(
                 update={
                     "files": len(found.files),

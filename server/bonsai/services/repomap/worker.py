@@ -15,11 +15,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from bonsai.services.repomap.cache import CachedFile, CacheRow
 from bonsai.services.repomap.discovery import Candidate
-from bonsai.services.repomap.indexer_core import FileResult, index_file, tags_of
+from bonsai.services.repomap.indexer_core import FileResult, index_chunk, tags_of
 
 Request = tuple[str, list[tuple[Candidate, CachedFile | None]]]
 
@@ -80,9 +80,7 @@ def main() -> None:
         if not line.strip():
             continue
         root, chunk = _decode_request(line)
-        base = Path(root)
-        results: list[Any] = [index_file(base, c, row, decode=False) for c, row in chunk]
-        sys.stdout.write(encode_results(results))
+        sys.stdout.write(encode_results(index_chunk(Path(root), chunk, decode=False)))
         sys.stdout.flush()
 
 

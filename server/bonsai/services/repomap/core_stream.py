@@ -1,0 +1,178 @@
+"""The graph core of a cold build, made while its files are parsed.
+
+``graph.build_core`` runs after the last file: it maps every reference, every
+definition and every word of every file to an id in one pass, serially, while
+both cores could be parsing. ``CoreStream.add`` does the per-file part as each
+file's tags arrive — its segments, with names and words numbered in arrival
+order, and the weights of the names it is the first to use — so what is left
+after the last file is sorting the names and words and renumbering the
+segments with two vector gathers. ``core`` returns exactly the arrays
+``build_core`` gives for the same tags (same values, same dtypes), or None when
+the tags it is asked for are not those it was given (an edit since, a file
+trusted from the cache), and the caller builds the core as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import count
+from typing import NamedTuple
+
+import numpy as np
+
+from bonsai.core.repomap.pagerank import FloatArray, IntArray
+from bonsai.services.repomap.graph import (
+    NO_NAME,
+    GraphCore,
+    WordIds,
+    file_segments,
+    is_specific,
+    name_factor,
+)
+from bonsai.services.repomap.indexer_core import FileResult
+from bonsai.services.repomap.records import FileTags
+
+
+class _Part(NamedTuple):
+    """One file's segments, ids in arrival order."""
+
+    tags: FileTags
+    ref_names: IntArray
+    ref_factor: FloatArray
+    def_names: IntArray  # NO_NAME for a file without definitions
+    def_lines: IntArray
+    word_ids: IntArray
+
+
+class _Numbering:
+    """Strings numbered in the order they are first seen."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.runs: list[str] = []  # every string, in sorted runs (one per batch)
+        self._batch: list[str] = []  # the strings new in the current batch
+
+    def number(self, items: Sequence[str]) -> tuple[IntArray, list[str]]:
+        """Ids of ``items`` and the strings new to the numbering."""
+        ids = self.ids
+        fresh = [s for s in dict.fromkeys(items) if s not in ids]
+        if fresh:
+            ids.update(zip(fresh, count(len(ids)), strict=False))
+            self._batch.extend(fresh)
+        return np.fromiter(map(ids.__getitem__, items), np.int64, len(items)), fresh
+
+    def end_batch(self) -> None:
+        """Sort the batch's new strings into a run of their own: the final sort
+        then merges runs (timsort) instead of sorting every string afresh."""
+        self.runs.extend(sorted(self._batch))
+        self._batch = []
+
+    def sorted_ranks(self) -> tuple[list[str], IntArray, IntArray]:
+        """The strings sorted, the arrival id of each in that order, and each
+        arrival id's place in it."""
+        self.end_batch()
+        strings = sorted(self.runs)
+        by_string = np.fromiter(map(self.ids.__getitem__, strings), np.int64, len(strings))
+        ranks = np.empty(len(strings), np.int64)
+        ranks[by_string] = np.arange(len(strings), dtype=np.int64)
+        return strings, by_string, ranks
+
+
+class CoreStream:
+    """Collects a build's tags as they are indexed (``add``, from any thread) and
+    gives their ``GraphCore`` (``core``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._parts: dict[str, _Part] = {}
+        self._names = _Numbering()
+        self._words = _Numbering()
+        self._factor: list[float] = []  # per name, in arrival order
+        self._specific: list[bool] = []
+        self._twice = False  # a file added twice: its first tags' names would linger
+
+    def add(self, results: Iterable[FileResult]) -> None:
+        """Take the tags of freshly indexed files (others are ignored)."""
+        with self._lock:
+            for res in results:
+                if res.tags is not None:
+                    self._add(res.tags)
+            self._names.end_batch()
+            self._words.end_batch()
+
+    def _add(self, tags: FileTags) -> None:
+        if tags.path in self._parts:
+            self._twice = True
+            return
+        seg = file_segments(tags)
+        refs, fresh = self._names.number(seg.ref_names)
+        self._weigh(fresh)
+        defined = [n for n in seg.def_names if n is not None]
+        def_ids, fresh = self._names.number(defined)
+        self._weigh(fresh)
+        if len(defined) < len(seg.def_names):  # the one row of a file without definitions
+            def_ids = np.full(1, NO_NAME, np.int64)
+        words, _ = self._words.number(tags.words)
+        self._parts[tags.path] = _Part(tags, refs, seg.ref_factor, def_ids, seg.def_lines, words)
+
+    def _weigh(self, names: list[str]) -> None:
+        self._factor.extend(map(name_factor, names))
+        self._specific.extend(map(is_specific, names))
+
+    def core(self, tags: Mapping[str, FileTags]) -> GraphCore | None:
+        """``build_core(tags)``, if ``tags`` are exactly the tags added (the same
+        objects); else None."""
+        with self._lock:
+            parts = self._parts
+            if self._twice or len(parts) != len(tags):
+                return None
+            files = sorted(tags)
+            chosen = [parts.get(p) for p in files]
+            if any(
+                part is None or part.tags is not tags[p]
+                for p, part in zip(files, chosen, strict=True)
+            ):
+                return None
+            return self._assemble(files, [p for p in chosen if p is not None])
+
+    def _assemble(self, files: list[str], parts: list[_Part]) -> GraphCore:
+        names, by_name, name_rank = self._names.sorted_ranks()
+        words, _, word_rank = self._words.sorted_ranks()
+        refs = _joined([p.ref_names for p in parts], np.int64)
+        defs = _joined([p.def_names for p in parts], np.int64)
+        word_ids = _joined([p.word_ids for p in parts], np.int64)
+        return GraphCore(
+            files,
+            names,
+            np.asarray(self._factor, np.float64)[by_name],
+            np.asarray(self._specific, bool)[by_name],
+            _offsets([len(p.ref_names) for p in parts]),
+            name_rank[refs],
+            np.concatenate([np.zeros(0), *(p.ref_factor for p in parts)]),
+            _offsets([len(p.def_names) for p in parts]),
+            _def_ids(name_rank, defs),
+            np.concatenate([np.zeros(0, np.int64), *(p.def_lines for p in parts)]),
+            words,
+            _offsets([len(p.word_ids) for p in parts]),
+            _word_ids(word_rank, word_ids),
+        )
+
+
+def _joined(arrays: list[IntArray], dtype: type) -> IntArray:
+    return np.concatenate([np.zeros(0, dtype), *arrays])
+
+
+def _def_ids(name_rank: IntArray, arrival: IntArray) -> IntArray:
+    out = np.full(len(arrival), NO_NAME, np.int64)
+    named = arrival >= 0
+    out[named] = name_rank[arrival[named]]
+    return out
+
+
+def _word_ids(word_rank: IntArray, ids: IntArray) -> WordIds:
+    return word_rank[ids].astype(np.int32)
+
+
+def _offsets(sizes: list[int]) -> IntArray:
+    return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)
