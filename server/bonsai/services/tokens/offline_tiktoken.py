@@ -211,7 +211,7 @@ def load_encoding(
             # the ranks as a Python dict (200k entries for o200k_base, ~27 MB) are kept by
             # tiktoken only to pickle the encoding; the Rust core has its own copy. Each
             # process that counts (the daemon, its view process) would hold them for nothing
-            vars(loaded).pop("_mergeable_ranks", None)
+            getattr(loaded, "__dict__", {}).pop("_mergeable_ranks", None)
         return loaded
 
 
