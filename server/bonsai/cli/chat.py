@@ -14,6 +14,7 @@ from bonsai.cli.client_settings import from_environment, settings_problems, star
 from bonsai.cli.ctx_table import print_ledger
 from bonsai.errors import ConfigError, NotFound
 from bonsai.home import bonsai_home
+from bonsai.services.workspace import workspace_problem
 
 CONFIG_ERROR = ConfigError.code
 
@@ -58,8 +59,8 @@ def chat_command(args: argparse.Namespace) -> int:
     from bonsai.cli.render import TurnPrinter
 
     workspace = Path(args.workspace).resolve()
-    if not workspace.is_dir():  # a session there could read, list or run nothing
-        what = "does not exist" if not workspace.exists() else "is not a directory"
+    what = workspace_problem(workspace)
+    if what is not None:  # a session there could read, list or run nothing
         print(
             f"bonsai chat: the workspace {workspace} {what}; run it in your project "
             "or pass --workspace DIR",

@@ -21,6 +21,7 @@ from bonsai.services.memory.results import MemoryListing
 from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.store import MemoryStoreError
 from bonsai.services.memory.write_tool import MemoryWriteError
+from bonsai.services.workspace import workspace_problem
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -28,8 +29,8 @@ Command = Callable[[argparse.Namespace], int]
 def open_service(args: argparse.Namespace) -> MemoryService:
     home = bonsai_home()
     workspace = Path(args.workspace).resolve() if args.workspace else Path.cwd()
-    if not workspace.is_dir():  # a mistyped --workspace must not become a new folder tree
-        what = "does not exist" if not workspace.exists() else "is not a directory"
+    what = workspace_problem(workspace)
+    if what is not None:  # a mistyped --workspace must not become a new folder tree
         raise MemoryStoreError(f"the workspace {workspace} {what}; pass --workspace DIR")
     loaded = load_settings(home, workspace)
     for problem in loaded.problems:
