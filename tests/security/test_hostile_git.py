@@ -157,3 +157,24 @@ def test_a_config_that_includes_others_is_read_on_every_call(
     read_status(ws)
     assert not marker.exists(), "the included file's filter did not run"
     assert log.read_text().split() == ["config", "status", "config", "status"]
+
+
+async def test_a_driver_planted_between_two_turns_of_a_daemon_does_not_run(
+    home: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "PWNED"
+    ws = hostile_repo(tmp_path, marker)
+    config = ws / ".git" / "config"
+    evil = config.read_text()
+    config.write_text(evil.replace('"evil"', '"good"'))  # turn one: a driver nothing uses
+    script = Script(steps=[Reply(text="Looked."), Reply(text="Looked again.")])
+    async with make_rig(script, home, ws) as rig:
+        sid = await rig.session()
+        assert (await rig.turn(sid, "what is here?"))[-1]["kind"] == "done"
+        before = os.stat(config)
+        config.write_text(evil)  # same size, same mtime: the driver .gitattributes names
+        os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+        stamp = os.stat(ws / "app.py").st_mtime_ns + 7_000_000_000
+        os.utime(ws / "app.py", ns=(stamp, stamp))
+        assert (await rig.turn(sid, "and now?"))[-1]["kind"] == "done"
+    assert not marker.exists(), "the filter planted between the turns did not run"
