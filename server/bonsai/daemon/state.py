@@ -19,7 +19,12 @@ import apsw
 
 from bonsai.daemon import framing
 from bonsai.protocol.models import ChatDeltaParams, Wire
-from bonsai.services.config import LoadedSettings, load_settings
+from bonsai.services.config import (
+    LoadedSettings,
+    load_settings,
+    project_config_path,
+    user_config_path,
+)
 from bonsai.services.redaction import redact_text, redact_value
 from bonsai.session import versions
 from bonsai.session.hub import SessionHub
@@ -106,7 +111,7 @@ class Daemon:
         self.connections: dict[int, Connection] = {}
         self.stop_requested = asyncio.Event()
         self._next_id = 0
-        self._settings_cache: dict[str | None, LoadedSettings] = {}
+        self._settings_cache: dict[str | None, tuple[object, LoadedSettings]] = {}
         self.hub = SessionHub()  # what sessions keep between requests
         self.views = ViewWorker(db_path)  # read-only views, off the event loop
         versions.install(conn)  # what the views know is still true by
@@ -145,11 +150,17 @@ class Daemon:
 
     # -------------------------------------------------------------- settings
     def settings(self, workspace: str | None = None) -> LoadedSettings:
+        """The settings for ``workspace``, read again when a config file it reads
+        changed (the watcher's reload may not have run yet: an edit then a command)."""
+        files = [user_config_path(self.home)]
+        if workspace:
+            files.append(project_config_path(Path(workspace)))
+        key = tuple(_file_identity(path) for path in files)
         cached = self._settings_cache.get(workspace)
-        if cached is None:
-            cached = load_settings(self.home, Path(workspace) if workspace else None)
-            self._settings_cache[workspace] = cached
-        return cached
+        if cached is None or cached[0] != key:
+            loaded = load_settings(self.home, Path(workspace) if workspace else None)
+            cached = self._settings_cache[workspace] = (key, loaded)
+        return cached[1]
 
     def pool_limits(self) -> PoolLimits:
         """The workspace-service limits now (user-level settings: the pools are daemon-wide)."""
@@ -169,3 +180,12 @@ class Daemon:
 
     def uptime(self) -> float:
         return time.monotonic() - self.started_at
+
+
+def _file_identity(path: Path) -> tuple[int, int, int, int] | None:
+    """A config file's stat identity (None: absent or unreadable)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
