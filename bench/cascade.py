@@ -27,7 +27,12 @@ docs/benchmarks.md). The call times of each run come from its recording's
 timestamps where the format has them, else from the pause model; the header
 says how many runs used which.
 
-    .venv/bin/python bench/cascade.py [FOLDER ...] [--window 32000 --window 128000] [--every 3] [--half 0|1]
+``--breakdown`` adds the default preset's needed-later loss by what removed a
+message (stub, fold, archive) and what it was (the agent's own message, a view
+of a file's lines, a whole-file read, a search, a listing, another command), and
+by its age at removal: the aggregate a held-out half may be looked at through.
+
+    .venv/bin/python bench/cascade.py [FOLDER ...] [--window 32000 --window 128000] [--every 3] [--half 0|1] [--breakdown]
 """
 
 from __future__ import annotations
@@ -99,6 +104,19 @@ def row(label: str, tally: Tally, loss: Loss, seconds: float) -> str:
     )
 
 
+def print_breakdown(loss: Loss) -> None:
+    """The loss by what removed a message and what it was, then by its age at
+    removal (tokens removed, tokens needed later, their share), most needed first."""
+    for title, table in (
+        ("removed by, output", loss.by_removal),
+        ("output, age at removal", loss.by_age),
+    ):
+        print(f"  {title:<34} {'messages':>8} {'removed':>9} {'needed':>7} {'share':>6}")
+        for key, (removed, needed, count) in sorted(table.items(), key=lambda kv: -kv[1][1]):
+            share = needed / removed if removed else 0.0
+            print(f"  {key:<34} {count:>8} {removed:>9,} {needed:>7,} {share:>6.2%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -108,6 +126,11 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=3)
     parser.add_argument("--half", type=int, choices=(0, 1), help="every other run: 0 or 1")
     parser.add_argument("--policy", action="append", help="only these policies (labels)")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="print the default preset's loss by remover and output kind, and by age at removal",
+    )
     parser.add_argument("--pause-step", type=float, default=30.0)
     parser.add_argument("--pause-user", type=float, default=30.0)
     args = parser.parse_args()
@@ -136,6 +159,8 @@ def main() -> None:
             if label == DEFAULT:
                 verdicts = aims(window, tally, loss)
                 print("  aims: " + ", ".join(f"{n} {'✓' if ok else '✗'}" for n, ok in verdicts))
+                if args.breakdown:
+                    print_breakdown(loss)
 
 
 if __name__ == "__main__":

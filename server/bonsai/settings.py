@@ -112,7 +112,7 @@ class ContextSettings(Section):
     soft_fraction: float = 0.80  # share at which a background summary starts
     recitation: bool = False  # re-pin open tasks as a <plan> block after a summary
     reflect_above_tokens: int = 4_000  # a longer rolling summary is condensed (reflect pass)
-    summary_fraction: float = Field(0.02, gt=0, le=1)  # summary size: this share of usable
+    summary_fraction: float = Field(0.018, gt=0, le=1)  # summary size: this share of usable
     summary_trace_share: float = Field(0.5, ge=0, lt=1)  # share for folded views' traces (0: none)
     handoff_nudge: bool = False  # suggest a fresh session with a handoff near the limit
     handoff_fraction: float = 0.90  # share at which the handoff is suggested

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -147,3 +148,44 @@ def test_hidden_tools_are_validated_and_smol_reduces_the_set() -> None:
         session_tools(["no_such_tool"], smol=False)
     smol = {t.name for t in session_tools([], smol=True)}
     assert smol < names and "bash" in smol and "glob" not in smol
+
+
+async def test_edit_file_refuses_a_file_too_big_to_hold_and_diff(ctx: ToolContext) -> None:
+    huge = ctx.workspace / "dump.sql"
+    with huge.open("wb") as file:  # a hostile repository's 3 GiB file (sparse: no disk used)
+        file.write(b"needle\n")
+        file.truncate(3 << 30)
+    with pytest.raises(ToolFailure, match=r"dump.sql is 3,221,225,472 bytes; edit_file edits"):
+        await files.edit_file(ctx, {"path": "dump.sql", "old_string": "needle", "new_string": "x"})
+    with huge.open("rb") as file:
+        assert file.read(7) == b"needle\n", "the file is untouched"
+    limit = files.MAX_EDIT_BYTES
+    (ctx.workspace / "big.py").write_text("needle = 1\n" + "#" * (limit - 100) + "\n")
+    done = await files.edit_file(
+        ctx, {"path": "big.py", "old_string": "needle = 1", "new_string": "needle = 2"}
+    )
+    assert "edited big.py" in done.content, "a file under the limit is edited as before"
+
+
+async def test_odd_file_names_are_one_line_each_and_can_be_named_back(ctx: ToolContext) -> None:
+    odd = [
+        "two\nlines.py",
+        "ret\rurn.py",
+        "\u202eyp.evil",
+        os.fsdecode(b"bytes\xff.py"),
+        "\x1b[2J.py",
+    ]
+    for name in odd:
+        (ctx.workspace / name).write_text("needle\n")
+    (ctx.workspace / "plain é.py").write_text("needle\n")
+    listing = (await files.list_dir(ctx, {})).content.splitlines()
+    found = (await search.glob_tool(ctx, {"pattern": "*"})).content.splitlines()
+    grep = (await search.grep(ctx, {"pattern": "needle"})).content.splitlines()
+    for name in odd:
+        quoted = json.dumps(name)
+        assert quoted in listing and quoted in found, "one line, quoted and escaped"
+        assert f"{quoted}:1: needle" in grep
+        back = await files.read_file(ctx, {"path": json.loads(quoted)})
+        assert back.content.endswith("needle"), "the quoted form names the file in a call"
+    assert "plain é.py" in listing and "plain é.py" in found, "ordinary names are left alone"
+    assert not any(line.startswith(("lines.py", "urn.py")) for line in listing + found + grep)

@@ -70,3 +70,20 @@ def test_an_empty_map_says_why(home: Path, tmp_path: Path) -> None:
     assert "the map is empty: --tokens 1 leaves no room for a file" in tight.stderr
     full = run(home, "repomap", str(code))
     assert "app.py" in full.stdout and full.stdout.endswith("\n") and "empty" not in full.stderr
+
+
+def test_a_mistyped_workspace_is_refused_and_creates_nothing(home: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "projcet"  # a typo
+    chat = run(home, "chat", "hi", "--workspace", str(missing), BONSAI_PROVIDER="sim")
+    assert chat.returncode == 2
+    assert f"bonsai chat: the workspace {missing} does not exist" in chat.stderr
+    (tmp_path / "file.txt").write_text("x")
+    not_dir = run(home, "chat", "hi", "--workspace", str(tmp_path / "file.txt"))
+    assert not_dir.returncode == 2 and "is not a directory" in not_dir.stderr
+    remember = run(home, "remember", "--project", "--workspace", str(missing), "use tabs")
+    assert remember.returncode == 1
+    assert f"the workspace {missing} does not exist; pass --workspace DIR" in remember.stderr
+    listing = run(home, "memory", "list", "--workspace", str(missing))
+    assert listing.returncode == 1 and "does not exist" in listing.stderr
+    assert not missing.exists(), "no folder tree was made at the typo"
+    assert "Traceback" not in chat.stderr + remember.stderr + listing.stderr

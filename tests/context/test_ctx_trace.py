@@ -106,3 +106,43 @@ def test_a_name_the_request_still_holds_is_left_out_of_the_trace() -> None:
     # a name inside a longer one is not held
     (other,) = view_traces(SPAN, call_names(SPAN), SPAN, "my_compute_zeta_total_v2")
     assert "`compute_zeta_total`" in other
+
+
+def test_the_traces_keep_their_room_when_the_other_headings_overflow_theirs() -> None:
+    # one long finding, decision and risk each: trimming cannot bring the other
+    # headings into their half, so they are cut short; the traces stay whole
+    long_span = items_of(
+        [
+            user("Fix the zeta total."),
+            Message(role="assistant", content="I will run it. " + "Plan word. " * 40),
+            *step(0, "Traceback (most recent call last):\n" + "E " * 200, name="bash", ok=False),
+        ]
+    )
+    traces = view_traces(SPAN, call_names(SPAN), SPAN)
+    text = update_summary(
+        None,
+        long_span,
+        call_names(long_span),
+        goal="Fix it",
+        max_chars=500,
+        traces=traces,
+        trace_chars=250,
+    )
+    assert parse_sections(text)["Seen in"] == traces
+    assert len(text) <= 500 and "…" in text
+    assert text.startswith("## Current goal") and text.endswith(traces[-1])
+
+
+def test_a_dunder_method_is_no_name_for_a_trace() -> None:
+    view = "\n".join(
+        [
+            "    10\tclass ZetaLoader:",
+            "    11\t    def __init__(self, rows):",
+            "    12\t        self.rows_cache = rows",
+            "    13\t    def load_rows(self):",
+        ]
+    )
+    items = items_of([*_view_step(0, view, "nl -ba src/zeta.py | sed -n '10,13p'")])
+    (entry,) = view_traces(items, call_names(items), items)
+    assert "`__init__`" not in entry
+    assert "`ZetaLoader`" in entry and "`load_rows`" in entry and "`self.rows_cache`" in entry

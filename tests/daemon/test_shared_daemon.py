@@ -16,14 +16,14 @@ async def _connect(home: Path):
     return await start_client([*BONSAI, "connect"], bonsai_env(home))
 
 
-async def test_three_clients_share_one_session(home: Path) -> None:
+async def test_three_clients_share_one_session(home: Path, tmp_path: Path) -> None:
     a, b, c = await asyncio.gather(_connect(home), _connect(home), _connect(home))
     try:
         statuses = [await rpc(x, "bonsai/daemon/status") for x in (a, b, c)]
         assert len({s["pid"] for s in statuses}) == 1, "all three share one daemon"
         assert statuses[-1]["clients"] == 3
 
-        sid = (await rpc(a, "bonsai/session/create", {"workspace": "/ws"}))["sessionId"]
+        sid = (await rpc(a, "bonsai/session/create", {"workspace": str(tmp_path)}))["sessionId"]
         for client in (a, b, c):
             await rpc(client, "bonsai/session/attach", {"sessionId": sid})
         await rpc(a, "bonsai/session/append", {"sessionId": sid, "role": "user", "content": "1"})
@@ -54,10 +54,10 @@ async def test_three_clients_share_one_session(home: Path) -> None:
         await close_client(again)
 
 
-async def test_detached_client_stops_receiving(home: Path) -> None:
+async def test_detached_client_stops_receiving(home: Path, tmp_path: Path) -> None:
     a, b = await asyncio.gather(_connect(home), _connect(home))
     try:
-        sid = (await rpc(a, "bonsai/session/create", {"workspace": "/ws"}))["sessionId"]
+        sid = (await rpc(a, "bonsai/session/create", {"workspace": str(tmp_path)}))["sessionId"]
         await rpc(a, "bonsai/session/attach", {"sessionId": sid})
         await rpc(b, "bonsai/session/attach", {"sessionId": sid})
         await rpc(b, "bonsai/session/detach", {"sessionId": sid})

@@ -19,10 +19,13 @@ async def test_status_reports_the_daemon(stdio_client: LanguageClient, home) -> 
 
 
 async def test_session_lifecycle(stdio_client: LanguageClient, tmp_path) -> None:
-    ws = str(tmp_path / "ws")
+    ws = str(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
     created = await rpc(stdio_client, "bonsai/session/create", {"workspace": ws, "title": "first"})
     sid = created["sessionId"]
-    other = await rpc(stdio_client, "bonsai/session/create", {"workspace": "/elsewhere"})
+    other = await rpc(
+        stdio_client, "bonsai/session/create", {"workspace": str(tmp_path / "elsewhere")}
+    )
 
     listed = await rpc(stdio_client, "bonsai/session/list", {"workspace": ws})
     assert [s["sessionId"] for s in listed["sessions"]] == [sid]
@@ -54,10 +57,13 @@ async def test_session_lifecycle(stdio_client: LanguageClient, tmp_path) -> None
     assert "no session" in str(info.value)
 
 
-async def test_attached_client_receives_its_own_events(stdio_client: LanguageClient) -> None:
+async def test_attached_client_receives_its_own_events(
+    stdio_client: LanguageClient, tmp_path
+) -> None:
     from bonsai_testing import events_of
 
-    sid = (await rpc(stdio_client, "bonsai/session/create", {"workspace": "/w"}))["sessionId"]
+    workspace = {"workspace": str(tmp_path)}
+    sid = (await rpc(stdio_client, "bonsai/session/create", workspace))["sessionId"]
     await rpc(stdio_client, "bonsai/session/attach", {"sessionId": sid})
     await rpc(
         stdio_client, "bonsai/session/append", {"sessionId": sid, "role": "user", "content": "x"}
@@ -98,6 +104,27 @@ async def test_errors_name_the_problem(
     assert fragment in str(info.value.message)
     # the daemon is still serving
     assert (await rpc(stdio_client, "bonsai/daemon/status"))["clients"] == 1
+
+
+async def test_create_refuses_a_workspace_that_is_not_a_folder(
+    stdio_client: LanguageClient, tmp_path
+) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder\n")
+    for workspace, what in (
+        (tmp_path / "no" / "such" / "project", "does not exist"),
+        (a_file, "is not a directory"),
+    ):
+        with pytest.raises(JsonRpcException) as info:
+            await rpc(stdio_client, "bonsai/session/create", {"workspace": str(workspace)})
+        assert info.value.code == -32602
+        message = str(info.value.message)
+        assert str(workspace) in message and what in message
+        assert "\n" not in message
+    assert not (tmp_path / "no").exists(), "no folder is created at the typo"
+    assert a_file.read_text() == "not a folder\n"
+    assert (await rpc(stdio_client, "bonsai/session/list"))["sessions"] == []
+    assert (await rpc(stdio_client, "bonsai/daemon/status"))["sessions"] == 0
 
 
 async def test_config_get_reports_effective_settings(stdio_client: LanguageClient) -> None:

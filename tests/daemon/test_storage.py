@@ -15,11 +15,11 @@ from bonsai.services.store.sessions import SessionStore
 from bonsai_testing import BONSAI, bonsai_env, close_client, rpc, start_client
 
 
-async def test_sessions_survive_a_daemon_restart(home: Path) -> None:
+async def test_sessions_survive_a_daemon_restart(home: Path, tmp_path: Path) -> None:
     client = await start_client([*BONSAI, "serve", "--stdio"], bonsai_env(home))
-    sid = (await rpc(client, "bonsai/session/create", {"workspace": "/ws", "title": "keep"}))[
-        "sessionId"
-    ]
+    sid = (
+        await rpc(client, "bonsai/session/create", {"workspace": str(tmp_path), "title": "keep"})
+    )["sessionId"]
     await rpc(client, "bonsai/session/append", {"sessionId": sid, "role": "user", "content": "a"})
     await close_client(client)
 

@@ -7,6 +7,7 @@ saying so; a kept-alive connection the server closed is not reused."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import shutil
 import ssl
@@ -124,6 +125,66 @@ async def test_a_stalled_server_is_a_read_timeout() -> None:
         provider = provider_at(port_of(server), read_timeout_s=0.3)
         error = await failure_of(provider)
         assert error.kind == "timeout" and "0.3" in error.message
+        await provider.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_steady_stream_outlives_its_read_timeout_and_a_stall_after_it_does_not() -> None:
+    # every read waits at most the timeout from its own start (one timer serves many reads)
+    words = [f"s{i} " for i in range(12)]
+    body = sse(words).split(b"\n\n")
+
+    async def steady_then_stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+        for event in body[: len(words)]:  # 12 events 0.08 s apart: longer than the timeout
+            writer.write(event + b"\n\n")
+            await writer.drain()
+            await asyncio.sleep(0.08)
+        await asyncio.sleep(5)  # then nothing
+        writer.close()
+
+    server = await serve(steady_then_stall)
+    async with server:
+        provider = provider_at(port_of(server), read_timeout_s=0.5)
+        got: list[str] = []
+        with pytest.raises(ProviderError) as info:
+            async for event in provider.stream(request("m")):  # type: ignore[attr-defined]
+                if isinstance(event, TextDelta):
+                    got.append(event.text)
+        assert got == words  # nothing lost before the stall, which is a read timeout
+        assert info.value.kind == "timeout" and "0.5" in info.value.message
+        await provider.aclose()  # type: ignore[attr-defined]
+
+
+async def test_text_cut_inside_a_character_by_the_network_arrives_whole() -> None:
+    # one byte per read: every multi-byte character is cut; an invalid byte becomes U+FFFD
+    words = ["é ", "naïve ", "日本 ", "😀 ", "end"]
+    body = sse(words).replace(b"end", b"e\xffnd")
+    server = await serve(streaming(body, pause_s=0.0005, pieces=len(body)))
+    async with server:
+        provider = provider_at(port_of(server))
+        assert await texts_of(provider) == "é naïve 日本 😀 e\ufffdnd"
+        await provider.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_compressed_event_stream_is_decoded() -> None:
+    words = [f"z{i} " for i in range(50)]
+
+    async def gzipped(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        packed = gzip.compress(sse(words))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"content-encoding: gzip\r\ncontent-length: %d\r\n\r\n" % len(packed)
+        )
+        writer.write(packed)
+        await writer.drain()
+        writer.close()
+
+    server = await serve(gzipped)
+    async with server:
+        provider = provider_at(port_of(server))
+        assert await texts_of(provider) == "".join(words)
         await provider.aclose()  # type: ignore[attr-defined]
 
 

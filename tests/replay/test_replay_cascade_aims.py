@@ -77,7 +77,6 @@ def test_at_32k_cost_meets_the_openai_and_anthropic_aims() -> None:
     assert tally.family_cost_ratio("anthropic") <= 0.65
 
 
-@pytest.mark.xfail(strict=True, reason="not reached: 2.02% of removed tokens (docs/context.md)")
 def test_at_32k_needed_later_loss_is_at_most_2_percent_of_removed() -> None:
     _, loss = _run(32_000)
     assert loss.removed_tokens > 0

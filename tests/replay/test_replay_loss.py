@@ -61,6 +61,11 @@ def test_an_item_only_the_removed_output_held_is_needed_later_and_recall_finds_i
     # weighed by the two lines holding the items, not the whole 400-line listing
     assert 0 < loss.needed_tokens < 40 < loss.removed_tokens
     assert loss.by_stage["stub"][1] == loss.needed_tokens
+    # the breakdown names what removed it, what it was and how old it was
+    assert loss.by_removal["stub, tool"][:2] == [loss.removed_tokens, loss.needed_tokens]
+    (age,) = [k for k, (_, needed, _) in loss.by_age.items() if needed]
+    assert age.startswith("tool, ")
+    assert sum(r for r, _, _ in loss.by_removal.values()) == loss.removed_tokens
 
 
 def test_nothing_is_needed_when_the_agent_never_uses_it() -> None:
@@ -179,3 +184,29 @@ def test_a_name_the_agent_wrote_after_the_view_is_kept_by_its_trace_and_not_lost
     said = f"The bug is in {NAMES[-1]}: it ignores empty rows."
     loss = _fold_loss(f"I will now change {NAMES[-1]} to skip empty rows.", after=said)
     assert loss.by_stage["fold"][0] > 0 and loss.needed_spans == 0 and loss.needed_tokens == 0
+
+
+def test_the_breakdown_tells_views_of_lines_from_whole_reads_and_the_agent() -> None:
+    from bonsai.core.context import Item
+    from bonsai.domain import Evidence
+    from bonsai.services.replay.loss import age_bucket, output_class
+
+    numbered = "\n".join(f"   {n}\tline {n}" for n in range(10, 20))
+    view = Message(role="tool", content=numbered, tool_call_id="c1", name="bash")
+    calls = {"c1": ("bash", '{"command": "nl -ba src/app.py | sed -n 10,19p"}')}
+    whole = Message(
+        role="tool",
+        content="import os\nx = 1\ny = 2\n",
+        tool_call_id="c2",
+        evidence=Evidence(kind="read", path="src/app.py"),
+    )
+    said = Message(role="assistant", content="Now I edit it.")
+    assert output_class(Item(id="a", seq=1, turn=1, message=view), calls) == "view of lines"
+    assert output_class(Item(id="b", seq=2, turn=1, message=whole), calls) == "file read"
+    assert output_class(Item(id="c", seq=3, turn=1, message=said), calls) == "agent"
+    assert [age_bucket(n) for n in (0, 5, 16, 17)] == [
+        "0-4 calls",
+        "5-8 calls",
+        "9-16 calls",
+        "over 16 calls",
+    ]

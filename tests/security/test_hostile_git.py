@@ -97,3 +97,63 @@ async def test_a_turn_in_a_hostile_repository_runs_nothing_and_finishes(
         tail = rig.requests_text()
         assert "to_pipe" in tail, "the planted link is listed in the volatile tail"
     assert not marker.exists(), "opening the repository ran none of its programs"
+
+
+def logged_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``git`` first on PATH: a wrapper that logs each call's subcommand, then runs git."""
+    real = shutil.which("git")
+    bin_dir, log = tmp_path / "bin", tmp_path / "git.log"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in -c) skip=1;; *) if [ -z "$skip" ]; then '
+        f'echo "$a" >> {log}; break; fi; skip=;; esac; done\n'
+        f'exec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def test_a_filter_driver_added_between_two_turns_is_still_neutralised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "PWNED"
+    ws = hostile_repo(tmp_path, marker)
+    config = ws / ".git" / "config"
+    # the first turn sees a harmless driver of the same name length
+    evil = config.read_text()
+    config.write_text(evil.replace('"evil"', '"good"'))
+    log = logged_git(tmp_path, monkeypatch)
+    read_status(ws)
+    read_status(ws)
+    assert log.read_text().split() == ["config", "status", "status"], "config read once"
+    # same size, same mtime: only the bytes tell the driver the attributes name arrived
+    before = os.stat(config)
+    config.write_text(evil)
+    assert os.stat(config).st_size == before.st_size
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+    stamp = os.stat(ws / "app.py").st_mtime_ns + 5_000_000_000
+    os.utime(ws / "app.py", ns=(stamp, stamp))
+    read_status(ws)
+    assert not marker.exists(), "the filter named after the first turn did not run"
+    assert log.read_text().split()[-2:] == ["config", "status"]
+
+
+def test_a_config_that_includes_others_is_read_on_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "PWNED"
+    ws = hostile_repo(tmp_path, marker)
+    included = tmp_path / "later.gitconfig"  # does not exist yet: nothing to key on
+    git(ws, "config", "include.path", str(included))
+    git(ws, "config", "--remove-section", "filter.evil")
+    log = logged_git(tmp_path, monkeypatch)
+    read_status(ws)
+    included.write_text(f'[filter "evil"]\n\tclean = touch {marker}; cat\n')
+    stamp = os.stat(ws / "app.py").st_mtime_ns + 9_000_000_000
+    os.utime(ws / "app.py", ns=(stamp, stamp))
+    read_status(ws)
+    assert not marker.exists(), "the included file's filter did not run"
+    assert log.read_text().split() == ["config", "status", "config", "status"]

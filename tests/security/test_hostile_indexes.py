@@ -1,5 +1,5 @@
 """The skills and subagents indexes of a hostile repository (``.bonsai/skills/*/SKILL.md``,
-``.bonsai/agents/*.md``), read into the system prompt of every turn.
+``.bonsai/agents/*.md``) and its steering files, read into the system prompt of every turn.
 
 A committed symlink must not put another file's front matter into the prompt,
 and a FIFO (or a link to one, or to ``/dev/zero``) must not hang or fill the
@@ -9,6 +9,8 @@ daemon. A real daemon (``bonsai serve --stdio``) with the simulator.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from security_helpers import make_rig
@@ -63,3 +65,23 @@ async def test_a_turn_in_the_repository_finishes_and_leaks_nothing(
         assert events[-1]["kind"] == "done", events[-1]
         assert "Formats code." in rig.requests_text(), "the good skill is in the prompt"
         assert rig.leaks("OUTSIDE-SENTINEL") == []
+
+
+def test_a_huge_steering_file_is_read_only_up_to_its_cap(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with (ws / "AGENTS.md").open("wb") as file:  # sparse: no disk used
+        file.write(b"Use tabs.\n")
+        file.truncate(8 << 30)
+    code = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+        "from bonsai.services.project_context.steering import steering_parts\n"
+        "print(steering_parts(Path(sys.argv[1]), None, 4096)[0].text[-200:])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ws)], capture_output=True, text=True, timeout=120
+    )  # reading the whole file needs 8 GiB: under a 1 GiB limit it cannot
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "it has 8,589,934,592 bytes, the first 4,096 are shown" in done.stdout

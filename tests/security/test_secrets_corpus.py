@@ -106,6 +106,41 @@ def test_ordinary_code_and_output_are_left_alone() -> None:
         assert redact(text).text == text, text
 
 
+def test_an_error_code_before_its_message_is_not_a_secret() -> None:
+    for text in (
+        "openai rejected the credentials: invalid_request_error: Incorrect API key provided",
+        "anthropic rejected the credentials: authentication_error: invalid x-api-key",
+        "x: invalid_api_key: Incorrect API key provided",
+        "token: insufficient_quota: You exceeded your current quota",
+    ):
+        assert redact(text).text == text, text
+    # the same shapes with a real-looking value are still assignments
+    for line, secret in (
+        ("api_key: sk-live-4eC39HqLyjWDarjtT1zdp7dc", "sk-live-4eC39HqLyjWDarjtT1zdp7dc"),
+        ("API_KEY=abcdEFGH1234ijkl5678", "abcdEFGH1234ijkl5678"),
+        ("OPENAI_API_KEY=sk_live_abc: rest", "sk_live_abc:"),
+        ("credentials: prod_key_9f3a: rotated yesterday", "prod_key_9f3a"),
+        ("password: hunter_two_x1: old", "hunter_two_x1"),
+        ("client_secret: s3cret_value_41:", "s3cret_value_41"),
+        ("token: invalid_api_key_value", "invalid_api_key_value"),
+    ):
+        out = redact(line).text
+        assert secret not in out and "[REDACTED]" in out, line
+
+
+async def test_a_rejected_key_reads_as_the_provider_said_it(home: Path, tmp_path: Path) -> None:
+    """A 401 shows the provider's error code and message; only the echoed key is removed."""
+    echo = Fault(kind="auth", message=f"Incorrect API key provided: {DAEMON_KEY}.")
+    script = Script(faults={1: echo}, steps=[Reply(text="unreachable")])
+    env = {"BONSAI_PROVIDER": "openai", "OPENAI_API_KEY": DAEMON_KEY}
+    async with make_rig(script, home, tmp_path, **env) as rig:
+        failed = await rig.turn(await rig.session(), "hello")
+    message = failed[-1]["message"]
+    assert failed[-1]["kind"] == "error", failed[-1]
+    assert "rejected the credentials: invalid_request_error: Incorrect API key provided" in message
+    assert "Incorrect API key provided: [REDACTED]" in message and DAEMON_KEY not in message
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"

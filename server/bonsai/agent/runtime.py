@@ -46,7 +46,7 @@ class SessionRuntime:
 
     def emit(self, turn_id: str, event: m.ChatEvent) -> None:
         if isinstance(event, m.DeltaEvent):
-            self._coalesce(turn_id, event.text)
+            self.emit_delta(turn_id, event.text)
             return
         self.flush()
         self._publish(turn_id, event)
@@ -56,9 +56,17 @@ class SessionRuntime:
         pending, self._pending = self._pending, None
         if pending is not None:
             turn_id, texts = pending
-            self._publish(turn_id, m.DeltaEvent(text="".join(texts)))
+            text = texts[0] if len(texts) == 1 else "".join(texts)
+            seq = next(self._seq)  # the wire model at once: no event model in between
+            full = m.ChatDeltaParams(
+                session_id=self.session_id, turn_id=turn_id, seq=seq, text=text
+            )
+            if turn_id == self.running:
+                self.backlog.append(full)
+            self.publish(full)
 
-    def _coalesce(self, turn_id: str, text: str) -> None:
+    def emit_delta(self, turn_id: str, text: str) -> None:
+        """A streamed delta's text (what ``emit`` does with a ``DeltaEvent``, without one)."""
         pending = self._pending
         if pending is not None and pending[0] == turn_id:
             pending[1].append(text)

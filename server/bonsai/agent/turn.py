@@ -90,6 +90,9 @@ class TurnDeps:
     load_history: Callable[[], list[StoredMessage]] | None = None
     # a model step still streaming after this long is cancelled (None: no limit)
     step_budget_s: float | None = None
+    # a streamed delta's text, emitted as ``emit(DeltaEvent(text=...))`` would (the daemon's
+    # runtime takes the text as it is: no event model built per delta); None: ``emit``
+    emit_delta: Callable[[str], None] | None = None
 
 
 @dataclass
@@ -164,6 +167,7 @@ class Turn:
         last_save = time.monotonic()
         deps = self.deps
         budget = deps.step_budget_s
+        emit_delta = deps.emit_delta or (lambda text: deps.emit(m.DeltaEvent(text=text)))
         try:
             async with (
                 asyncio.timeout(budget),
@@ -172,7 +176,7 @@ class Turn:
                 async for event in events:
                     if isinstance(event, TextDelta):
                         out.parts.append(event.text)
-                        deps.emit(m.DeltaEvent(text=event.text))
+                        emit_delta(event.text)
                         if time.monotonic() - last_save > PARTIAL_EVERY_S:
                             deps.turns.save_partial(deps.session_id, deps.turn_id, out.text)
                             last_save = time.monotonic()

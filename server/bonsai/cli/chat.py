@@ -14,6 +14,7 @@ from bonsai.cli.client_settings import from_environment, settings_problems, star
 from bonsai.cli.ctx_table import print_ledger
 from bonsai.errors import ConfigError, NotFound
 from bonsai.home import bonsai_home
+from bonsai.services.workspace import workspace_problem
 
 CONFIG_ERROR = ConfigError.code
 
@@ -58,6 +59,14 @@ def chat_command(args: argparse.Namespace) -> int:
     from bonsai.cli.render import TurnPrinter
 
     workspace = Path(args.workspace).resolve()
+    what = workspace_problem(workspace)
+    if what is not None:  # a session there could read, list or run nothing
+        print(
+            f"bonsai chat: the workspace {workspace} {what}; run it in your project "
+            "or pass --workspace DIR",
+            file=sys.stderr,
+        )
+        return 2
     printer = TurnPrinter()
     client = connect("bonsai chat")
     created = None

@@ -21,6 +21,7 @@ from bonsai.services.memory.results import MemoryListing
 from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.store import MemoryStoreError
 from bonsai.services.memory.write_tool import MemoryWriteError
+from bonsai.services.workspace import workspace_problem
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -28,6 +29,9 @@ Command = Callable[[argparse.Namespace], int]
 def open_service(args: argparse.Namespace) -> MemoryService:
     home = bonsai_home()
     workspace = Path(args.workspace).resolve() if args.workspace else Path.cwd()
+    what = workspace_problem(workspace)
+    if what is not None:  # a mistyped --workspace must not become a new folder tree
+        raise MemoryStoreError(f"the workspace {workspace} {what}; pass --workspace DIR")
     loaded = load_settings(home, workspace)
     for problem in loaded.problems:
         print(f"bonsai: settings: {problem}", file=sys.stderr)

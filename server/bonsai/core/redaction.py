@@ -219,13 +219,19 @@ def _quoted(tag: str) -> str:
     return rf"(?P<q{tag}>[\"'`]){_NOT_REDACTED}(?P<v{tag}>[^\"'`\n\\]{{4,}}?)(?P=q{tag})"
 
 
+# after a colon, snake_case letters ending in their own colon and a space are a label,
+# not a value: an error code before its message (``credentials: invalid_request_error:
+# Incorrect API key``, ``credentials: authentication_error: invalid x-api-key``)
+_LABEL = r"(?![A-Za-z]+(?:_[A-Za-z]+)+:\s)"
+
+
 def _bare(tag: str, *, dots: bool) -> str:
     """An unquoted value right after = or : (env, shell, YAML): a token, not code.
-    After a colon it holds no dot (``auth: process.env.X`` is code) and is not a
-    capitalised type name (``token: String``)."""
+    After a colon it holds no dot (``auth: process.env.X`` is code), is not a
+    capitalised type name (``token: String``) and is not a label (``_LABEL``)."""
     chars = r"[^\s\"'`#,;(){}\[\]<>]" if dots else r"[^\s\"'`#,;(){}\[\]<>.]"
-    not_type = "" if dots else r"(?![A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w.]))"
-    return rf"{_NOT_REDACTED}{not_type}(?P<v{tag}>{chars}{{6,}})(?![\w.(\[])"
+    not_code = "" if dots else rf"(?![A-Z][a-z]+(?:[A-Z][a-z]+)*(?![\w.])){_LABEL}"
+    return rf"{_NOT_REDACTED}{not_code}(?P<v{tag}>{chars}{{6,}})(?![\w.(\[])"
 
 
 # an unquoted value after a spaced = (INI, credentials files): only when it looks like a key

@@ -271,6 +271,8 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
         if options.stdio:
             stdio.cancel()
     finally:
+        if monitor is not None:
+            monitor[0].stop()  # the report is of the time served, not of the stop
         procs.kill_all()
         await _shutdown(daemon, servers, options, watcher)
         await keeper.stop()

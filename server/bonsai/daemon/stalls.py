@@ -144,6 +144,7 @@ class StallMonitor:
     tick_s: float = TICK_S
     stall_s: float = STALL_S
     started: float = 0.0
+    stopped: float | None = None
     ticks: int = 0
     stalls: list[_Stall] = field(default_factory=list)
     gc_by_gen: dict[int, _Tally] = field(default_factory=dict)
@@ -162,6 +163,7 @@ class StallMonitor:
     # -------------------------------------------------------------- start / stop
     def start(self) -> None:
         self.started = self._last_tick = time.perf_counter()
+        self.stopped = None
         self._last_cpu = time.thread_time()
         self._loop_thread = threading.get_ident()
         gc.callbacks.append(self._on_gc)
@@ -176,6 +178,9 @@ class StallMonitor:
         self.stalls, self.gc_by_gen, self.slow = [], {}, {}
 
     def stop(self) -> None:
+        """Stop watching (idempotent): the report covers the time until now."""
+        if self.stopped is None:
+            self.stopped = time.perf_counter()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -286,7 +291,7 @@ class StallMonitor:
             cpu[stall.cause] = cpu.get(stall.cause, 0.0) + stall.loop_cpu_ms
         worst = sorted(self.stalls, key=lambda s: s.late_ms, reverse=True)[:_WORST]
         return {
-            "seconds": round(time.perf_counter() - self.started, 2),
+            "seconds": round((self.stopped or time.perf_counter()) - self.started, 2),
             "tick_ms": self.tick_s * 1000,
             "stall_ms": self.stall_s * 1000,
             "ticks": self.ticks,

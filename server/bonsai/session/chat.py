@@ -86,6 +86,7 @@ async def run_turn(
         tools=tools,
         tool_ctx=tool_ctx,
         emit=lambda event: rt.emit(turn_id, event),
+        emit_delta=lambda text: rt.emit_delta(turn_id, text),
         approve=lambda tool, args, diff: ask_approval(
             daemon, session_id, turn_id, tool, args, diff, bridge.workspace
         ),

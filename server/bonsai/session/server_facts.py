@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncGenerator, Callable
-from contextlib import aclosing
 from typing import Any, Literal
 
 from bonsai.protocol import models as m
@@ -219,7 +218,9 @@ def watch_tools(
     facts (or a probe) say it cannot call them, tell the user once per session,
     in the chat and in the ledger's notes."""
 
-    async def watched(request: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
+    def watched(request: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
+        # told when the step's stream is asked for, just before it is read; the stream
+        # itself is handed on as it is (no generator layer more for every delta)
         if request.tools and discovers(providers):
             facts = facts_cache(daemon).peek(base_url_for(providers), providers.model)
             for note in (tools_note(providers, facts), stream_note(providers, facts)):
@@ -227,9 +228,7 @@ def watch_tools(
                 if note is not None and note not in notes:
                     daemon.store.set_state(session_id, NOTES_KEY, [*notes, note])
                     emit(m.NoticeEvent(message=note))
-        async with aclosing(stream(request)) as events:
-            async for event in events:
-                yield event
+        return stream(request)
 
     return watched
 
@@ -237,11 +236,8 @@ def watch_tools(
 def whole_when_tools(stream: Stream, complete: Stream) -> Stream:
     """Requests that offer tools are answered whole (``complete``); others stream."""
 
-    async def chosen(request: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
-        source = complete if request.tools else stream
-        async with aclosing(source(request)) as events:
-            async for event in events:
-                yield event
+    def chosen(request: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
+        return (complete if request.tools else stream)(request)
 
     return chosen
 

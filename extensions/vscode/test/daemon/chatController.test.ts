@@ -1,5 +1,6 @@
 /** The chat panel's logic against a real daemon (no VS Code): sessions, events, slash commands. */
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatController, type ChatPort } from "../../src/chat/chatController";
 import type { ToWebview } from "../../src/chat/messages";
@@ -40,6 +41,13 @@ class RecordingPort implements ChatPort {
 
 describe("ChatController with a real daemon", () => {
   const home = tempHome();
+  const projects = tempHome();
+  /** A real folder: the daemon refuses a session in a workspace that is not one. */
+  function project(name: string): string {
+    const path = join(projects, name);
+    mkdirSync(path, { recursive: true });
+    return path;
+  }
   let rpc: DaemonRpc;
   let other: DaemonRpc;
 
@@ -52,6 +60,7 @@ describe("ChatController with a real daemon", () => {
     await other.close();
     await rpc.close(true);
     rmSync(home, { recursive: true, force: true });
+    rmSync(projects, { recursive: true, force: true });
   });
 
   function setup(workspace: string): { controller: ChatController; sessions: Sessions; port: RecordingPort } {
@@ -64,17 +73,19 @@ describe("ChatController with a real daemon", () => {
   }
 
   it("creates a session for the workspace and lists it as current", async () => {
-    const { controller, sessions, port } = setup("/work/alpha");
+    const { controller, sessions, port } = setup(project("alpha"));
     await controller.handle({ type: "newSession" });
     expect(sessions.sessionId).toMatch(/.+/);
     const listed = await port.next(
       (message) => message.type === "sessions" && message.currentId === sessions.sessionId,
     );
-    expect(listed.type === "sessions" && listed.sessions.map((session) => session.workspace)).toContain("/work/alpha");
+    expect(listed.type === "sessions" && listed.sessions.map((session) => session.workspace)).toContain(
+      project("alpha"),
+    );
   });
 
   it("shows a message another client appends to the session, once", async () => {
-    const { controller, sessions, port } = setup("/work/beta");
+    const { controller, sessions, port } = setup(project("beta"));
     await controller.handle({ type: "newSession" });
     const sessionId = sessions.sessionId as string;
     await other.request("bonsai/session/attach", { sessionId });
@@ -87,12 +98,12 @@ describe("ChatController with a real daemon", () => {
 
   it("attaches a session of another workspace with its stored log", async () => {
     const { sessionId } = await other.request("bonsai/session/create", {
-      workspace: "/work/elsewhere",
+      workspace: project("elsewhere"),
       title: "elsewhere",
     });
     await other.request("bonsai/session/append", { sessionId, role: "user", content: "stored question" });
     await other.request("bonsai/session/append", { sessionId, role: "assistant", content: "stored **answer**" });
-    const { controller, port } = setup("/work/gamma");
+    const { controller, port } = setup(project("gamma"));
     await controller.handle({ type: "switchSession", sessionId });
     await port.next((message) => message.type === "reset" && message.entries.length === 2);
     expect(controller.entries.map((entry) => entry.kind)).toEqual(["user", "assistant"]);
@@ -103,7 +114,7 @@ describe("ChatController with a real daemon", () => {
   });
 
   it("answers /help and rejects an unknown command without calling the daemon", async () => {
-    const { controller } = setup("/work/delta");
+    const { controller } = setup(project("delta"));
     await controller.handle({ type: "send", text: "/help" });
     await controller.handle({ type: "send", text: "/nope" });
     expect(controller.entries).toEqual([
@@ -117,13 +128,13 @@ describe("ChatController with a real daemon", () => {
   });
 
   it("shows a daemon error as an error notice", async () => {
-    const { controller } = setup("/work/epsilon");
+    const { controller } = setup(project("epsilon"));
     await controller.handle({ type: "switchSession", sessionId: "no-such-session" });
     expect(controller.entries.at(-1)).toMatchObject({ kind: "notice", level: "error" });
   });
 
   it("sends this editor's provider settings and warns, creating nothing, when they cannot apply", async () => {
-    const sessions = new Sessions(rpc, new MemoryStore(), "/work/zeta", { BONSAI_PROVIDER: "opneai" });
+    const sessions = new Sessions(rpc, new MemoryStore(), project("zeta"), { BONSAI_PROVIDER: "opneai" });
     const warnings: string[] = [];
     const controller = new ChatController(rpc, sessions, {
       reveal: () => undefined,
@@ -134,12 +145,12 @@ describe("ChatController with a real daemon", () => {
     expect(warnings).toEqual([expect.stringContaining("unknown provider 'opneai' (BONSAI_PROVIDER")]);
     expect(controller.entries.at(-1)).toMatchObject({ kind: "notice", level: "error" });
     expect(sessions.sessionId).toBeUndefined();
-    const { sessions: listed } = await rpc.request("bonsai/session/list", { workspace: "/work/zeta" });
+    const { sessions: listed } = await rpc.request("bonsai/session/list", { workspace: project("zeta") });
     expect(listed).toEqual([]);
   });
 
   it("resolves an approval with the user's answer, or expires it when the daemon withdraws", async () => {
-    const { controller, port } = setup("/work/zeta");
+    const { controller, port } = setup(project("zeta"));
     const params = { sessionId: "s", turnId: "t1", tool: "edit_file", args: { path: "a.py" }, diff: "-a\n+b" };
     const answer = controller.requestApproval(params, new AbortController().signal);
     const card = await port.next((message) => message.type === "upsert" && message.entries[0]?.kind === "approval");

@@ -19,6 +19,7 @@ from bonsai.agent.tools.base import (
     arg_str,
     schema,
 )
+from bonsai.agent.tools.names import shown_name
 from bonsai.agent.tools.paths import workspace
 from bonsai.domain import Evidence, content_hash
 from bonsai.services.fs.atomic import write_at
@@ -31,6 +32,7 @@ MAX_LIST = 1_000
 
 
 WHOLE_FILE_REDACTION_BYTES = 8 * 1024 * 1024  # larger files are redacted per window
+MAX_EDIT_BYTES = 8 * 1024 * 1024  # larger files are refused by edit_file
 
 
 @dataclass(frozen=True)
@@ -137,14 +139,15 @@ def _entries(ws: Workspace, fd: int, rel: str) -> tuple[list[str], int, int]:
     shown: list[str] = []
     skipped = 0
     for entry in entries[:MAX_LIST]:
+        name = shown_name(entry.name)
         if entry.is_symlink():
             if ws.link_inside(fd, entry.name, rel):
-                shown.append(f"{entry.name}@")
+                shown.append(f"{name}@")
             else:
                 skipped += 1
-                shown.append(f"{entry.name}@ [symbolic link out of the workspace; not followed]")
+                shown.append(f"{name}@ [symbolic link out of the workspace; not followed]")
         else:
-            shown.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+            shown.append(name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
     return shown, len(entries), skipped
 
 
@@ -156,6 +159,13 @@ def _diff(path: str, before: str, after: str) -> str:
 
 
 def _text_of(fd: int, rel: str) -> str:
+    size = os.fstat(fd).st_size
+    if size > MAX_EDIT_BYTES:  # read whole, diffed and held twice: a hostile file may be huge
+        os.close(fd)
+        raise ToolFailure(
+            f"{rel} is {size:,} bytes; edit_file edits files up to {MAX_EDIT_BYTES:,} bytes "
+            "(use bash, e.g. sed, for larger ones)"
+        )
     try:
         return read_fd(fd).decode("utf-8")
     except UnicodeDecodeError:

@@ -17,6 +17,7 @@ from bonsai.agent.tools.base import (
     arg_str,
     schema,
 )
+from bonsai.agent.tools.names import shown_name
 from bonsai.agent.tools.paths import workspace
 from bonsai.agent.tools.walk import PatternError, Walk, compile_glob, entries
 from bonsai.domain import Evidence
@@ -48,7 +49,7 @@ async def glob_tool(ctx: ToolContext, args: Args) -> ToolResult:
         except (ConfinementError, FileNotFoundError, NotADirectoryError):
             pass  # the pattern's fixed folder is missing or leads out: no matches
     matches.sort()
-    shown = matches[:MAX_RESULTS]
+    shown = [shown_name(match) for match in matches[:MAX_RESULTS]]
     more = f"\n[{len(matches) - MAX_RESULTS} more]" if len(matches) > MAX_RESULTS else ""
     text = "\n".join(shown) + more if shown else f"no files match {pattern!r}"
     return ToolResult(text + walk.note(), Evidence(kind="search", path=base))
@@ -102,7 +103,7 @@ async def grep(ctx: ToolContext, args: Args) -> ToolResult:
             if name_glob and not PurePosixPath(rel).match(name_glob):
                 continue
             for number, line in _grep_lines(text, regex):
-                hits.append(f"{rel}:{number}: {line}")
+                hits.append(f"{shown_name(rel)}:{number}: {line}")
                 if len(hits) > MAX_RESULTS:
                     break
             if len(hits) > MAX_RESULTS:

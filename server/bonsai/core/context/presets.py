@@ -31,7 +31,7 @@ PRESETS: dict[PresetName, dict[str, Any]] = {
         "compact_target": 0.15,
         "keep_recent_groups": 3,
         "min_rewrite_payback": 2.0,
-        "summary_fraction": 0.02,
+        "summary_fraction": 0.018,
         "payback_horizon": 0.5,
     },
     "save": {

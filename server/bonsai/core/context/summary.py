@@ -236,11 +236,15 @@ def update_summary(
         merged["Current goal"] = [one_line(goal, 300)]
     if task and one_line(task, 300) not in merged["Current goal"]:
         merged["Current goal"].insert(0, "task: " + one_line(task, 300))
-    text = _fit(merged, max_chars - sum(len(e) + 3 for e in seen))
+    room = max_chars - sum(len(e) + 3 for e in seen)
+    text = _fit(merged, room)
+    if not seen:
+        return text
     empty = f"## Seen in\n- {NONE}"
-    if seen and text.endswith(empty):
-        text = text[: -len(empty)] + "## Seen in\n" + "\n".join(f"- {e}" for e in seen)
-    return text
+    if not text.endswith(empty):  # cut short: the other headings lose their end, not the traces
+        body = render_sections(merged)[: -len(empty) - 2]
+        text = body[: max(0, room - len(empty) - 3)] + "…\n\n" + empty
+    return text[: -len(empty)] + "## Seen in\n" + "\n".join(f"- {e}" for e in seen)
 
 
 def _fit(sections: Sections, max_chars: int) -> str:

@@ -62,6 +62,11 @@ def _distinct(name: str) -> bool:
     return "_" in name.strip("_") or "." in name or bool(_CAMEL.search(name))
 
 
+def _defined_name(name: str) -> bool:
+    """A name a line defines, worth a trace: not a dunder (every class has ``__init__``)."""
+    return len(name) >= 4 and not (name.startswith("__") and name.endswith("__"))
+
+
 def _written(name: str, text: str) -> bool:
     """``name`` in ``text`` as a whole word (not inside a longer name)."""
     if name not in text:
@@ -101,6 +106,12 @@ def _where(item: Item, arguments: str) -> tuple[str, int | None, int | None] | N
     return files[-1], numbers[0], numbers[-1]
 
 
+def view_where(item: Item, arguments: str) -> tuple[str, int | None, int | None] | None:
+    """The file and line range a tool output shows (``arguments``: its call's), or
+    ``None`` when it is no view of a file's lines."""
+    return _where(item, arguments)
+
+
 def _names(
     text: str, rarity: dict[str, int], said: frozenset[str], held: frozenset[str]
 ) -> tuple[str, ...]:
@@ -111,7 +122,7 @@ def _names(
     seen: dict[str, int] = {}
     for k, line in enumerate(text.splitlines()):
         match = _DEFINES.match(line)
-        if match and len(match.group(1)) >= 4 and match.group(1) not in defined:
+        if match and _defined_name(match.group(1)) and match.group(1) not in defined:
             defined.append(match.group(1))
         for found in _NAME.finditer(_NUMBERED.sub("", line)):
             name = found.group(0)

@@ -15,6 +15,7 @@ from bonsai.services.importers import ImportFormatError, import_file
 from bonsai.services.replay.store_import import store_imported
 from bonsai.services.store.fork import fork_session
 from bonsai.services.store.tree import load_tree
+from bonsai.services.workspace import workspace_problem
 from bonsai.session import provider_choice
 from bonsai.session.base import bridge_for
 from bonsai.session.convert import session_info, wire_message
@@ -23,6 +24,9 @@ from bonsai.session.host import Host
 
 @handles("bonsai/session/create", read_only=False)
 async def create(ctx: Ctx, params: m.SessionCreateParams) -> m.SessionCreateResult:
+    what = workspace_problem(Path(params.workspace).expanduser())
+    if what is not None:  # a session there could read, list or run nothing
+        raise InvalidParams(f"workspace {params.workspace!r} {what}; a session needs a folder")
     if params.client is not None:  # a session only when its first turn can run
         provider_choice.check_client(params.client)
         settings = provider_choice.merged(ctx.daemon, params.workspace, params.client)

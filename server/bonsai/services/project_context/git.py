@@ -9,19 +9,26 @@ apart from this session's changes.
 The workspace may be hostile, and its ``.git/config`` with it: ``git status``
 would run a ``core.fsmonitor`` hook or a clean filter driver it names. Every
 call overrides those on the command line (which wins over every config file),
-and status does not recurse into submodules (each has its own config). Working
+and status does not recurse into submodules (each has its own config). The
+drivers to override are learned from one ``git config`` call, reused while the
+bytes of every config file (and of every place one could appear) are unchanged. Working
 tree entries are hashed without following a symlink or reading a FIFO or a
 device (``services/fs/untrusted.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import stat
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bonsai.services.fs.untrusted import entry_hash, entry_stat
+from bonsai.services.fs.untrusted import entry_hash, entry_stat, regular_bytes
 from bonsai.services.privacy import user_umask
 
 GIT_TIMEOUT_S = 5.0
@@ -71,17 +78,116 @@ def _git(cwd: Path, argv: list[str]) -> subprocess.CompletedProcess[bytes]:
 
 def filter_overrides(cwd: Path) -> list[str]:
     """``-c`` options emptying every filter driver the repository's config names
-    (reading config runs nothing; an empty command means no filter)."""
-    done = _git(cwd, ["git", *NEUTRAL, "config", "-z", "--name-only", "--get-regexp", r"^filter\."])
-    drivers = set()
-    for key in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
-        if key.startswith("filter.") and key.count(".") >= 2:
-            drivers.add(key[len("filter.") : key.rindex(".")])
+    (reading config runs nothing; an empty command means no filter).
+
+    What ``git config`` reported is reused while every config file it read (and
+    every place one could appear) holds the same bytes (``config_identity``)."""
+    learned = _learned.get(cwd)
+    if learned is not None and learned.still_true():
+        return list(learned.overrides)
+    files = {*config_candidates(cwd), *(learned.files if learned else ())}
+    before = config_identity(tuple(sorted(files)))
+    done = _git(cwd, ["git", *NEUTRAL, "config", "-z", "--show-origin", "--list"])
+    read = parse_config_list(cwd, done.stdout) if done.returncode == 0 else None
+    drivers = read.drivers if read is not None else _drivers_only(cwd)
     out: list[str] = []
     for driver in sorted(drivers):
         for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
             out += ["-c", f"filter.{driver}.{key}={value}"]
+    # reusable only when every file git read was looked at before it ran (else next time)
+    sure = read is not None and before is not None and read.origins <= files
+    seen = tuple(sorted(files | (read.origins if read is not None else set())))
+    _learned.pop(cwd, None)
+    while len(_learned) >= _MAX_LEARNED:
+        _learned.pop(next(iter(_learned)))
+    _learned[cwd] = _Learned(seen, before if sure else None, tuple(out))
     return out
+
+
+def _drivers_only(cwd: Path) -> set[str]:
+    """The drivers from the filter keys alone (when the full listing failed)."""
+    done = _git(cwd, ["git", *NEUTRAL, "config", "-z", "--name-only", "--get-regexp", r"^filter\."])
+    return {d for key in done.stdout.split(b"\0") if (d := _driver(key)) is not None}
+
+
+def _driver(key: bytes) -> str | None:
+    name = key.decode("utf-8", "surrogateescape")
+    if name.startswith("filter.") and name.count(".") >= 2:
+        return name[len("filter.") : name.rindex(".")]
+    return None
+
+
+@dataclass(frozen=True)
+class ConfigRead:
+    drivers: set[str]
+    origins: set[Path]  # the files git read an entry from
+
+
+def parse_config_list(cwd: Path, out: bytes) -> ConfigRead | None:
+    """``git config -z --show-origin --list``: origin, NUL, key[LF value], NUL, ...
+    None when an entry comes from anything but a file or the command line."""
+    fields = out.split(b"\0")
+    if fields[-1] != b"" or len(fields) % 2 != 1:
+        return None
+    drivers: set[str] = set()
+    origins: set[Path] = set()
+    for origin, entry in zip(fields[0:-1:2], fields[1::2], strict=True):
+        if origin.startswith(b"file:"):
+            origins.add(cwd / os.fsdecode(origin[len(b"file:") :]))
+        elif origin != b"command line:":
+            return None
+        if (driver := _driver(entry.split(b"\n", 1)[0])) is not None:
+            drivers.add(driver)
+    return ConfigRead(drivers, origins)
+
+
+@dataclass(frozen=True)
+class _Learned:
+    files: tuple[Path, ...]
+    identity: tuple[object, ...] | None  # None: not reusable, ask git again
+    overrides: tuple[str, ...]
+
+    def still_true(self) -> bool:
+        return self.identity is not None and config_identity(self.files) == self.identity
+
+
+_MAX_LEARNED = 64
+_MAX_CONFIG_BYTES = 1 << 20
+_learned: dict[Path, _Learned] = {}
+
+
+def config_candidates(cwd: Path) -> list[Path]:
+    """Every file git reads config from by default, whether it exists yet or not
+    (``.git`` itself: a worktree's or submodule's ``.git`` file names its gitdir)."""
+    found = [cwd / ".git", cwd / ".git" / "config", cwd / ".git" / "config.worktree"]
+    found.append(Path("/etc/gitconfig"))
+    home = os.environ.get("HOME")
+    if home:
+        found.append(Path(home) / ".gitconfig")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else None)
+    if xdg:
+        found.append(Path(xdg) / "git" / "config")
+    return found
+
+
+def config_identity(files: tuple[Path, ...]) -> tuple[object, ...] | None:
+    """The environment git reads config names from and the bytes of each file
+    (None: absent or not a regular file). None overall when unsure: a file too
+    large to read cheaply, or one that includes others (their names depend on
+    conditions, so any of them could appear or change unseen)."""
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_"))
+    parts: list[object] = [tuple(env), os.environ.get("HOME"), os.environ.get("XDG_CONFIG_HOME")]
+    for path in files:
+        data = None
+        with contextlib.suppress(OSError):
+            st = os.stat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_size > _MAX_CONFIG_BYTES:
+                return None
+            data = regular_bytes(path) if stat.S_ISREG(st.st_mode) else None
+        if data is not None and b"include" in data.lower():
+            return None
+        parts.append((path, None if data is None else hashlib.blake2b(data).digest()))
+    return tuple(parts)
 
 
 def run_git(cwd: Path, *args: str) -> str:

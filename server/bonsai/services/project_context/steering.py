@@ -61,7 +61,9 @@ def _cut(data: bytes, cap: int) -> bytes:
 def steering_text(path: Path, rel: str, cap: int) -> str:
     """The part text of one steering file, with notes for caps and bad bytes."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:  # never more than the cap: a hostile file may be huge
+            data = file.read(cap + 4)  # + a cut character's tail
+            size = max(len(data), os.fstat(file.fileno()).st_size)
     except OSError as exc:
         return f"## Steering: {rel}\n[bonsai: {rel} could not be read: {exc.strerror or exc}]"
     shown = _cut(data, cap)
@@ -71,9 +73,9 @@ def steering_text(path: Path, rel: str, cap: int) -> str:
     except UnicodeDecodeError:
         text = shown.decode("utf-8", errors="replace")
         notes.append(f"[bonsai: {rel} is not valid UTF-8; undecodable bytes are shown as \ufffd]")
-    if len(shown) < len(data):
+    if len(shown) < size:
         notes.append(
-            f"[bonsai: {rel} is truncated: it has {len(data):,} bytes, "
+            f"[bonsai: {rel} is truncated: it has {size:,} bytes, "
             f"the first {len(shown):,} are shown (steering cap {cap:,} bytes)]"
         )
     body = text.rstrip("\n")

@@ -14,6 +14,7 @@ Only the client's own connections use it (``transport.py``); a proxy's keep http
 from __future__ import annotations
 
 import asyncio
+import math
 import socket
 import ssl
 from collections import deque
@@ -125,13 +126,21 @@ class AsyncioStream(AsyncNetworkStream):
     def __init__(self, transport: asyncio.Transport, inbox: _Inbox) -> None:
         self._transport = transport
         self._inbox = inbox
+        # the read timeout: one timer for many reads (not one made and cancelled per read);
+        # each waiting read still fails ``timeout`` seconds after it began, not later
+        self._deadline = 0.0
+        self._timer: asyncio.TimerHandle | None = None
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         inbox = self._inbox
         if not inbox.chunks and not inbox.eof:
-            inbox.waiter = asyncio.get_running_loop().create_future()
+            loop = asyncio.get_running_loop()
+            inbox.waiter = loop.create_future()
+            self._deadline = math.inf if timeout is None else loop.time() + timeout
+            if self._timer is None or self._deadline < self._timer.when():
+                self._arm(loop)
             try:
-                await _wait(inbox.waiter, timeout, ReadTimeout)
+                await inbox.waiter
             finally:
                 inbox.waiter = None
         if inbox.chunks:
@@ -139,6 +148,25 @@ class AsyncioStream(AsyncNetworkStream):
         if inbox.error is not None:
             raise ReadError(str(inbox.error) or type(inbox.error).__name__)
         return b""
+
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        live = self._deadline != math.inf
+        self._timer = loop.call_at(self._deadline, self._check_deadline) if live else None
+
+    def _check_deadline(self) -> None:
+        """The timer is due: fail the waiting read past its deadline; a read begun since
+        it was set waits on for the rest of its own time; with no read waiting, stop."""
+        self._timer = None
+        waiter = self._inbox.waiter
+        if waiter is None or waiter.done():
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() >= self._deadline:
+            waiter.set_exception(ReadTimeout())
+        else:
+            self._arm(loop)
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:
@@ -156,6 +184,9 @@ class AsyncioStream(AsyncNetworkStream):
             raise WriteError(str(self._inbox.error))
 
     async def aclose(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._transport.close()
 
     async def start_tls(

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from functools import partial
 
 from bonsai.services.providers.openai_body import Flavour, build_openai_body
@@ -53,13 +52,12 @@ class OpenAIChatProvider:
             f"base_url={self.base_url!r})"
         )
 
-    async def stream(self, req: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
+    def stream(self, req: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
+        """The reply's events: the transport's own generator, not one wrapped around it."""
         body = build_openai_body(req, self.flavour)
         decode = partial(decode_openai, label=self._label, require_done=self._require_done)
         url = f"{self.base_url}/chat/completions"
-        async with aclosing(self._transport.stream(url, self._headers, body, decode)) as events:
-            async for event in events:
-                yield event
+        return self._transport.stream(url, self._headers, body, decode)
 
     async def complete(self, req: ChatRequest) -> AsyncGenerator[ProviderEvent, None]:
         """The same request answered whole (``stream: false``), as the same events:

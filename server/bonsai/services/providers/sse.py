@@ -13,6 +13,7 @@ iterator: a streamed reply costs one pass per read instead of several per chunk.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterable
@@ -85,6 +86,21 @@ async def iter_sse_text(pieces: AsyncIterable[str]) -> AsyncGenerator[SseEvent, 
     async for piece in pieces:
         for event in decoder.feed_text(piece):
             yield event
+
+
+async def iter_sse_bytes(
+    pieces: AsyncIterable[bytes], encoding: str = "utf-8"
+) -> AsyncGenerator[SseEvent, None]:
+    """The events of a stream read as the bytes that arrived, decoded here as httpx's
+    ``aiter_text`` decodes them (incrementally, undecodable bytes replaced): one
+    generator between the network and the events instead of four."""
+    text = codecs.getincrementaldecoder(encoding)(errors="replace")
+    decoder = SseDecoder()
+    async for piece in pieces:
+        for event in decoder.feed_text(text.decode(piece)):
+            yield event
+    for event in decoder.feed_text(text.decode(b"", True)):
+        yield event
 
 
 def json_data(event: SseEvent, provider: str) -> dict[str, Any]:

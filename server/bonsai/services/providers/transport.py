@@ -23,7 +23,7 @@ from bonsai.services.providers.errors import (
     provider_message,
 )
 from bonsai.services.providers.retry import OnRetry, RetryPolicy, Sleep, retrying, wall_clock
-from bonsai.services.providers.sse import SseEvent, iter_sse_text
+from bonsai.services.providers.sse import SseEvent, iter_sse_bytes, iter_sse_text
 from bonsai.services.providers.tls import ssl_context
 from bonsai.services.providers.types import ProviderError, ProviderEvent
 from bonsai.services.redaction import redact_error
@@ -54,6 +54,19 @@ class TransportOptions:
 def encode_body(body: dict[str, Any]) -> bytes:
     """Compact, deterministic JSON: identical requests give identical bytes."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def sse_events(resp: httpx.Response) -> AsyncGenerator[SseEvent, None]:
+    """A streamed response's events. A body sent as it is (no ``content-encoding``) is
+    read from the response's own byte stream, the lowest httpx gives (its errors
+    still httpx's), and decoded in the SSE decoder's loop: fewer Python layers per
+    network read than ``aiter_text`` over ``aiter_bytes`` over ``aiter_raw``. A
+    compressed body is decoded by httpx as before."""
+    codings = resp.headers.get_list("content-encoding", split_commas=True)
+    plain = all(coding.strip().lower() in ("", "identity") for coding in codings)
+    if not plain or not isinstance(resp.stream, httpx.AsyncByteStream):
+        return iter_sse_text(resp.aiter_text())
+    return iter_sse_bytes(resp.stream, resp.encoding or "utf-8")
 
 
 class Transport:
@@ -112,7 +125,7 @@ class Transport:
             async with self._client.stream("POST", url, headers=headers, content=payload) as resp:
                 await self._check_stream_response(resp)
                 phase = "body"
-                async with aclosing(decode(iter_sse_text(resp.aiter_text()))) as events:
+                async with aclosing(decode(sse_events(resp))) as events:
                     async for event in events:
                         yield event
         except httpx.HTTPError as exc:

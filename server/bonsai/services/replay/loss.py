@@ -20,6 +20,7 @@ event: one stub, one fold batch, one archived episode.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ import apsw
 
 from bonsai.core.context import Assembly, Item
 from bonsai.core.context.hidden import RECALL_DEPTH, hidden_ids, recall_order
+from bonsai.core.context.trace import view_where
 from bonsai.core.replay.loss import SpanItems
 from bonsai.core.retrieval.query import fts_match_expression
 from bonsai.domain import Message
@@ -65,6 +67,9 @@ class Loss:
     examples: list[str] = field(default_factory=list)  # a few needed items, for reports
     by_stage: dict[str, list[int]] = field(default_factory=dict)  # how → [removed, needed]
     by_kind: dict[str, list[int]] = field(default_factory=dict)  # what → [removed, needed]
+    # "how, output class" and "output class, age at removal" → [removed, needed, messages]
+    by_removal: dict[str, list[int]] = field(default_factory=dict)
+    by_age: dict[str, list[int]] = field(default_factory=dict)
     needed: list[NeededSpan] = field(default_factory=list)  # every needed span's first use
 
     def add(self, other: Loss) -> None:
@@ -82,6 +87,11 @@ class Loss:
             mine = self.by_kind.setdefault(what, [0, 0])
             mine[0] += removed
             mine[1] += needed
+        for table, theirs in ((self.by_removal, other.by_removal), (self.by_age, other.by_age)):
+            for key, sums in theirs.items():
+                mine = table.setdefault(key, [0, 0, 0])
+                for k, value in enumerate(sums):
+                    mine[k] += value
         self.needed.extend(other.needed)
 
     def needed_share(self) -> float:
@@ -120,6 +130,30 @@ def _what(message: Message) -> str:
     if message.role != "tool":
         return message.role
     return ev.kind if ev is not None else (message.name or "tool")
+
+
+AGES = ((4, "0-4 calls"), (8, "5-8 calls"), (16, "9-16 calls"))
+
+
+def age_bucket(calls: int) -> str:
+    """The age of a removed message at its removal, in calls, as a bucket."""
+    return next((label for top, label in AGES if calls <= top), "over 16 calls")
+
+
+def output_class(item: Item, calls: dict[str, tuple[str, str]]) -> str:
+    """What a removed message was, for the breakdown: the agent's own message,
+    a user message, a view of a file's lines (numbered, or a read of a range),
+    a whole-file read, or the tool output's evidence kind."""
+    message = item.message
+    if message.role != "tool":
+        return "agent" if message.role == "assistant" else message.role
+    ev = message.evidence
+    _, arguments = calls.get(message.tool_call_id or "", ("", ""))
+    if view_where(item, arguments) is not None:
+        if ev is not None and ev.kind == "read" and ev.start_line is None:
+            return "file read"
+        return "view of lines"
+    return ev.kind if ev is not None else "tool"
 
 
 def later_query(later: str, used: set[str]) -> str:
@@ -242,6 +276,8 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
     removed_at: dict[str, int] = {}
     said = _Said(source.items)
     index = _Index()
+    calls = {c.id: (c.name, c.arguments) for i in source.items for c in i.message.tool_calls}
+    classes: dict[str, tuple[str, str]] = {}  # id → (by_removal key, by_age key)
     for n, row in enumerate(rows):
         now = removed_ids(row.assembly)
         fresh = sorted((i for i in now if i not in seen and i in by_id), key=position.__getitem__)
@@ -259,6 +295,14 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
                     loss.removed_tokens += tokens
                     loss.by_stage.setdefault(how, [0, 0])[0] += tokens
                     loss.by_kind.setdefault(_what(by_id[item_id].message), [0, 0])[0] += tokens
+                    kind = output_class(by_id[item_id], calls)
+                    age = n - bisect.bisect_right(steps, position[item_id])
+                    keys = (f"{how}, {kind}", f"{kind}, {age_bucket(age)}")
+                    classes[item_id] = keys
+                    for table, key in zip((loss.by_removal, loss.by_age), keys, strict=True):
+                        sums = table.setdefault(key, [0, 0, 0])
+                        sums[0] += tokens
+                        sums[2] += 1
                     if by_id[item_id].message.role != "assistant":  # observations only
                         own = said.before(position[item_id])
                         pending[item_id] = (span, how, SpanItems.of(item_id, text).without(own))
@@ -315,6 +359,8 @@ def measure_loss(source: ReplaySource, rows: Sequence[StepRow], config: ReplayCo
         loss.needed_tokens += tokens
         loss.by_stage.setdefault(how, [0, 0])[1] += tokens
         loss.by_kind.setdefault(_what(by_id[item_id].message), [0, 0])[1] += tokens
+        for table, key in zip((loss.by_removal, loss.by_age), classes[item_id], strict=True):
+            table[key][1] += tokens
     loss.needed_spans = len(spans_needed)
     loss.recoverable_spans = sum(spans_needed.values())
     return loss

@@ -208,6 +208,10 @@ def load_encoding(
             seed_rank_file(encoding, directory, source=source, data_dir=data_dir)
             os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
             loaded = _loaded[key] = tiktoken.get_encoding(encoding)
+            # the ranks as a Python dict (200k entries for o200k_base, ~27 MB) are kept by
+            # tiktoken only to pickle the encoding; the Rust core has its own copy. Each
+            # process that counts (the daemon, its view process) would hold them for nothing
+            getattr(loaded, "__dict__", {}).pop("_mergeable_ranks", None)
         return loaded
 
 
