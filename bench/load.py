@@ -310,8 +310,9 @@ async def _measure(
         "sys_share": 100 * system / max(cpu, 1e-9),
         "own_pct": 100 * own / elapsed,
         "rss": peak,
-        "rss_first": samples[0] if samples else 0.0,
-        "rss_last": samples[-1] if samples else 0.0,
+        "rss_path": [samples[min(len(samples) - 1, q * len(samples) // 4)] for q in range(5)]
+        if samples
+        else [0.0] * 5,
         "view_pct": 100 * tree.children_cpu_s() / elapsed,
         "tree_rss": tree.rss_peak,
         "tree_pss": tree.pss_peak,
@@ -375,10 +376,9 @@ def polling(args: argparse.Namespace) -> None:
             f"{r['load']:>6.1f}{r['own_pct']:>8.0f}{r['per_frame']:>7.1f}{r['turns']:>6,.0f}{r['sys_share']:>6.0f}"
         )
     print(
-        "  RSS MB over each run (first sample -> last, peak): "
+        "  daemon RSS MB over each run (at its start, 1/4, 1/2, 3/4, end): "
         + "; ".join(
-            f"{name} {r['rss_first']:.0f} -> {r['rss_last']:.0f} ({r['rss']:.0f})"
-            for name, r in runs.items()
+            f"{name} " + " / ".join(f"{v:.0f}" for v in r["rss_path"]) for name, r in runs.items()
         )
     )
     for name, r in runs.items():

@@ -77,7 +77,8 @@ class EarlyMaps:
     ``first_map.first_pass`` on the release's files with an empty tag cache (so
     every file is cold), its chosen files' tags delivered as the indexer would
     deliver them (taken from this warm service: the same tags a cold parse
-    gives), ranked and rendered by the production code."""
+    gives), ranked and rendered by the production code; the other budgets'
+    maps of the same files by ``first_map.first_map``, as that delivery does."""
 
     def __init__(self, service) -> None:
         from bonsai.services.repomap.discovery import discover
@@ -87,22 +88,25 @@ class EarlyMaps:
         self.tags = service.tags
 
     def outcomes(self, task: dict, budgets: list[int]) -> dict | None:
-        from bonsai.services.repomap.first_map import FirstRequest, first_pass
+        from bonsai.services.repomap.first_map import FirstRequest, first_map, first_pass
         from bonsai.services.repomap.indexer_core import FileResult
+        from bonsai.services.repomap.issue_text import without_dumps
 
-        out: dict = {}
-        for tokens in budgets:
-            seen: list = []
-            request = FirstRequest(seen.append, (), task["text"], tokens)
-            chosen = first_pass(self.service.workspace, self.files, {}, request, tokens, chars4)
-            if chosen is None:
-                return None  # too few files for a first map: the whole map comes as soon
-            paths = sorted(p for p in chosen.paths if p in self.tags)
-            chosen.deliver([FileResult(p, "parsed", None, self.tags[p]) for p in paths])
-            order = [f.path for f in seen[0].files]
-            out[str(tokens)] = _outcome(order, task["targets"], seen[0].tokens)
-            out["parsed_first"] = len(chosen.paths)
-            out["in_parsed"] = any(t in chosen.paths for t in task["targets"])
+        seen: list = []
+        request = FirstRequest(seen.append, (), task["text"], budgets[0])
+        chosen = first_pass(self.service.workspace, self.files, {}, request, budgets[0], chars4)
+        if chosen is None:
+            return None  # too few files for a first map: the whole map comes as soon
+        paths = sorted(p for p in chosen.paths if p in self.tags)
+        chosen.deliver([FileResult(p, "parsed", None, self.tags[p]) for p in paths])
+        tags = {p: self.tags[p] for p in paths}
+        read = request._replace(mentions=without_dumps(task["text"]))
+        maps = [seen[0]] + [first_map(tags, read, b, chars4) for b in budgets[1:]]
+        out: dict = {"parsed_first": len(chosen.paths)}
+        out["in_parsed"] = any(t in chosen.paths for t in task["targets"])
+        for tokens, early in zip(budgets, maps, strict=True):
+            order = [f.path for f in early.files]
+            out[str(tokens)] = _outcome(order, task["targets"], early.tokens)
         return out
 
 

@@ -132,3 +132,23 @@ def test_the_first_map_reads_the_task_without_its_environment_dump(
     assert len(maps) == 2
     assert maps[1].text == maps[0].text
     assert "pkg/mod_100.py" not in [f.path for f in maps[1].files]
+
+
+def test_files_whose_path_the_task_speaks_of_are_parsed_first(tmp_path: Path) -> None:
+    """Up to half of the first files are those whose path shares the task's
+    words (a rarer word counts more), before the most imported ones."""
+    root = tmp_path / "r"
+    (root / "db" / "migrations").mkdir(parents=True)
+    (root / "db" / "migrations" / "autodetector.py").write_text("class MigrationAutodetector:\n")
+    (root / "db" / "migrations" / "writer.py").write_text("class MigrationWriter:\n")
+    (root / "core.py").write_text("def helper():\n    pass\n")
+    for k in range(6):
+        (root / f"user_{k}.py").write_text("import core\n")
+    files = discover(IgnoreRules(root, set(), 1 << 20)).files
+    task = "The migration autodetector crashes on a renamed model"
+    order = priority_files(root, files, 4, (), task)
+    # autodetector.py has both words, writer.py only the commoner one; then `core`,
+    # imported by six files
+    assert order[:3] == ["db/migrations/autodetector.py", "db/migrations/writer.py", "core.py"]
+    assert priority_files(root, files, 2, (), task) == ["db/migrations/autodetector.py", "core.py"]
+    assert priority_files(root, files, 2)[0] == "core.py"  # no text: the most imported

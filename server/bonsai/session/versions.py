@@ -30,6 +30,7 @@ _FUNCTION = "bonsai_version_bump"
 # a streaming reply is in no view until its step commits (then ``messages`` moves)
 UNSEEN = frozenset({"partials"})
 EDITS = "edits:"  # the key prefix of a session's edits count among the counters
+_NULL = "\0null"  # a NULL session id (every session_id column is NOT NULL)
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Counters:
     values: dict[str, int] = field(default_factory=dict)
 
     def bump(self, *keys: apsw.SQLiteValue) -> None:
-        name = "" if not keys or keys[0] is None else str(keys[0])
+        name = str(keys[0]) if keys and keys[0] is not None else _NULL  # no NULL is read
         self.values[name] = self.values.get(name, 0) + 1
 
 

@@ -14,6 +14,7 @@ map after the build completes is the map a build without a first map gives.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import time
@@ -39,6 +40,7 @@ from bonsai.services.repomap.mentions import (
 )
 from bonsai.services.repomap.ranking import rank
 from bonsai.services.repomap.records import FileTags, RepoMap
+from bonsai.services.repomap.words import path_words, text_words
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +113,9 @@ def priority_files(
     mentions: str = "",
 ) -> list[str]:
     """The ``count`` files of ``candidates`` to parse first: those of the chat,
-    then those the text names, then the source files most imported by the
-    others (ties: by path)."""
+    then those the text names, then up to half of ``count`` whose path shares
+    the text's words (``path_matches``), then the source files most imported
+    by the others (ties: by path)."""
     paths = [c.path for c in candidates]
     known = set(paths)
     named = [p for p in sorted(chat_files) if p in known]
@@ -120,12 +123,33 @@ def priority_files(
         said = mentioned_files(mentions, build_path_index(paths))
         named += sorted(p for p in said if p in known and p not in named)
     code = [p for p in paths if language_for_path(p) is not None]  # the others have no tags
+    chosen = dict.fromkeys(named)
+    for path in path_matches(code, mentions)[: count // 2]:
+        chosen.setdefault(path)
     counts = import_counts(root, code)
-    taken = set(named)
     ranked = sorted(
-        (p for p in code if p not in taken), key=lambda p: (-counts.get(module_key(p), 0), p)
+        (p for p in code if p not in chosen), key=lambda p: (-counts.get(module_key(p), 0), p)
     )
-    return (named + ranked)[: max(count, len(named))]
+    return (list(chosen) + ranked)[: max(count, len(named))]
+
+
+def path_matches(paths: Sequence[str], text: str) -> list[str]:
+    """The files whose path shares a word with ``text``, best first: each shared
+    (stemmed) word scores ``log(1 + files / files whose path has it)``; ties by
+    path. An issue about "the migration autodetector" is most often about
+    ``migrations/autodetector.py``: a file's path says what it is about before
+    it is parsed."""
+    asked = text_words(text) if text.strip() else {}
+    if not asked:
+        return []
+    words = {p: path_words(p) & asked.keys() for p in paths}
+    seen: dict[str, int] = {}
+    for found in words.values():
+        for word in found:
+            seen[word] = seen.get(word, 0) + 1
+    total = len(paths)
+    scores = {p: sum(math.log(1 + total / seen[w]) for w in found) for p, found in words.items()}
+    return sorted((p for p, s in scores.items() if s > 0), key=lambda p: (-scores[p], p))
 
 
 def first_map(

@@ -69,6 +69,11 @@ def _keep(word: str) -> bool:
     return MIN_LEN <= len(word) <= MAX_LEN and word not in STOP
 
 
+def path_words(path: str) -> set[str]:
+    """The stemmed words of a path, as ``file_words`` takes them from it."""
+    return {stem(w) for w in (t.lower() for t in _TEXT_TOKEN.findall(path)) if _keep(w)}
+
+
 def is_generated(path: str, source: bytes) -> bool:
     """A generated or vendored file, by its path, its header or its line lengths."""
     parts = path.split("/")
