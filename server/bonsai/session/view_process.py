@@ -15,8 +15,8 @@ bytes, spliced into the JSON-RPC response as they are.
 Frames over the child's stdin and stdout: two big-endian lengths (a JSON header, a
 body), then the header, then the body. A child that dies (or hangs past
 ``timeout_s``, then it is killed) fails its requests with :class:`ViewProcessGone`;
-the view worker answers those on its thread, and the next request starts a new
-child (at most ``MAX_RESTARTS`` within ``RESTART_WINDOW_S``; past that the thread
+the view worker answers those on its thread, and a new child is started at once
+(at most ``MAX_RESTARTS`` within ``RESTART_WINDOW_S``; past that the thread
 serves alone, logged). The daemon's stop closes the child's stdin and reaps it.
 
 Start-up is a spawned interpreter, not a fork: the daemon has its event loop, its
@@ -300,6 +300,9 @@ class ViewProcess:
                     self.last_problem,
                 )
                 self._gone(ViewProcessGone(f"the view process {self.last_problem}"))
+                # replaced now, not at the next view that misses the kept answers: a
+                # session whose answers stay kept would otherwise never get one
+                self.start()
 
     def _gone(self, error: Exception) -> None:
         self._ready = False
@@ -343,6 +346,7 @@ class ViewProcess:
             self.last_problem = f"did not answer {method} within {self.timeout_s:.0f}s"
             log.warning("the view process %s %s: killed, restarted", self.pid, self.last_problem)
             self._gone(ViewProcessGone(f"the view process {self.last_problem}"))
+            self.start()
             raise ViewProcessGone(self.last_problem) from None
         finally:
             self._pending.pop(ident, None)
