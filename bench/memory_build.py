@@ -36,8 +36,8 @@ from pathlib import Path
 
 import memory_set
 from bonsai.services.config import bonsai_home, load_settings
-from bonsai.services.memory import MemoryService
 from bonsai.services.memory.embedding import model_dir
+from bonsai.services.memory.service import MemoryService
 from bonsai.settings import MemorySettings
 from memory_retrieval import paraphrase_set, write_store
 from memory_set import TODAY

@@ -25,7 +25,7 @@ from typing import Any
 
 import memory_retrieval as bench
 import memory_set
-from bonsai.services.memory import MemoryService
+from bonsai.services.memory.service import MemoryService
 from bonsai.settings import MemorySettings
 from memory_set import TODAY, Question
 

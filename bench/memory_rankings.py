@@ -28,7 +28,7 @@ from typing import Any
 
 import memory_retrieval as bench
 import memory_set
-from bonsai.services.memory import MemoryService
+from bonsai.services.memory.service import MemoryService
 from bonsai.settings import MemorySettings
 
 FUSIONS = ("new-novec", "new", "new-norel", "previous")  # the model-less one first: one resync

@@ -57,8 +57,8 @@ from typing import Any
 import memory_set
 from bonsai.core.retrieval.fusion import lane_only
 from bonsai.services.config import bonsai_home, load_settings
-from bonsai.services.memory import MemoryService
 from bonsai.services.memory.embedding import EmbeddingLoad, model_dir
+from bonsai.services.memory.service import MemoryService
 from bonsai.settings import MemorySettings
 from memory_set import TODAY, Entry, Question
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tiny_model2vec import build_tiny_model
 
-from bonsai.services.memory import MemoryService
+from bonsai.services.memory.service import MemoryService
 from bonsai.settings import MemorySettings
 
 TODAY = date(2026, 7, 1)

@@ -46,7 +46,7 @@ def test_add_refuses_an_existing_name(make_service) -> None:
 
 
 def test_project_tier_needs_a_workspace(home: Path) -> None:
-    from bonsai.services.memory import MemoryService
+    from bonsai.services.memory.service import MemoryService
     from bonsai.settings import MemorySettings
 
     service = MemoryService(home, None, MemorySettings(), env={})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bonsai.core.retrieval.dates import asks_when, mentions_time
 from bonsai.core.retrieval.priors import PriorParams, memory_prior
-from bonsai.services.memory import MemoryService
+from bonsai.services.memory.service import MemoryService
 from bonsai.settings import MemorySettings
 
 TODAY = date(2026, 7, 1)

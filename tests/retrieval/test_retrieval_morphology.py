@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bonsai.core.retrieval.morphology import variants
 from bonsai.core.retrieval.query import fts_match_expression, query_terms
-from bonsai.services.memory import MemoryService
+from bonsai.services.memory.service import MemoryService
 from bonsai.settings import MemorySettings
 
 TODAY = date(2026, 7, 1)

@@ -6,7 +6,7 @@ import inspect
 import threading
 from pathlib import Path
 
-from bonsai.services.memory import MemoryService
+from bonsai.services.memory.service import MemoryService
 from bonsai.services.memory.write_tool import MemoryWriteArgs
 from bonsai.session.memory import GuardedMemory
 from bonsai.settings import MemorySettings

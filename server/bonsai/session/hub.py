@@ -11,17 +11,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
 
 from bonsai.agent.parts_cache import StablePartsCache
 from bonsai.agent.runtime import SessionRuntime
 from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import ClientSettings, LastAssembly
-from bonsai.services.memory.embedding import EmbeddingLoad
 from bonsai.services.providers.discovery import FactsCache
 from bonsai.services.tokens import TokenCounter
+
+if TYPE_CHECKING:  # numpy and the embedder load where vectors are made, not with the hub
+    import numpy as np
+
+    from bonsai.services.memory.embedding import EmbeddingLoad
 
 log = logging.getLogger("bonsai.session")
 

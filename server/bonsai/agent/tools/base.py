@@ -6,12 +6,14 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from bonsai.domain import Evidence, StoredMessage
-from bonsai.services.memory.service import MemoryService
 from bonsai.services.store.turns import ToolOutputStore
 from bonsai.settings import Settings
+
+if TYPE_CHECKING:  # the service itself (and numpy, through its embedder) only where it runs
+    from bonsai.services.memory.service import MemoryService
 
 Args = dict[str, Any]
 _S = TypeVar("_S")
