@@ -31,6 +31,16 @@ WORDS = ["alpha", "déjà", "日本", "tab\there", 'quote"d', "line\nbreak", "\u
 VIEWS = ("ledger", "wire", "turns")
 
 
+@pytest.fixture(autouse=True)
+def _view_process_from_the_first_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests drive the child from the first view (by default it waits for
+    ``AUTO_CLIENTS`` connected clients; that rule has its own test below)."""
+    monkeypatch.setenv("BONSAI_VIEW_PROCESS", "1")
+
+
+ALWAYS = {"BONSAI_VIEW_PROCESS": "1"}
+
+
 def _daemon(tmp_path: Path) -> Daemon:
     db_path = tmp_path / "bonsai.db"
     return Daemon(tmp_path, open_database(db_path), db_path)
@@ -131,7 +141,7 @@ async def test_the_child_answers_byte_for_byte_as_the_thread_and_the_oracle(
         daemon.db.close()
 
 
-async def test_settings_the_daemon_holds_are_the_childs_even_after_the_file_changed(
+async def test_settings_the_daemon_holds_are_the_childs_after_the_file_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("BONSAI_PROVIDER", "sim")
@@ -145,17 +155,22 @@ async def test_settings_the_daemon_holds_are_the_childs_even_after_the_file_chan
     try:
         before = await _three(daemon, sid, "ledger")
         assert before[0] == before[1]
-        # on disk now, but the daemon has not reloaded: the child keeps to the daemon's
+        reserve = CtxGetResult.model_validate_json(before[0]).totals.reserve
+        # edited on disk: the daemon reads the file again (its identity moved) and the
+        # child, which never reads config files itself, follows the daemon's settings
         (tmp_path / "config.json").write_text('{"context": {"output_reserve_fraction": 0.3}}')
         daemon.store.append(sid, Message(role="user", content="again"))
         child, thread, _ = await _three(daemon, sid, "ledger")
         assert child == thread
-        reserve = CtxGetResult.model_validate_json(child).totals.reserve
-        daemon.reload_settings()  # the daemon reloads: the child follows
-        daemon.store.append(sid, Message(role="user", content="after the reload"))
-        child, thread, _ = await _three(daemon, sid, "ledger")
-        assert child == thread
         assert CtxGetResult.model_validate_json(child).totals.reserve != reserve
+        daemon.reload_settings()  # an explicit reload: still the daemon's, still agreed
+        daemon.store.append(sid, Message(role="user", content="after the reload"))
+        again, thread, _ = await _three(daemon, sid, "ledger")
+        assert again == thread
+        assert (
+            CtxGetResult.model_validate_json(again).totals.reserve
+            == CtxGetResult.model_validate_json(child).totals.reserve
+        )
     finally:
         daemon.views.close()
         daemon.db.close()
@@ -302,7 +317,7 @@ async def _until_running(client: Any, says: str) -> str:
 async def test_over_the_wire_a_pin_shows_to_another_client_a_killed_child_still_answers_and_stop_reaps_it(
     home: Path,
 ) -> None:
-    env = bonsai_env(home, BONSAI_PROVIDER="sim", BONSAI_MODEL="gpt-4o-mini")
+    env = bonsai_env(home, BONSAI_PROVIDER="sim", BONSAI_MODEL="gpt-4o-mini", **ALWAYS)
     a, b = await asyncio.gather(
         start_client([*BONSAI, "connect"], env), start_client([*BONSAI, "connect"], env)
     )
@@ -350,7 +365,7 @@ async def test_over_the_wire_a_pin_shows_to_another_client_a_killed_child_still_
 
 
 async def test_a_daemon_killed_with_sigkill_leaves_no_view_process(home: Path) -> None:
-    env = bonsai_env(home, BONSAI_PROVIDER="sim", BONSAI_MODEL="gpt-4o-mini")
+    env = bonsai_env(home, BONSAI_PROVIDER="sim", BONSAI_MODEL="gpt-4o-mini", **ALWAYS)
     client = await start_client([*BONSAI, "connect"], env)
     try:
         pid = (await rpc(client, "bonsai/daemon/status"))["pid"]
@@ -365,3 +380,32 @@ async def test_a_daemon_killed_with_sigkill_leaves_no_view_process(home: Path) -
         await _until(lambda: _gone(child), timeout=30)
     finally:
         await close_client(client)
+
+
+async def test_by_default_one_editor_gets_no_view_process_and_a_third_client_starts_it(
+    home: Path,
+) -> None:
+    env = bonsai_env(home, BONSAI_PROVIDER="sim", BONSAI_MODEL="gpt-4o-mini")  # no override
+    a = await start_client([*BONSAI, "connect"], env)
+    others: list[Any] = []
+    try:
+        pid = (await rpc(a, "bonsai/daemon/status"))["pid"]
+        sid = (await rpc(a, "bonsai/session/create", {"workspace": str(home)}))["sessionId"]
+        await rpc(a, "bonsai/session/append", {"sessionId": sid, "role": "user", "content": "m"})
+        get = {"sessionId": sid, "view": "ledger"}
+        alone = await rpc(a, "bonsai/ctx/get", get)
+        assert alone["nodes"], "one editor's ledger is answered (on the thread)"
+        views = str((await rpc(a, "bonsai/daemon/status"))["views"])
+        assert "worker thread" in views and not _view_children(pid), views
+        others = list(
+            await asyncio.gather(*(start_client([*BONSAI, "connect"], env) for _ in range(2)))
+        )
+        await rpc(a, "bonsai/session/append", {"sessionId": sid, "role": "user", "content": "n"})
+        shown = await rpc(others[0], "bonsai/ctx/get", get)
+        assert len(shown["nodes"]) > len(alone["nodes"]), "the new message shows"
+        child = (await _until(lambda: _view_children(pid)))[0]
+        await _until_running(a, f"running (pid {child})")
+    finally:
+        await asyncio.gather(*(close_client(c) for c in [a, *others]))
+    stop_daemon(home)
+    await _until(lambda: _gone(pid), timeout=30)

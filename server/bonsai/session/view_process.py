@@ -19,6 +19,11 @@ the view worker answers those on its thread, and a new child is started at once
 (at most ``MAX_RESTARTS`` within ``RESTART_WINDOW_S``; past that the thread
 serves alone, logged). The daemon's stop closes the child's stdin and reaps it.
 
+The child is used once ``AUTO_CLIENTS`` clients are connected (several windows polling
+while sessions stream, where the loop and the views would otherwise share one GIL);
+with fewer the thread computes the views and no child is spawned.
+``BONSAI_VIEW_PROCESS=1`` uses it from the first view, ``0`` never.
+
 Start-up is a spawned interpreter, not a fork: the daemon has its event loop, its
 threads and its SQLite connection long before a first view, and forking those is
 unsafe; the spawn costs the child's imports and tokenizer load once, off the loop,
@@ -54,7 +59,10 @@ START_TIMEOUT_S = 120.0  # imports and the tokenizer, on a loaded machine
 TIMEOUT_S = 60.0  # one view; past it the child is taken for hung and killed
 MAX_RESTARTS = 5
 RESTART_WINDOW_S = 60.0
-DISABLE_ENV = "BONSAI_VIEW_PROCESS"  # "0": views on the worker thread only
+DISABLE_ENV = "BONSAI_VIEW_PROCESS"  # "1": always, "0": never, unset: once several clients poll
+# The child costs ~130 MB and a spawn: worth it once several clients (editor windows,
+# open ledgers) poll views while sessions stream, not for one editor on one session.
+AUTO_CLIENTS = 3
 
 
 class ViewProcessGone(RuntimeError):
@@ -62,7 +70,14 @@ class ViewProcessGone(RuntimeError):
 
 
 def enabled() -> bool:
-    return os.environ.get(DISABLE_ENV, "1") != "0"
+    """Not switched off (``BONSAI_VIEW_PROCESS=0``)."""
+    return os.environ.get(DISABLE_ENV, "") != "0"
+
+
+def always() -> bool:
+    """Used from the first view on (``BONSAI_VIEW_PROCESS=1``), not only once
+    ``AUTO_CLIENTS`` clients are connected."""
+    return os.environ.get(DISABLE_ENV, "") == "1"
 
 
 # ------------------------------------------------------------------ framing

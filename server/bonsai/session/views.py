@@ -152,6 +152,8 @@ class ViewWorker:
         self.db_path = db_path
         # the view process (made on the first view that names its request), unless disabled
         self._use_process = view_process.enabled() if use_process is None else use_process
+        # from the first view (tests, benches, BONSAI_VIEW_PROCESS=1), or once enough clients poll
+        self._always = view_process.always() if use_process is None else use_process
         self.process: ViewProcess | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._local = threading.local()
@@ -299,11 +301,18 @@ class ViewWorker:
         if not self._use_process:
             return f"on the worker thread ({view_process.DISABLE_ENV}=0)"
         if self.process is None:
-            return "view process not started (it starts with the first ledger view)"
+            if self._always:
+                return "view process not started (it starts with the first ledger view)"
+            return (
+                "on the worker thread (a view process starts once "
+                f"{view_process.AUTO_CLIENTS} clients are connected)"
+            )
         return f"view process {self.process.status()}, {self.process.answered} answered"
 
     def _process_for(self, host: Host) -> ViewProcess | None:
         if self.process is None and self._use_process:
+            if not self._always and len(host.clients()) < view_process.AUTO_CLIENTS:
+                return None  # one or two clients: the thread, and no child to pay for
             self.process = ViewProcess(host.home, self.db_path)
         return self.process
 
