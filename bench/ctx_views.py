@@ -42,6 +42,8 @@ def _start_daemon(home: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "BONSAI_HOME": str(home), "BONSAI_PROVIDER": "sim"}
     env["BONSAI_MODEL"] = "gpt-4o-mini"
     env["BONSAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # never asked: no turn runs here
+    # one client here: the view process from the first view, as with several windows
+    env.setdefault("BONSAI_VIEW_PROCESS", "1")
     proc = subprocess.Popen([sys.executable, "-m", "bonsai", "serve", "--socket", "auto"], env=env)
     os.environ.update(env)
     deadline = time.monotonic() + 30

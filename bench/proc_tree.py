@@ -11,42 +11,28 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-VIEW_CHILD = b"bonsai.session.view_child"
+from bonsai.dev.tree_rss import children_running, rss_kb
+
+VIEW_CHILD = "bonsai.session.view_child"
 
 
 def view_children(pid: int) -> list[int]:
-    """The view processes whose parent is ``pid`` (scanned from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        after = stat.rsplit(")", 1)[1].split()
-        if int(after[1]) == pid and VIEW_CHILD in cmdline and after[0] != "Z":
-            found.append(int(entry.name))
-    return found
+    """The view processes whose parent is ``pid``."""
+    return children_running(pid, VIEW_CHILD)
 
 
-def _kb(path: Path, key: str) -> float:
+def rss_mb(pid: int) -> float:
+    return rss_kb(pid) / 1024
+
+
+def pss_mb(pid: int) -> float:
     try:
-        for line in path.read_text().splitlines():
-            if line.startswith(key):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
     return 0.0
-
-
-def rss_mb(pid: int) -> float:
-    return _kb(Path(f"/proc/{pid}/status"), "VmRSS:")
-
-
-def pss_mb(pid: int) -> float:
-    return _kb(Path(f"/proc/{pid}/smaps_rollup"), "Pss:")
 
 
 def cpu_of(pid: int) -> float:

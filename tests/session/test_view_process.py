@@ -16,6 +16,7 @@ import pytest
 from bonsai.daemon.handlers import ctx as handlers
 from bonsai.daemon.rpc import Ctx
 from bonsai.daemon.state import Daemon
+from bonsai.dev.tree_rss import children_running
 from bonsai.domain import Message
 from bonsai.protocol import models as m
 from bonsai.protocol.models import CtxGetResult
@@ -26,6 +27,7 @@ from bonsai.session.server_facts import ensure_facts
 from bonsai.session.view_process import ViewProcess
 from bonsai.session.views import Encoded, Named
 from bonsai_testing import BONSAI, bonsai_env, close_client, rpc, start_client, stop_daemon
+from ctx_oracle import whole_view
 
 WORDS = ["alpha", "déjà", "日本", "tab\there", 'quote"d', "line\nbreak", "\u2028", "x" * 300]
 VIEWS = ("ledger", "wire", "turns")
@@ -46,29 +48,9 @@ def _daemon(tmp_path: Path) -> Daemon:
     return Daemon(tmp_path, open_database(db_path), db_path)
 
 
-def _whole(host: Host, params: m.CtxGetParams) -> bytes:
-    """The view built as one model and encoded whole (the oracle)."""
-    bridge, assembly, _ = handlers._current(host, params.session_id)
-    result = CtxGetResult(
-        view=params.view, totals=handlers.totals(host, params.session_id, bridge, assembly)
-    )
-    if params.view == "wire":
-        wire = handlers._wire(host, bridge, assembly)
-        result.messages, result.tools, result.system = (
-            wire["messages"],
-            wire["tools"],
-            wire["system"],
-        )
-    else:
-        result.nodes = [handlers._ctx_node(row) for row in assembly.ledger]
-        if params.view == "turns":
-            result.turns = handlers._turns(host, params.session_id)
-    return Encoded.of(result).body
-
-
 async def _process(daemon: Daemon) -> ViewProcess:
     process = daemon.views._process_for(daemon)
-    assert process is not None, "the view process is on by default"
+    assert process is not None, "the view process is on (BONSAI_VIEW_PROCESS=1, the fixture)"
     assert await process.wait_ready(), process.status()
     return process
 
@@ -83,7 +65,7 @@ async def _three(daemon: Daemon, sid: str, view: str) -> tuple[bytes, bytes, byt
     assert process.answered == answered + 1, "the child answered"
 
     def thread(host: Host) -> tuple[bytes, bytes]:
-        return handlers._answer(host, params).body, _whole(host, params)
+        return handlers._answer(host, params).body, Encoded.of(whole_view(host, params)).body
 
     by_thread, whole = await daemon.views.run(daemon, sid, thread)
     return child.body, by_thread, whole
@@ -278,19 +260,7 @@ async def test_closing_the_views_reaps_the_child(tmp_path: Path) -> None:
 
 def _view_children(pid: int) -> list[int]:
     """The daemon's view processes, from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == pid and b"bonsai.session.view_child" in cmdline and "(Z)" not in stat:
-            found.append(int(entry.name))
-    return found
+    return children_running(pid, "bonsai.session.view_child")
 
 
 async def _until(predicate: Any, timeout: float = 120.0) -> Any:

@@ -28,6 +28,7 @@ from bonsai.session.host import Host
 from bonsai.session.server_facts import ensure_facts
 from bonsai.session.splice import KeptBytes, encode, joined
 from bonsai.session.views import Encoded
+from ctx_oracle import whole_view
 
 WORDS = ["alpha", "déjà", "日本", "tab\there", 'quote"d', "line\nbreak", "\u2028", "x" * 300]
 
@@ -41,31 +42,11 @@ def _text(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
 
 
-def _whole(host: Host, params: m.CtxGetParams) -> CtxGetResult:
-    """The view built as one model: what the spliced answer must encode to."""
-    bridge, assembly, _ = handlers._current(host, params.session_id)
-    result = CtxGetResult(
-        view=params.view, totals=handlers.totals(host, params.session_id, bridge, assembly)
-    )
-    if params.view == "wire":
-        wire = handlers._wire(host, bridge, assembly)
-        result.messages, result.tools, result.system = (
-            wire["messages"],
-            wire["tools"],
-            wire["system"],
-        )
-        return result
-    result.nodes = [handlers._ctx_node(row) for row in assembly.ledger]
-    if params.view == "turns":
-        result.turns = handlers._turns(host, params.session_id)
-    return result
-
-
 async def _both(daemon: Daemon, sid: str, view: str) -> tuple[bytes, bytes]:
     params = m.CtxGetParams(session_id=sid, view=view)  # type: ignore[arg-type]
 
     def compute(host: Host) -> tuple[bytes, bytes]:
-        return handlers._answer(host, params).body, Encoded.of(_whole(host, params)).body
+        return handlers._answer(host, params).body, Encoded.of(whole_view(host, params)).body
 
     return await daemon.views.run(daemon, sid, compute)
 

@@ -33,6 +33,12 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def children_running(pid: int, module: str) -> list[int]:
+    """The children of ``pid`` that run ``module`` (an exited one not yet reaped has no
+    command line, so it is not among them)."""
+    return [child for child in children(pid) if runs_module(child, module)]
+
+
 def runs_module(pid: int, module: str) -> bool:
     """Does ``pid`` run ``module`` (its command line names it)? A child still
     between fork and exec shares, and reports, its parent's memory."""
