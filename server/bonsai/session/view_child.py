@@ -15,6 +15,7 @@ import dataclasses
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -151,6 +152,7 @@ class Child:
 
     def answer(self, head: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         ident = head["id"]
+        started = time.time()
         try:
             self.sync(head)
             params_type, view = VIEWS[str(head["method"])]
@@ -166,7 +168,11 @@ class Child:
         except Exception as error:  # the daemon asks its thread, which logs the trace too
             log.warning("view %s failed in the view process", head.get("method"), exc_info=True)
             return _failed(ident, error, str(error)), b""
-        return {"id": ident, "ok": True}, result.body
+        out: dict[str, Any] = {"id": ident, "ok": True}
+        if head.get("trace"):  # a traced request (request_trace): when this took place
+            out.update(child_read=head.get("_read", started), child_start=started)
+            out["child_end"] = time.time()
+        return out, result.body
 
     def forget(self, session_id: str) -> None:
         self.hub.memos.pop(session_id, None)
@@ -188,6 +194,7 @@ def serve(child: Child, inp: IO[bytes], out: IO[bytes]) -> None:
         if frame is None:
             return
         head, _ = frame
+        head["_read"] = time.time()
         if "forget" in head:
             child.forget(str(head["forget"]))
             continue
