@@ -65,10 +65,24 @@ def phases(stamps: dict[str, Any]) -> list[tuple[str, float]]:
 
 
 def path(stamps: dict[str, Any]) -> str:
+    """Why the answer was computed or kept, and where (``+thread``: the view process
+    could not answer, not started yet or gone)."""
     names = {str(name) for name, _ in stamps.get("trace") or []}
     found = [p for p in PATHS if p in names]
     label = found[0] if found else ("untraced" if not stamps.get("trace") else "other")
+    if "thread_start" in names:
+        label += "+thread"
     return label + ("+edited" if "edited" in names else "")
+
+
+def timeline(group: list[dict[str, Any]], start: float, end: float, parts: int = 10) -> str:
+    """How many of ``group`` were sent in each tenth of the run."""
+    counts = [0] * parts
+    span = max(end - start, 1e-9)
+    for stamps in group:
+        at = (float(stamps["sent"]) - start) / span
+        counts[min(parts - 1, max(0, int(at * parts)))] += 1
+    return " ".join(str(c) for c in counts)
 
 
 def total_ms(stamps: dict[str, Any]) -> float:
@@ -103,6 +117,12 @@ def breakdown(polls: list[dict[str, Any]], lag: LagMeter | None) -> list[str]:
             f"    paths, {label}: "
             + ", ".join(f"{k} {v:,} ({100 * v / len(group):.0f}%)" for k, v in counts.most_common())
         )
+    start = min(float(s["sent"]) for s in polls)
+    end = max(float(s["parsed"]) for s in polls)
+    lines.append(
+        f"    the slowest 5% sent in each tenth of the run ({end - start:.0f} s): "
+        f"{timeline(slow, start, end)}"
+    )
     if lag is not None and lag.at:
         worst = [lag.worst(float(s["sent"]), float(s["parsed"])) for s in slow]
         every_lag = [lag.worst(float(s["sent"]), float(s["parsed"])) for s in polls]
