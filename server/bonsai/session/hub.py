@@ -21,6 +21,7 @@ from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import ClientSettings, LastAssembly
 from bonsai.services.providers.discovery import FactsCache
 from bonsai.services.tokens import TokenCounter
+from bonsai.services.tokens.remote import RemoteCounting
 
 if TYPE_CHECKING:  # numpy and the embedder load where vectors are made, not with the hub
     import numpy as np
@@ -44,6 +45,8 @@ class SessionHub:
     server_facts: FactsCache = field(default_factory=FactsCache)
     # per model: count caches and calibration live across sessions
     counters: dict[str, TokenCounter] = field(default_factory=dict)
+    # the view process's: exact counts asked of the daemon, no tokenizer loaded here
+    counting: RemoteCounting | None = None
     # shared by every session: vectors by text, the history index, the embedding model
     attach_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     history_index: apsw.Connection | None = None
