@@ -19,11 +19,12 @@ are asyncio connections in one loop and the stream server has its own process
 
     python bench/load.py --polling [--pollers 10] [--poll-ms 200] [--seconds 60]
         [--only alone|pollers] [--profile OUT [--profile-run alone|pollers]] [--trace]
+        [--no-keep-alive]
 
 ``--trace`` has the daemon stamp every ``ctx/get`` end to end (``BONSAI_CTX_TRACE``) and
 prints the slowest 5% of polls by phase against all of them (``bench/poll_trace.py``),
-with the measuring process's own loop lag. Besides events/s and the latencies it reports the daemon's CPU per event (and the
-kernel's share of it, ``sys %``), tokens per delta event and the turns run: CPU per
+with the measuring process's own loop lag. Besides events/s and the latencies it
+reports the daemon's CPU per event (and the kernel's share of it, ``sys %``), tokens per delta event and the turns run: CPU per
 turn and per token follow from two runs at different ``--tokens``. The profile is of
 the loop thread's CPU time (``bench/profiled_daemon.py``).
 
@@ -136,7 +137,7 @@ def client_loop(
 
 
 def streaming(args: argparse.Namespace) -> None:
-    stream_proc, port = start_stream_process(args.tokens)
+    stream_proc, port = start_stream_process(args.tokens, not args.no_keep_alive)
     home = Path(tempfile.mkdtemp(prefix="bonsai-load-"))
     proc, _ = start_daemon(home, port)
     setup = DaemonClient.connect(home, start=False)
@@ -338,7 +339,7 @@ async def _measure(
 
 def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> dict[str, Any]:
     """Streaming on pre-filled sessions for ``args.seconds``, with ``pollers`` ledgers open."""
-    stream_proc, port = start_stream_process(args.tokens)
+    stream_proc, port = start_stream_process(args.tokens, not args.no_keep_alive)
     home = Path(tempfile.mkdtemp(prefix="bonsai-poll-"))
     extra = {"BONSAI_STALLS": str(home / "stalls.json")} if args.stalls else {}
     if args.gc_policy:
@@ -371,7 +372,8 @@ def polling(args: argparse.Namespace) -> None:
         f"polling: {args.clients} clients streaming on {args.sessions} sessions of "
         f"{args.history} messages (~{args.history * 2}k tokens), {args.tokens} deltas per turn, "
         f"{args.seconds:.0f} s; then the same with {args.pollers} clients polling bonsai/ctx/get "
-        f"every {args.poll_ms} ms"
+        f"every {args.poll_ms} ms; the stream server "
+        f"{'closes each connection' if args.no_keep_alive else 'keeps connections alive'}"
     )
     alone = args.profile if args.profile_run == "alone" else None
     busy = args.profile if args.profile_run == "pollers" else None
@@ -503,6 +505,11 @@ def main() -> None:
         "--trace",
         action="store_true",
         help="the daemon stamps every ctx/get (BONSAI_CTX_TRACE): its time by phase",
+    )
+    parser.add_argument(
+        "--no-keep-alive",
+        action="store_true",
+        help="the stream server closes each connection after its reply (a new one per turn)",
     )
     args = parser.parse_args()
     if args.polling:
