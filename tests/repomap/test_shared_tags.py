@@ -15,7 +15,7 @@ import pytest
 from repomap_helpers import ServiceFactory
 
 from bonsai.services.repomap.cache import TagCache
-from bonsai.services.repomap.shared_tags import SharedTags, entry_check
+from bonsai.services.repomap.shared_tags import SharedTags, entry_check, wait_for_writes
 
 TASK = "function_007_one returns the wrong widget"
 
@@ -103,6 +103,7 @@ def test_a_symlink_out_is_not_read_through_a_shared_entry(
 
 
 def _damage(db: Path, path: str, sql: str) -> None:
+    wait_for_writes(str(db))  # the build's entries are written on a thread of their own
     conn = apsw.Connection(str(db))
     with conn:
         conn.execute(sql, (path,))
@@ -152,7 +153,7 @@ def test_a_malformed_entry_with_a_good_check_is_ignored(
     db = tmp_path / "cache" / "repomap.db"
     make_service(repo).build()
     cache = TagCache(db)
-    sha = cache.shared_hashes(["pkg/core.py"])["pkg/core.py"]
+    sha = SharedTags(cache).known(["pkg/core.py"])["pkg/core.py"]  # after the build's write
     (digest,) = sha
     bad = '["python",[["core_helper","function","not a line","def core_helper(value):",0]],{},[]]'
     cache.shared_put(

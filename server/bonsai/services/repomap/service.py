@@ -113,7 +113,7 @@ class RepoMapService:
             )
             gone = sorted(set(cached) - {c.path for c in found.files})
             stats = self._apply(results, gone, cached)
-            self._shared.record(results)
+            self._shared.record_soon(results)
             st.fresh_core = None if stream is None else stream.core
             stats = stats.model_copy(
                 update={
@@ -368,6 +368,7 @@ class RepoMapService:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        self._shared.wait()  # its writes go through the cache closed below
         with self._state.lock:
             if self._closed:
                 return

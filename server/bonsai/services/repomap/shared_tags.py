@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import threading
 import zlib
 from collections.abc import Iterable
 from importlib import metadata
@@ -86,6 +87,18 @@ def _good_definition(d: Definition) -> bool:
     )
 
 
+_writes_lock = threading.Lock()
+_writes: dict[str, threading.Thread] = {}  # by database: the last write started
+
+
+def wait_for_writes(db: str) -> None:
+    """Until the shared-tag writes this process started on database ``db`` are done."""
+    with _writes_lock:
+        last = _writes.get(db)
+    if last is not None:
+        last.join()
+
+
 class SharedTags:
     """The shared entries of one tag cache, as one build uses them: which of
     its paths have entries (``known``), an entry's tags (``get``), and, after
@@ -102,7 +115,9 @@ class SharedTags:
         return self._ready
 
     def known(self, paths: Iterable[str]) -> dict[str, frozenset[str]]:
-        """The content hashes with an entry, for each of ``paths`` that has one."""
+        """The content hashes with an entry, for each of ``paths`` that has one
+        (after the writes this process started on the same database)."""
+        self.wait()
         if not self._prepare():
             return {}
         return self._cache.shared_hashes(paths)
@@ -127,6 +142,33 @@ class SharedTags:
             self._cache.shared_delete([(path, sha256)])
             return None
         return Reused(CacheRow(path, CachedFile(size, mtime_ns, sha256, "tags", data)), tags)
+
+    def record_soon(self, results: Iterable[FileResult]) -> None:
+        """``record`` on a thread of its own, after this process's earlier writes
+        to the same database: a cold build's caller goes on to its map meanwhile
+        (~0.08 s of CPU for sympy's 1,883 files). Not a daemon thread: a process
+        that exits first waits for it."""
+        batch = list(results)
+        db = str(self._cache.path)
+        with _writes_lock:
+            before = _writes.get(db)
+            thread = threading.Thread(
+                target=self._record_after, args=(before, batch), name="repomap-shared-tags"
+            )
+            _writes[db] = thread
+            thread.start()
+
+    def _record_after(self, before: threading.Thread | None, batch: list[FileResult]) -> None:
+        if before is not None:
+            before.join()
+        try:
+            self.record(batch)
+        except Exception:  # shared tags are an aid: never a failed build
+            log.exception("repomap: shared tags not stored")
+
+    def wait(self) -> None:
+        """Until the writes this process started on this database are done."""
+        wait_for_writes(str(self._cache.path))
 
     def record(self, results: Iterable[FileResult]) -> None:
         """Add an entry for each file a build parsed (with a grammar), mark the
