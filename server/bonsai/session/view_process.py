@@ -26,8 +26,13 @@ with fewer the thread computes the views and no child is spawned.
 
 Start-up is a spawned interpreter, not a fork: the daemon has its event loop, its
 threads and its SQLite connection long before a first view, and forking those is
-unsafe; the spawn costs the child's imports and tokenizer load once, off the loop,
-while the thread serves the first views.
+unsafe; the spawn costs the child's imports once, off the loop, while the thread
+serves the first views.
+
+The child loads no tokenizer (~45 MB for o200k_base): its exact counts are the
+daemon's, asked mid-view with a ``count`` frame (the estimator's name, the texts) and
+computed on a thread of the daemon with the estimator it already holds
+(``services/tokens/remote.py``); the child keeps what it was told.
 """
 
 from __future__ import annotations
@@ -50,17 +55,21 @@ from bonsai.protocol.models import ClientSettings, Wire
 from bonsai.services.config import LoadedSettings
 from bonsai.services.providers.discovery import ServerFacts
 from bonsai.services.store.sessions import UnknownSession
+from bonsai.services.tokens.remote import estimator_named
+from bonsai.services.tokens.types import TokenizerUnavailable
+from bonsai.session import request_trace
 from bonsai.session.host import Host
 
 log = logging.getLogger("bonsai.views")
 FRAME = struct.Struct(">II")  # header length, body length
+Frame = tuple[dict[str, Any], bytes]
 MAX_FRAME = 1 << 30
 START_TIMEOUT_S = 120.0  # imports and the tokenizer, on a loaded machine
 TIMEOUT_S = 60.0  # one view; past it the child is taken for hung and killed
 MAX_RESTARTS = 5
 RESTART_WINDOW_S = 60.0
 DISABLE_ENV = "BONSAI_VIEW_PROCESS"  # "1": always, "0": never, unset: once several clients poll
-# The child costs ~130 MB and a spawn: worth it once several clients (editor windows,
+# The child costs ~70 MB and a spawn: worth it once several clients (editor windows,
 # open ledgers) poll views while sessions stream, not for one editor on one session.
 AUTO_CLIENTS = 3
 
@@ -95,13 +104,13 @@ def _sizes(raw: bytes) -> tuple[int, int]:
     return n_head, n_body
 
 
-async def read_frame(reader: asyncio.StreamReader) -> tuple[dict[str, Any], bytes]:
+async def read_frame(reader: asyncio.StreamReader) -> Frame:
     n_head, n_body = _sizes(await reader.readexactly(FRAME.size))
     head = json.loads(await reader.readexactly(n_head))
     return head, (await reader.readexactly(n_body) if n_body else b"")
 
 
-def read_frame_sync(stream: IO[bytes]) -> tuple[dict[str, Any], bytes] | None:
+def read_frame_sync(stream: IO[bytes]) -> Frame | None:
     """The next frame, or None at the end of the stream."""
     raw = stream.read(FRAME.size)
     if len(raw) < FRAME.size:
@@ -198,7 +207,9 @@ class ViewProcess:
         self._reader_task: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
         self._ready = False
-        self._pending: dict[int, asyncio.Future[tuple[dict[str, Any], bytes]]] = {}
+        self._pending: dict[int, asyncio.Future[Frame]] = {}
+        self._counting: set[asyncio.Future[None]] = set()  # the child's questions, answering
+        self._host: Host | None = None  # the daemon, as the last view gave it
         self._next = 0
         self._sent = _Sent()
         self._starts: list[float] = []
@@ -298,6 +309,10 @@ class ViewProcess:
         try:
             while True:
                 head, body = await read_frame(reader)
+                if "count" in head:  # the child counts with the daemon's tokenizer
+                    self._counting.add(asyncio.ensure_future(self._count(head, body)))
+                    continue
+                head["_read"] = time.time()  # a trace's stamp (cheap; read only when traced)
                 waiting = self._pending.pop(int(head.get("id", -1)), None)
                 if waiting is not None and not waiting.done():
                     waiting.set_result((head, body))
@@ -318,6 +333,28 @@ class ViewProcess:
                 # replaced now, not at the next view that misses the kept answers: a
                 # session whose answers stay kept would otherwise never get one
                 self.start()
+
+    async def _count(self, head: dict[str, Any], body: bytes) -> None:
+        """Answer the child's question for exact counts, computed off the loop."""
+        answer: dict[str, Any] = {"counted": head["count"], "ok": True}
+        counts = b""
+        try:
+            host, name = self._host, str(head["estimator"])
+            if host is None:
+                raise TokenizerUnavailable("no view was asked")
+            texts = [str(t) for t in json.loads(body)]
+            have = [c.estimator for c in list(host.hub.counters.values())]
+            cache_dir = host.home / "cache" / "tiktoken"
+            estimator = await asyncio.to_thread(estimator_named, name, cache_dir, have)
+            numbers = await asyncio.to_thread(lambda: [estimator.count_text(t) for t in texts])
+            counts = json.dumps(numbers).encode()
+        except Exception as error:  # the child's view fails; the thread answers it
+            log.warning("counting for the view process failed: %s", error)
+            answer = {"counted": head.get("count"), "ok": False, "message": str(error)}
+        finally:
+            self._counting.discard(asyncio.current_task())  # type: ignore[arg-type]
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.write(pack(answer, counts))
 
     def _gone(self, error: Exception) -> None:
         self._ready = False
@@ -341,6 +378,7 @@ class ViewProcess:
         if not self._ready or self._transport is None:
             self.start()
             raise ViewProcessGone("the view process is not running")
+        self._host = host
         self._next += 1
         ident = self._next
         header: dict[str, Any] = {
@@ -352,8 +390,13 @@ class ViewProcess:
             "subscribers": _subscribers(host, session_id),
             **_state_of(host, session_id, self._sent),
         }
+        trace = request_trace.current()
+        if trace is not None:
+            header["trace"] = True  # the child stamps its read, start and end
         waiting = asyncio.get_running_loop().create_future()
         self._pending[ident] = waiting
+        if trace is not None:
+            trace.mark("asked")  # before the write: the child may read it at once
         self._transport.write(pack(header))
         try:
             head, body = await asyncio.wait_for(asyncio.shield(waiting), self.timeout_s)
@@ -365,6 +408,11 @@ class ViewProcess:
             raise ViewProcessGone(self.last_problem) from None
         finally:
             self._pending.pop(ident, None)
+        if trace is not None:
+            for name in ("child_read", "child_start", "child_end"):
+                if isinstance(head.get(name), float):
+                    trace.mark(name, head[name])
+            trace.mark("child_answer_read", head.get("_read"))
         if head.get("ok"):
             self.answered += 1
             return body
