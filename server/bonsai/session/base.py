@@ -91,6 +91,7 @@ def _new_counter(daemon: Host, providers: ProviderSettings, info: Any) -> TokenC
         tokenizer_path=None,
         model=providers.model,
         count_tokens_api=api,
+        counting=daemon.hub.counting,
     )
 
 

@@ -1,9 +1,9 @@
 """Everything the daemon keeps for its sessions between requests, in one typed place.
 
 Runtimes, assembly memos, token counters, background summaries, the last
-assembly per workspace and per session, per-session indexes and the history
-embedder. :meth:`SessionHub.forget` drops all a session owns (and cancels its
-tasks) when the session is deleted.
+assembly per workspace and per session, per-session indexes, the history
+embedder and the shared provider clients. :meth:`SessionHub.forget` drops all a
+session owns (and cancels its tasks) when the session is deleted.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from bonsai.agent.parts_cache import StablePartsCache
 from bonsai.agent.runtime import SessionRuntime
 from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import ClientSettings, LastAssembly
+from bonsai.services.providers.clients import ClientPool
 from bonsai.services.providers.discovery import FactsCache
 from bonsai.services.tokens import TokenCounter
+from bonsai.services.tokens.remote import RemoteCounting
 
 if TYPE_CHECKING:  # numpy and the embedder load where vectors are made, not with the hub
     import numpy as np
@@ -44,10 +46,14 @@ class SessionHub:
     server_facts: FactsCache = field(default_factory=FactsCache)
     # per model: count caches and calibration live across sessions
     counters: dict[str, TokenCounter] = field(default_factory=dict)
+    # the view process's: exact counts asked of the daemon, no tokenizer loaded here
+    counting: RemoteCounting | None = None
     # shared by every session: vectors by text, the history index, the embedding model
     attach_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     history_index: apsw.Connection | None = None
     embedder: EmbeddingLoad | None = None
+    # the provider clients every turn shares, one per shape (kept connections; closed at stop)
+    clients: ClientPool = field(default_factory=ClientPool)
     # the view worker's own (None on the loop: a turn reads its parts from disk)
     stable_parts: StablePartsCache | None = None
 

@@ -3,7 +3,9 @@ in their own interpreter, one at a time, over the daemon's pipe.
 
 It opens the database read-only and keeps its own caches (messages, memos, stable
 parts, encoded rows), exactly as the view worker thread does; what only the daemon
-knows comes with each request (:mod:`bonsai.session.view_process`). It reads frames
+knows comes with each request (:mod:`bonsai.session.view_process`), and its exact
+token counts are asked of the daemon's tokenizer (:class:`Channel.counts`): it loads
+none of its own. It reads frames
 from stdin and writes answers to a private copy of stdout (fd 1 itself points at
 stderr, so nothing printed can corrupt a frame), and exits at the end of its input:
 when the daemon closes the pipe or dies.
@@ -12,10 +14,13 @@ when the daemon closes the pipe or dies.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import sys
-from collections.abc import Callable
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,13 +33,13 @@ from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings, load_settings, validate
 from bonsai.services.providers.discovery import ServerFacts
 from bonsai.services.store.sessions import UnknownSession
-from bonsai.services.tokens import TokenCounter
+from bonsai.services.tokens import TokenCounter, TokenizerUnavailable
 from bonsai.services.tokens.calibration import CalibrationState
+from bonsai.services.tokens.remote import RemoteCounting
 from bonsai.session import ctx_views
-from bonsai.session.base import tokenizer_warmer
 from bonsai.session.host import Host
 from bonsai.session.hub import SessionHub
-from bonsai.session.view_process import pack, read_frame_sync
+from bonsai.session.view_process import Frame, pack, read_frame_sync
 from bonsai.session.view_store import CachedStore, MessageCache
 from bonsai.session.views import (
     BUSY_TIMEOUT_MS,
@@ -94,17 +99,60 @@ class _Counters(dict[str, TokenCounter]):
             self[model].adopt_calibration(state)
 
 
+class Channel:
+    """The daemon's pipe: frames in and out, and the token counts asked of it mid-view
+    (frames that arrive meanwhile wait in ``inbox``, in order)."""
+
+    def __init__(self, inp: IO[bytes], out: IO[bytes]) -> None:
+        self.inp, self.out = inp, out
+        self.inbox: deque[Frame] = deque()
+        self._asked = 0
+        self.marks: list[tuple[str, float]] | None = None  # a traced view's count questions
+
+    def send(self, header: dict[str, Any], body: bytes = b"") -> None:
+        self.out.write(pack(header, body))
+        self.out.flush()
+
+    def next(self) -> Frame | None:
+        return self.inbox.popleft() if self.inbox else read_frame_sync(self.inp)
+
+    def counts(self, estimator: str, texts: Sequence[str]) -> list[int]:
+        """The daemon's exact counts of ``texts`` by its estimator ``estimator``."""
+        self._asked += 1
+        ident = self._asked
+        if self.marks is not None:
+            self.marks.append(("count_asked", time.time()))
+        self.send({"count": ident, "estimator": estimator}, json.dumps(list(texts)).encode())
+        while True:
+            frame = read_frame_sync(self.inp)
+            if frame is None:  # the daemon went away mid-view: the view process ends
+                raise EOFError("the daemon closed the view process's input")
+            head, body = frame
+            if head.get("counted") != ident:
+                self.inbox.append(frame)
+                continue
+            if self.marks is not None:
+                self.marks.append(("count_answered", time.time()))
+            if not head.get("ok"):
+                raise TokenizerUnavailable(str(head.get("message", "the daemon cannot count")))
+            return [int(n) for n in json.loads(body)]
+
+
 class Child:
     """The daemon's state as the views need it, kept between requests."""
 
-    def __init__(self, home: Path, db_path: Path) -> None:
-        self.home, self.db_path = home, db_path
+    def __init__(self, home: Path, db_path: Path, channel: Channel) -> None:
+        self.home, self.db_path, self.channel = home, db_path, channel
         self.conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
         self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
         self.conn.execute("PRAGMA foreign_keys = ON")
         self.messages = MessageCache()
         self.counters = _Counters()
-        self.hub = SessionHub(counters=self.counters, stable_parts=StablePartsCache(FRESH_S))
+        self.hub = SessionHub(
+            counters=self.counters,
+            stable_parts=StablePartsCache(FRESH_S),
+            counting=RemoteCounting(channel.counts),  # no tokenizer of its own
+        )
         self.loaded: dict[str | None, LoadedSettings] = {}
 
     def settings(self, workspace: str | None = None) -> LoadedSettings:
@@ -118,14 +166,6 @@ class Child:
     def host(self, subscribers: dict[str, list[Any]], edits: dict[str, int]) -> ReadHost:
         store = CachedStore(self.conn, self.messages, edits)
         return ReadHost(self.home, self.conn, store, self.hub, self.settings, subscribers)
-
-    def warm(self) -> None:
-        """The tokenizer of the model the settings name, before the first view."""
-        try:
-            host = self.host({}, {})
-            tokenizer_warmer(host)()
-        except Exception:
-            log.warning("warming the view process failed", exc_info=True)
 
     def sync(self, head: dict[str, Any]) -> None:
         """Take what the daemon sent of its memory (only what changed comes)."""
@@ -151,6 +191,8 @@ class Child:
 
     def answer(self, head: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         ident = head["id"]
+        started = time.time()
+        marks = self.channel.marks = [] if head.get("trace") else None
         try:
             self.sync(head)
             params_type, view = VIEWS[str(head["method"])]
@@ -166,7 +208,14 @@ class Child:
         except Exception as error:  # the daemon asks its thread, which logs the trace too
             log.warning("view %s failed in the view process", head.get("method"), exc_info=True)
             return _failed(ident, error, str(error)), b""
-        return {"id": ident, "ok": True}, result.body
+        finally:
+            self.channel.marks = None
+        out: dict[str, Any] = {"id": ident, "ok": True}
+        if marks is not None:  # a traced request (request_trace): when this took place
+            read = head.get("_read", started)
+            out["marks"] = [("child_read", read), ("child_start", started), *marks]
+            out["marks"].append(("child_end", time.time()))
+        return out, result.body
 
     def forget(self, session_id: str) -> None:
         self.hub.memos.pop(session_id, None)
@@ -179,21 +228,20 @@ def _failed(ident: object, error: Exception, message: str) -> dict[str, Any]:
     return {"id": ident, "ok": False, "error": type(error).__name__, "message": message}
 
 
-def serve(child: Child, inp: IO[bytes], out: IO[bytes]) -> None:
-    child.warm()
-    out.write(pack({"ready": True, "pid": os.getpid()}))
-    out.flush()
+def serve(child: Child) -> None:
+    channel = child.channel
+    channel.send({"ready": True, "pid": os.getpid()})
     while True:
-        frame = read_frame_sync(inp)
+        frame = channel.next()
         if frame is None:
             return
         head, _ = frame
+        head["_read"] = time.time()
         if "forget" in head:
             child.forget(str(head["forget"]))
             continue
         answer, body = child.answer(head)
-        out.write(pack(answer, body))
-        out.flush()
+        channel.send(answer, body)
 
 
 def main(argv: list[str]) -> int:
@@ -203,8 +251,8 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # anything printed goes to stderr, never into a frame
     inp = os.fdopen(os.dup(0), "rb")
     try:
-        serve(Child(home, db_path), inp, out)
-    except (BrokenPipeError, KeyboardInterrupt):
+        serve(Child(home, db_path, Channel(inp, out)))
+    except (BrokenPipeError, EOFError, KeyboardInterrupt):
         return 0
     return 0
 

@@ -33,7 +33,12 @@ from bonsai.services.tokens.hf_tokenizer import (
     load_tokenizer,
     resolve_tokenizer_path,
 )
-from bonsai.services.tokens.offline_tiktoken import SUPPORTED_ENCODINGS, load_encoding
+from bonsai.services.tokens.offline_tiktoken import (
+    SUPPORTED_ENCODINGS,
+    load_encoding,
+    seed_rank_file,
+)
+from bonsai.services.tokens.remote import RemoteCounting
 from bonsai.services.tokens.types import Estimator, Family, TokenizerUnavailable
 from bonsai.settings import ModelInfo
 
@@ -59,6 +64,7 @@ def estimator_for(
     api_store: MutableMapping[str, int] | None = None,
     cache_size: int = DEFAULT_CACHE_SIZE,
     tokenizer_packages: Sequence[str] | None = None,
+    counting: RemoteCounting | None = None,
 ) -> TokenCounter:
     """A :class:`TokenCounter` for ``model`` described by ``model_info``.
 
@@ -68,6 +74,9 @@ def estimator_for(
     is shared across counters (a private one is made when omitted);
     ``api_store`` persists count_tokens answers; ``tokenizer_packages``
     overrides which installed packages are searched for a tokenizer.json.
+    ``counting`` makes an exact estimator that asks another process (the daemon)
+    instead of loading the tokenizer here, chosen by the same rules, so the counts and
+    the fallbacks agree (a tiktoken rank file is still found and checked here).
     """
     family: Family = model_info.family
     if count_tokens_api is not None and family == "anthropic" and not model:
@@ -75,12 +84,12 @@ def estimator_for(
     path = tokenizer_path or _path_like(model_info.tokenizer)
     packages = KNOWN_PACKAGES.get(family, ()) if tokenizer_packages is None else tokenizer_packages
     if path is not None and not path.endswith(_RANK_SUFFIXES):
-        pick = _pick_hf(family, path, packages)
+        pick = _pick_hf(family, path, packages, counting)
     elif path is not None or _encoding_name(model_info.tokenizer) or family == "openai":
         encoding = _encoding_name(model_info.tokenizer) or _encoding_for_model(model)
-        pick = _pick_tiktoken(encoding, cache_dir, Path(path) if path else None)
+        pick = _pick_tiktoken(encoding, cache_dir, Path(path) if path else None, counting)
     elif family in ("deepseek", "qwen"):
-        pick = _pick_hf(family, None, packages)
+        pick = _pick_hf(family, None, packages, counting)
     elif family == "anthropic":
         pick = _pick_anthropic(count_tokens_api)
     else:
@@ -101,17 +110,26 @@ def estimator_for(
     )
 
 
-def _pick_tiktoken(encoding: str, cache_dir: Path, source: Path | None) -> _Pick:
+def _pick_tiktoken(
+    encoding: str, cache_dir: Path, source: Path | None, counting: RemoteCounting | None
+) -> _Pick:
     try:
+        if counting is not None:  # the rank file checked as a load would, not loaded
+            seed_rank_file(encoding, cache_dir, source=source)
+            return _Pick(counting.tiktoken(encoding), None)
         return _Pick(TiktokenEstimator(load_encoding(encoding, cache_dir, source=source)), None)
     except TokenizerUnavailable as exc:
         fallback = CharRatioEstimator(FALLBACK_CHARS_PER_TOKEN)
         return _Pick(fallback, f"{exc}; using a calibrated {fallback.name} estimate")
 
 
-def _pick_hf(family: Family, path: str | None, packages: Sequence[str]) -> _Pick:
+def _pick_hf(
+    family: Family, path: str | None, packages: Sequence[str], counting: RemoteCounting | None
+) -> _Pick:
     try:
         found = resolve_tokenizer_path(path, packages)
+        if counting is not None:
+            return _Pick(counting.tokenizers(found), None)
         return _Pick(HFTokenizerEstimator(load_tokenizer(found), found), None)
     except TokenizerUnavailable as exc:
         ratio = FALLBACK_CHARS_PER_TOKEN if family == "other" else OPEN_WEIGHTS_CHARS_PER_TOKEN
