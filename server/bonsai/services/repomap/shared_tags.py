@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from importlib import metadata
 
 from bonsai.services.repomap.cache import CachedFile, CacheRow, TagCache, cache_fingerprint
+from bonsai.services.repomap.indexer import Shared
 from bonsai.services.repomap.indexer_core import FileResult, Reused
 from bonsai.services.repomap.languages import WHEELS, language_for_path
 from bonsai.services.repomap.records import Definition, FileTags, decode_tags
@@ -121,6 +122,10 @@ class SharedTags:
         if not self._prepare():
             return {}
         return self._cache.shared_hashes(paths)
+
+    def lookup(self) -> Shared:
+        """What ``indexer.index_files`` looks shared tags up with."""
+        return Shared(self.known, self.get)
 
     def get(self, path: str, sha256: str, size: int, mtime_ns: int) -> Reused | None:
         """The tags of ``path`` whose bytes hash to ``sha256``, as this
