@@ -56,7 +56,7 @@ from bonsai.services.config import LoadedSettings
 from bonsai.services.providers.discovery import ServerFacts
 from bonsai.services.store.sessions import UnknownSession
 from bonsai.services.tokens.remote import estimator_named
-from bonsai.services.tokens.types import TokenizerUnavailable
+from bonsai.services.tokens.types import Estimator, TokenizerUnavailable
 from bonsai.session.host import Host
 
 log = logging.getLogger("bonsai.views")
@@ -343,8 +343,7 @@ class ViewProcess:
             texts = [str(t) for t in json.loads(body)]
             have = [c.estimator for c in list(host.hub.counters.values())]
             cache_dir = host.home / "cache" / "tiktoken"
-            estimator = await asyncio.to_thread(estimator_named, name, cache_dir, have)
-            numbers = await asyncio.to_thread(lambda: [estimator.count_text(t) for t in texts])
+            numbers = await asyncio.to_thread(_count_with, name, cache_dir, have, texts)
             counts = json.dumps(numbers).encode()
         except Exception as error:  # the child's view fails; the thread answers it
             log.warning("counting for the view process failed: %s", error)
@@ -446,6 +445,13 @@ class ViewProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=3)
         self._gone(ViewProcessGone("the daemon is stopping"))
+
+
+def _count_with(name: str, cache_dir: Path, have: list[Estimator], texts: list[str]) -> list[int]:
+    """On a daemon thread: ``texts`` counted by the estimator ``name`` (tiktoken lets go of
+    the GIL while it encodes)."""
+    estimator = estimator_named(name, cache_dir, have)
+    return [estimator.count_text(text) for text in texts]
 
 
 def _error_of(head: dict[str, Any]) -> Exception:
