@@ -56,8 +56,11 @@ class Rig:
 
 
 @contextlib.asynccontextmanager
-async def make_rig(script: Script, home: Path, workspace: Path, **env: str) -> AsyncIterator[Rig]:
-    async with run_simulator(script) as sim:
+async def make_rig(
+    script: Script, home: Path, workspace: Path, *, keep_alive: bool = True, **env: str
+) -> AsyncIterator[Rig]:
+    """``keep_alive=False``: a simulator that closes each connection after its response."""
+    async with run_simulator(script, keep_alive=keep_alive) as sim:
         settings = {
             "BONSAI_PROVIDER": "sim",
             "BONSAI_BASE_URL": sim.openai_base_url,

@@ -12,6 +12,7 @@ from typing import Any
 from bonsai.cli.client import DaemonClient, RpcError
 from bonsai.cli.client_settings import from_environment, settings_problems, start_only_notes
 from bonsai.cli.ctx_table import print_ledger
+from bonsai.cli.terminal_text import shown
 from bonsai.errors import ConfigError, NotFound
 from bonsai.home import bonsai_home
 from bonsai.services.workspace import workspace_problem
@@ -92,7 +93,7 @@ def chat_command(args: argparse.Namespace) -> int:
         print(f"(session {session_id})", file=sys.stderr)
         return 0 if printer.finished[sent["turnId"]] == "done" else 1
     except RpcError as error:
-        print(f"bonsai chat: {error}", file=sys.stderr)
+        print(shown(f"bonsai chat: {error}"), file=sys.stderr)
         return 2 if error.code == CONFIG_ERROR else 1
     finally:
         if created is not None:  # a chat that failed before its first step leaves no session

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bonsai.cli.terminal_text import shown
+
 STATE_MARK = {
     "full": " ",
     "pinned": "P",
@@ -46,20 +48,24 @@ def _totals(totals: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _label(node: dict[str, Any]) -> str:
+    return shown(str(node["label"]), newlines=False)[:48]
+
+
 def ledger_lines(result: dict[str, Any], limit: int | None = None) -> list[str]:
     lines = _totals(result["totals"]) if result.get("totals") else []
     nodes = result.get("nodes") or []
-    shown = sorted(nodes, key=lambda n: -n["tokens"])[:limit] if limit else nodes
-    if shown:
-        width = max(len(n["label"][:48]) for n in shown)
+    rows = sorted(nodes, key=lambda n: -n["tokens"])[:limit] if limit else nodes
+    if rows:
+        width = max(len(_label(n)) for n in rows)
         lines.append("")
         lines.append(f"  {'node':<{width}}  {'tokens':>8}  state  section   reason")
-        for node in shown:
+        for node in rows:
             mark = STATE_MARK.get(node["state"], "?")
-            label = node["label"][:48]
+            reason = shown(str(node.get("reason", "")), newlines=False)
             lines.append(
-                f"{mark} {label:<{width}}  {node['tokens']:>8,}  {node['state']:<6} "
-                f"{node['section']:<9} {node.get('reason', '')}"
+                f"{mark} {_label(node):<{width}}  {node['tokens']:>8,}  {node['state']:<6} "
+                f"{node['section']:<9} {reason}"
             )
         if limit and len(nodes) > limit:
             lines.append(f"  … {len(nodes) - limit} more nodes (bonsai ctx shows all)")

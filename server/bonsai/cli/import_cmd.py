@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bonsai.cli.client import DaemonClient, RpcError
+from bonsai.cli.terminal_text import shown
 from bonsai.home import bonsai_home
 
 IMPORT_METHOD = "bonsai/session/import"
@@ -70,7 +71,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 results = import_file_runs(client, path, args.format, args.run, workspace)
             except ImportRefused as exc:
                 failed += 1
-                print(f"bonsai import: {exc}", file=sys.stderr)
+                print(shown(f"bonsai import: {exc}"), file=sys.stderr)
                 continue
             for result in results:
                 _report(args, path, result)
@@ -85,10 +86,11 @@ def _report(args: argparse.Namespace, path: Path, result: dict[str, Any]) -> Non
         return
     print(
         f"imported {result['messages']} messages ({result['format']}, run {result['run'] + 1} "
-        f"of {result['runs']}) as session {result['sessionId']}: {result['title']}"
+        f"of {result['runs']}) as session {result['sessionId']}: "
+        + shown(str(result["title"]), newlines=False)
     )
     for warning in result["warnings"]:
-        print(f"  note: {warning}")
+        print(shown(f"  note: {warning}", newlines=False))
 
 
 def add_import_command(sub: Any, format_choices: tuple[str, ...]) -> Any:

@@ -15,6 +15,7 @@ from typing import Any
 
 from bonsai.cli.client import RpcError
 from bonsai.cli.render import TurnPrinter
+from bonsai.cli.terminal_text import shown
 
 METHOD_NOT_FOUND = -32601
 
@@ -48,10 +49,11 @@ class ClientRequests:
         if not self.interactive:
             why = " (no terminal to ask on; pass --yes to approve edits and commands)"
             return self.printer.approval(params, approve=False, why=why)
-        self.printer._line(f"  ? {params.get('tool')} wants to run:")
+        tool = shown(str(params.get("tool")), newlines=False)
+        self.printer._line(f"  ? {tool} wants to run:")
         self.printer.show_call(params)
         try:
-            answer = self.ask(f"  approve {params.get('tool')}? [y/N] ").strip().lower()
+            answer = self.ask(f"  approve {tool}? [y/N] ").strip().lower()
         except EOFError:
             answer = ""
         return {"approved": answer in ("y", "yes")}

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bonsai.cli.terminal_text import shown, write_content
 from bonsai.services.config import bonsai_home, load_settings
 from bonsai.services.memory.embedding import model_dir
 from bonsai.services.memory.entry import Tier
@@ -63,9 +64,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(status.index_line)
     for entry in entries:
         flag = "" if entry.enabled else "  (disabled)"
-        print(f"  {entry.name:<40} {entry.tier:<7} {entry.type:<10} {entry.description}{flag}")
+        name = shown(entry.name, newlines=False)
+        description = shown(entry.description, newlines=False)
+        print(f"  {name:<40} {entry.tier:<7} {shown(entry.type):<10} {description}{flag}")
     for issue in status.issues:
-        print(f"  ! {issue.path}: {issue.problem}")
+        print(shown(f"  ! {issue.path}: {issue.problem}", newlines=False))
     if status.gitignore_advisory:
         print(f"note: {status.gitignore_advisory}")
     return 0
@@ -74,8 +77,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 @_guarded
 def cmd_show(args: argparse.Namespace) -> int:
     entry = open_service(args).get(args.name)
-    print(f"# {entry.path}")
-    sys.stdout.write(entry.path.read_text(encoding="utf-8"))
+    print(shown(f"# {entry.path}", newlines=False))
+    write_content(entry.path.read_text(encoding="utf-8", errors="replace"))
     return 0
 
 
@@ -109,7 +112,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     for rank, hit in enumerate(result.results, 1):
         bm25 = "-" if hit.lanes.bm25 is None else f"{hit.lanes.bm25:.3f}"
         cosine = "-" if hit.lanes.embedding is None else f"{hit.lanes.embedding:.3f}"
-        print(f"{rank:>2}. {hit.score:.3f}  {hit.name:<40} {hit.tier:<7} bm25 {bm25}  cos {cosine}")
+        name = shown(hit.name, newlines=False)
+        print(f"{rank:>2}. {hit.score:.3f}  {name:<40} {hit.tier:<7} bm25 {bm25}  cos {cosine}")
     if not result.results:
         print("no matching entry")
     print(f"embeddings: {result.embeddings}")
@@ -130,14 +134,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"{status.user_entries} user)"
     )
     if status.disabled:
-        print(f"disabled:       {', '.join(status.disabled)}")
+        print(shown(f"disabled:       {', '.join(status.disabled)}", newlines=False))
     if status.shadowed:
-        print(f"shadowed user entries: {', '.join(status.shadowed)}")
+        print(shown(f"shadowed user entries: {', '.join(status.shadowed)}", newlines=False))
     print(f"embeddings:     {status.embeddings}")
     print(f"model folder:   {status.model_dir}")
     print(f"index:          {status.index_path}")
     for issue in status.issues:
-        print(f"problem:        {issue.path}: {issue.problem}")
+        print(shown(f"problem:        {issue.path}: {issue.problem}", newlines=False))
     if status.gitignore_advisory:
         print(f"note: {status.gitignore_advisory}")
     return 0

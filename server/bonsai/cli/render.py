@@ -7,6 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from bonsai.cli.previews import preview
+from bonsai.cli.terminal_text import shown
 
 
 def _short(value: Any, limit: int = 90) -> str:
@@ -44,9 +45,12 @@ class TurnPrinter:
         self._calls: dict[str, tuple[str | None, Any]] = {}  # tool call id -> (name, args)
 
     def _dim(self, text: str) -> str:
+        """``text`` (escapes shown) dimmed on a colour terminal."""
+        text = shown(text)
         return f"\033[2m{text}\033[0m" if self.color else text
 
     def _line(self, text: str) -> None:
+        """One line, printed as given: callers pass ``_dim`` or ``shown`` text."""
         if self._overwrite:  # a progress line being updated in place: replace it
             self.out.write("\r\033[K")
             self._overwrite = False
@@ -59,7 +63,7 @@ class TurnPrinter:
     def event(self, params: dict[str, Any]) -> None:
         kind = params.get("kind")
         if kind == "delta":
-            self.out.write(params.get("text", ""))
+            self.out.write(shown(str(params.get("text", ""))))
             self.out.flush()
             self.in_text = True
         elif kind == "toolCall":
@@ -77,9 +81,9 @@ class TurnPrinter:
             self._line("")
             self.finished[params["turnId"]] = "done"
         elif kind == "notice":
-            self._line(f"  i {params.get('message')}")
+            self._line(shown(f"  i {params.get('message')}"))
         elif kind == "error":
-            self._line(f"  ! {params.get('message')}")
+            self._line(shown(f"  ! {params.get('message')}"))
             self.finished[params["turnId"]] = "error"
 
     def progress(self, params: dict[str, Any]) -> None:
@@ -96,7 +100,8 @@ class TurnPrinter:
             percent = value.get("percentage")
             done = f" {percent}%" if percent is not None else ""
             message = f" {value['message']}" if value.get("message") else ""
-            self.out.write(self._dim(f"\r  … {self._progress[token]}{done}{message}\033[K"))
+            line = self._dim(f"  … {self._progress[token]}{done}{message}")
+            self.out.write(f"\r{line}\033[K")
             self.out.flush()
             self._overwrite = True
         elif kind == "end":
@@ -108,7 +113,7 @@ class TurnPrinter:
         """Report an approval answered without asking (``--yes``, or no terminal).
         Approved, the call line above and its result below say the rest."""
         verdict = "approved" if approve else "denied"
-        self._line(f"  ? approval for {params.get('tool')} → {verdict}{why}")
+        self._line(shown(f"  ? approval for {params.get('tool')} → {verdict}{why}"))
         if not approve:
             self.show_call(params)
         return {"approved": approve}
@@ -121,7 +126,7 @@ class TurnPrinter:
             for line in described:
                 self._line(self._dim(f"    {line}"))
         if diff:
-            lines = str(diff).splitlines()
+            lines = str(diff).rstrip("\n").split("\n")  # a lone \r stays in its line, shown
             for line in lines[:40]:
                 self._line(self._dim(f"    {line}"))
             if len(lines) > 40:

@@ -27,6 +27,7 @@ from bonsai.cli.import_cmd import (
 )
 from bonsai.cli.import_cmd import cmd_import as import_files
 from bonsai.cli.replay_table import Progress, corpus_table, total_json
+from bonsai.cli.terminal_text import shown
 from bonsai.core.replay.corpus_html import render_corpus_html
 from bonsai.core.replay.report import ReplayReport, render_html, report_json
 from bonsai.services.config import bonsai_home, load_settings
@@ -283,7 +284,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if not hits:
         print(f"no match for {args.query!r} in session {args.session}")
     for n, hit in enumerate(hits, 1):
-        print(f"{n:>3}. {hit.message_id} [{hit.role}] score {hit.score:.2f}: {hit.snippet}")
+        snippet = shown(hit.snippet, newlines=False)
+        print(f"{n:>3}. {hit.message_id} [{hit.role}] score {hit.score:.2f}: {snippet}")
     return 0
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bonsai.cli.terminal_text import write_content
 from bonsai.home import bonsai_home
 from bonsai.services.repomap.memo import DEFAULTS_ID, lookup
 
@@ -112,7 +113,7 @@ def _print(out: dict[str, Any], args: argparse.Namespace) -> None:
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         text = out["text"]
-        sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+        write_content(text if not text or text.endswith("\n") else text + "\n")
     if not out["text"]:
         print(empty_note(args), file=sys.stderr)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from bonsai.cli.client import DaemonClient
 from bonsai.cli.client_settings import from_environment, settings_problems
+from bonsai.cli.terminal_text import shown
 from bonsai.home import bonsai_home
 
 
@@ -37,7 +38,7 @@ def status_lines(status: dict[str, Any], started: bool) -> list[str]:
         lines += [f"  default provider: {first}", f"  {second}"]
     for entry in status.get("sessionProviders") or []:
         first, second = _choice(entry["choice"])
-        title = f" “{entry['title']}”" if entry.get("title") else ""
+        title = f" “{shown(entry['title'], newlines=False)}”" if entry.get("title") else ""
         lines += [f"  session {entry['sessionId']}{title}: {first}", f"  {second}"]
     mine = from_environment("bonsai status")
     names = [n for n in mine["names"] if not n.endswith("_API_KEY")]

@@ -310,6 +310,7 @@ async def _shutdown(
         with contextlib.suppress(Exception):
             await pool.close_all()
     daemon.hub.close()
+    await daemon.hub.clients.aclose()  # the kept provider connections
     daemon.views.close()
     info = lifecycle.read_daemon_json(options.home)
     if info and info.get("pid") == daemon.pid:

@@ -45,8 +45,11 @@ async def run_turn(
     await ensure_facts(daemon, session_id)
     bridge = bridge_for(daemon, session_id)
     settings = bridge.settings
-    provider = make_provider(
-        settings.providers, env=os.environ, on_retry=retry_notice(lambda e: rt.emit(turn_id, e))
+    provider = make_provider(  # the daemon's kept client for these settings: no new connection
+        settings.providers,
+        env=os.environ,
+        on_retry=retry_notice(lambda e: rt.emit(turn_id, e)),
+        clients=daemon.hub.clients,
     )
     tools = tools_for(settings)
     events: list[dict[str, Any]] = []

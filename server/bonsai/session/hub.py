@@ -1,9 +1,9 @@
 """Everything the daemon keeps for its sessions between requests, in one typed place.
 
 Runtimes, assembly memos, token counters, background summaries, the last
-assembly per workspace and per session, per-session indexes and the history
-embedder. :meth:`SessionHub.forget` drops all a session owns (and cancels its
-tasks) when the session is deleted.
+assembly per workspace and per session, per-session indexes, the history
+embedder and the shared provider clients. :meth:`SessionHub.forget` drops all a
+session owns (and cancels its tasks) when the session is deleted.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from bonsai.agent.parts_cache import StablePartsCache
 from bonsai.agent.runtime import SessionRuntime
 from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import ClientSettings, LastAssembly
+from bonsai.services.providers.clients import ClientPool
 from bonsai.services.providers.discovery import FactsCache
 from bonsai.services.tokens import TokenCounter
 from bonsai.services.tokens.remote import RemoteCounting
@@ -51,6 +52,8 @@ class SessionHub:
     attach_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     history_index: apsw.Connection | None = None
     embedder: EmbeddingLoad | None = None
+    # the provider clients every turn shares, one per shape (kept connections; closed at stop)
+    clients: ClientPool = field(default_factory=ClientPool)
     # the view worker's own (None on the loop: a turn reads its parts from disk)
     stable_parts: StablePartsCache | None = None
 

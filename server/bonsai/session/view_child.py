@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -185,6 +186,7 @@ class Child:
 
     def answer(self, head: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         ident = head["id"]
+        started = time.time()
         try:
             self.sync(head)
             params_type, view = VIEWS[str(head["method"])]
@@ -200,7 +202,11 @@ class Child:
         except Exception as error:  # the daemon asks its thread, which logs the trace too
             log.warning("view %s failed in the view process", head.get("method"), exc_info=True)
             return _failed(ident, error, str(error)), b""
-        return {"id": ident, "ok": True}, result.body
+        out: dict[str, Any] = {"id": ident, "ok": True}
+        if head.get("trace"):  # a traced request (request_trace): when this took place
+            out.update(child_read=head.get("_read", started), child_start=started)
+            out["child_end"] = time.time()
+        return out, result.body
 
     def forget(self, session_id: str) -> None:
         self.hub.memos.pop(session_id, None)
@@ -221,6 +227,7 @@ def serve(child: Child) -> None:
         if frame is None:
             return
         head, _ = frame
+        head["_read"] = time.time()
         if "forget" in head:
             child.forget(str(head["forget"]))
             continue

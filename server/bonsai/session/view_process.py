@@ -57,6 +57,7 @@ from bonsai.services.providers.discovery import ServerFacts
 from bonsai.services.store.sessions import UnknownSession
 from bonsai.services.tokens.remote import estimator_named
 from bonsai.services.tokens.types import Estimator, TokenizerUnavailable
+from bonsai.session import request_trace
 from bonsai.session.host import Host
 
 log = logging.getLogger("bonsai.views")
@@ -311,6 +312,7 @@ class ViewProcess:
                 if "count" in head:  # the child counts with the daemon's tokenizer
                     self._counting.add(asyncio.ensure_future(self._count(head, body)))
                     continue
+                head["_read"] = time.time()  # a trace's stamp (cheap; read only when traced)
                 waiting = self._pending.pop(int(head.get("id", -1)), None)
                 if waiting is not None and not waiting.done():
                     waiting.set_result((head, body))
@@ -387,8 +389,13 @@ class ViewProcess:
             "subscribers": _subscribers(host, session_id),
             **_state_of(host, session_id, self._sent),
         }
+        trace = request_trace.current()
+        if trace is not None:
+            header["trace"] = True  # the child stamps its read, start and end
         waiting = asyncio.get_running_loop().create_future()
         self._pending[ident] = waiting
+        if trace is not None:
+            trace.mark("asked")  # before the write: the child may read it at once
         self._transport.write(pack(header))
         try:
             head, body = await asyncio.wait_for(asyncio.shield(waiting), self.timeout_s)
@@ -400,6 +407,11 @@ class ViewProcess:
             raise ViewProcessGone(self.last_problem) from None
         finally:
             self._pending.pop(ident, None)
+        if trace is not None:
+            for name in ("child_read", "child_start", "child_end"):
+                if isinstance(head.get(name), float):
+                    trace.mark(name, head[name])
+            trace.mark("child_answer_read", head.get("_read"))
         if head.get("ok"):
             self.answered += 1
             return body

@@ -45,7 +45,7 @@ from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings
 from bonsai.services.store.sessions import SessionStore
-from bonsai.session import versions, view_process
+from bonsai.session import request_trace, versions, view_process
 from bonsai.session.baseline import ensure_baseline
 from bonsai.session.host import Host, Subscriber
 from bonsai.session.hub import SessionHub
@@ -145,6 +145,19 @@ class ReadHost:
         return [c for group in self._subscribers.values() for c in group]
 
 
+def _why_new(
+    kept: _Kept | None, stamp: tuple[Any, ...], settings: LoadedSettings, now: float
+) -> str:
+    """Why a view is computed rather than served as kept (a request trace's mark)."""
+    if kept is None:
+        return "new:first"
+    if kept.stamp[0] != stamp[0]:
+        return "new:version"
+    if kept.stamp != stamp or kept.settings is not settings:
+        return "new:inputs"
+    return "new:expired"
+
+
 class ViewWorker:
     """One thread, one connection (opened there on first use), one snapshot per view."""
 
@@ -174,6 +187,7 @@ class ViewWorker:
         cannot answer)."""
         if session_id is not None:
             await ensure_baseline(host, session_id)  # the one write a first assembly makes
+        request_trace.mark("baseline")
         if key is None or session_id is None:
             return await self._compute(host, session_id, view)
         settings = host.settings(host.store.get(session_id).workspace)
@@ -191,16 +205,22 @@ class ViewWorker:
             and kept.settings is settings
             and now - kept.at < FRESH_S
         ):
+            request_trace.mark("kept")
             return cast(T, kept.value)
         running = self._running.get(where)
         if running is None or running.stamp != stamp or running.settings is not settings:
             # none, or one of a log that has moved since: this view starts its own
+            request_trace.mark(_why_new(kept, stamp, settings, now))
             task = asyncio.ensure_future(self._keep(host, session_id, view, where, stamp, settings))
             running = self._running[where] = _Running(stamp, settings, task)
             task.add_done_callback(lambda done: self._finished(where, done))
+        else:
+            request_trace.mark("shared")
         # the same view of the same log already computing: its answer is this one's too
         # (shielded: a request cancelled does not cancel the others' computation)
-        return cast(T, await asyncio.shield(running.task))
+        value = await asyncio.shield(running.task)
+        request_trace.mark("back")
+        return cast(T, value)
 
     async def _keep(
         self,
@@ -265,22 +285,30 @@ class ViewWorker:
         # the session's edits count, read on the writer's connection before the snapshot:
         # while it stands the worker reads only the rows appended to the log
         edits = {} if session_id is None else {session_id: versions.edits(host.db, session_id)}
+        trace = request_trace.current()  # the executor does not carry the context over
         try:
             result = await loop.run_in_executor(
-                self._executor(), self._snapshot, host, hub, subscribers, view, edits
+                self._executor(), self._snapshot, host, hub, subscribers, view, edits, trace
             )
             if session_id is not None and versions.edits(host.db, session_id) != edits[session_id]:
                 # a row changed while the view computed: its snapshot may hold it, the
                 # rows it kept do not; the whole log is read again
+                request_trace.mark("edited")
                 result = await loop.run_in_executor(
-                    self._executor(), self._snapshot, host, hub, subscribers, view, {}
+                    self._executor(), self._snapshot, host, hub, subscribers, view, {}, trace
                 )
+            request_trace.mark("thread_back")
             return result
         finally:
             if host.hub.embedder is None:  # loaded by this view (the tree's attachment rule)
                 host.hub.embedder = hub.embedder
 
     async def _in_process(self, host: Host, session_id: str, view: Named) -> bytes | None:
+        body = await self._asked(host, session_id, view)
+        request_trace.mark("process_back" if body is not None else "process_gone")
+        return body
+
+    async def _asked(self, host: Host, session_id: str, view: Named) -> bytes | None:
         """The view's bytes from the view process; None when it cannot answer (logged there)."""
         process = self._process_for(host)
         if process is None:
@@ -291,6 +319,7 @@ class ViewWorker:
             body = await process.ask(host, method, params, session_id, edits)
             if versions.edits(host.db, session_id) != edits:
                 # a row changed while the view computed: the whole log is read again
+                request_trace.mark("edited")
                 body = await process.ask(host, method, params, session_id, None)
         except ViewProcessGone:
             return None
@@ -323,12 +352,17 @@ class ViewWorker:
         subscribers: dict[str, list[Subscriber]],
         view: Callable[[Host], T],
         edits: dict[str, int],
+        trace: request_trace.Trace | None = None,
     ) -> T:
+        if trace is not None:
+            trace.mark("thread_start")
         conn = self._connection()
         store = CachedStore(conn, self._messages, edits)
         read = ReadHost(host.home, conn, store, hub, host.settings, subscribers)
         with conn:  # one transaction: every read of this view sees the same log
             result = view(read)
+        if trace is not None:
+            trace.mark("thread_end")
         return result
 
     def _connection(self) -> apsw.Connection:

@@ -17,10 +17,10 @@ T = TypeVar("T")
 
 @asynccontextmanager
 async def run_simulator(
-    script: Script | None = None, *, port: int = 0, host: str = "127.0.0.1"
+    script: Script | None = None, *, port: int = 0, host: str = "127.0.0.1", keep_alive: bool = True
 ) -> AsyncIterator[Simulator]:
     """``async with run_simulator(script=...) as sim:`` then use ``sim.base_url``."""
-    sim = Simulator(script, host=host, port=port)
+    sim = Simulator(script, host=host, port=port, keep_alive=keep_alive)
     await sim.start()
     try:
         yield sim

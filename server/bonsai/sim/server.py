@@ -36,10 +36,23 @@ Alive = Callable[[], bool]
 
 
 class Simulator:
-    """A provider simulator bound to a loopback port (``port=0``: any free one)."""
+    """A provider simulator bound to a loopback port (``port=0``: any free one).
 
-    def __init__(self, script: Script | None = None, *, host: str = "127.0.0.1", port: int = 0):
+    Connections are kept alive as a real provider keeps them, unless ``keep_alive`` is
+    False: then every response says ``connection: close`` and the connection ends.
+    ``accepted`` counts the connections accepted so far."""
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        keep_alive: bool = True,
+    ):
         self.state = SimState(script or Script())
+        self.keep_alive = keep_alive
+        self.accepted = 0
         self._host = host
         self._port = port
         self._server: asyncio.Server | None = None
@@ -95,8 +108,9 @@ class Simulator:
         task = asyncio.current_task()
         if task is not None:
             self._connections[task] = writer
+        self.accepted += 1
         try:
-            await self._serve_connection(reader, writer)
+            await self._serve_connection(reader, writer, self.accepted)
         except (ConnectionError, asyncio.IncompleteReadError, DropConnection):
             pass  # the client left, or a fault closes the socket on purpose
         except asyncio.CancelledError:
@@ -111,7 +125,7 @@ class Simulator:
                 await writer.wait_closed()
 
     async def _serve_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, number: int
     ) -> None:
         while True:
             try:
@@ -121,15 +135,18 @@ class Simulator:
                 return
             if req is None:
                 return
-            out = ResponseWriter(writer, req.keep_alive)
-            await self._dispatch(req, out, lambda: not reader.at_eof())
-            if not req.keep_alive:
+            keep = req.keep_alive and self.keep_alive
+            out = ResponseWriter(writer, keep)
+            await self._dispatch(req, out, lambda: not reader.at_eof(), number)
+            if not keep:
                 return
 
-    async def _dispatch(self, req: HttpRequest, out: ResponseWriter, alive: Alive) -> None:
+    async def _dispatch(
+        self, req: HttpRequest, out: ResponseWriter, alive: Alive, number: int = 0
+    ) -> None:
         if req.path.startswith("/_sim/"):
             return await self._control(req, out)
-        rec = self.state.record(req.method, req.path, req.headers)
+        rec = self.state.record(req.method, req.path, req.headers, number)
         try:
             await self._route(req, out, alive, rec)
         except HttpError as exc:

@@ -28,6 +28,7 @@ class RecordedRequest(BaseModel):
     outcome: str = "pending"  # ok | fault:<kind> | client_closed | error
     source: str | None = None  # which script entry answered
     usage: dict[str, int] | None = None
+    connection: int = 0  # which accepted connection carried it (1-based; 0: not known)
 
 
 def redact_headers(headers: dict[str, str]) -> dict[str, str]:
@@ -65,9 +66,15 @@ class SimState:
     def anthropic_cache(self, model: str) -> BreakpointCache:
         return self.anthropic_caches.setdefault(model, BreakpointCache())
 
-    def record(self, method: str, path: str, headers: dict[str, str]) -> RecordedRequest:
+    def record(
+        self, method: str, path: str, headers: dict[str, str], connection: int = 0
+    ) -> RecordedRequest:
         entry = RecordedRequest(
-            n=len(self.requests) + 1, method=method, path=path, headers=redact_headers(headers)
+            n=len(self.requests) + 1,
+            method=method,
+            path=path,
+            headers=redact_headers(headers),
+            connection=connection,
         )
         self.requests.append(entry)
         return entry

@@ -34,6 +34,9 @@ from httpcore import (
     WriteTimeout,
 )
 
+# an idle kept connection is closed after this long (a server that closes it sooner is
+# noticed: its connection turns readable, or a request on it is sent again once)
+KEEPALIVE_S = 60.0
 # a reply read no further while this much waits (the socket is paused until it is)
 HIGH_WATER = 1 << 20
 
@@ -285,6 +288,19 @@ class AsyncioTransport(httpx.AsyncHTTPTransport):
             ssl_context=verify,
             max_connections=100,
             max_keepalive_connections=20,
-            keepalive_expiry=5.0,
+            keepalive_expiry=KEEPALIVE_S,
             network_backend=AsyncioBackend(),
         )
+
+    def has_idle(self, url: str) -> bool:
+        """Whether the pool holds an idle connection a request to ``url`` could take."""
+        origin = httpx.URL(url)
+        target = httpcore.Origin(
+            origin.raw_scheme, origin.raw_host, origin.port or _PORTS.get(origin.scheme, 80)
+        )
+        return any(
+            conn.is_idle() and conn.can_handle_request(target) for conn in self._pool.connections
+        )
+
+
+_PORTS = {"http": 80, "https": 443}

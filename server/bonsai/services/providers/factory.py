@@ -6,6 +6,7 @@ environment variable. Keys never appear in messages or reprs.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,7 @@ from bonsai.env_names import KEY_ENV as KEY_ENV
 from bonsai.services.providers.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
 from bonsai.services.providers.anthropic import AnthropicProvider
 from bonsai.services.providers.anthropic_body import build_anthropic_body
+from bonsai.services.providers.clients import ClientPool, ClientShape, key_digest
 from bonsai.services.providers.openai_body import Flavour, build_openai_body
 from bonsai.services.providers.openai_chat import DEFAULT_BASE_URLS, OpenAIChatProvider
 from bonsai.services.providers.registry import lookup_model
@@ -82,11 +84,21 @@ def make_provider(
     rng: random.Random | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     on_retry: OnRetry | None = None,
+    clients: ClientPool | None = None,
 ) -> Provider:
-    """``sleep``/``rng``/``transport`` are test seams; production passes none."""
+    """``sleep``/``rng``/``transport`` are test seams; production passes none. With
+    ``clients`` (the daemon's) the provider shares a kept client of its shape."""
     name = model or settings.model
     key = resolve_api_key(settings, env)
     base_url = base_url_for(settings)
+    shape = ClientShape(
+        base_url=base_url,
+        key_digest=key_digest(key),
+        cert_file=os.environ.get("SSL_CERT_FILE"),  # the CA setting, read as httpx reads it
+        cert_dir=os.environ.get("SSL_CERT_DIR"),
+        connect_timeout_s=settings.connect_timeout_s,
+        read_timeout_s=settings.read_timeout_s,
+    )
     options = TransportOptions(
         label=f"{settings.provider} at {urlsplit(base_url).netloc or base_url}",
         connect_timeout_s=settings.connect_timeout_s,
@@ -102,6 +114,8 @@ def make_provider(
         on_retry=on_retry,
         rng=rng or random.Random(),
         transport=transport,
+        clients=clients,
+        shape=shape,
     )
     if settings.provider == "anthropic":
         return AnthropicProvider(model=name, base_url=base_url, api_key=key, options=options)

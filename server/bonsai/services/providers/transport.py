@@ -1,11 +1,17 @@
 """The HTTP side shared by both clients: one ``httpx.AsyncClient``, timeouts,
 retries, SSE framing and error mapping. Clients only build bodies and decode
-events."""
+events.
+
+With a ``ClientPool`` in the options the client is the pool's, shared with every
+other provider of the same shape (its connections kept alive across turns) and
+released at ``aclose``; without one (tests, one-off commands) it is this
+transport's own and closed with it."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
@@ -15,6 +21,7 @@ from typing import Any
 import httpx
 
 from bonsai.services.providers.aio_backend import AsyncioTransport
+from bonsai.services.providers.clients import ClientPool, ClientShape, HttpClient
 from bonsai.services.providers.errors import (
     Phase,
     cancelled_error,
@@ -27,6 +34,16 @@ from bonsai.services.providers.sse import SseEvent, iter_sse_bytes, iter_sse_tex
 from bonsai.services.providers.tls import ssl_context
 from bonsai.services.providers.types import ProviderError, ProviderEvent
 from bonsai.services.redaction import redact_error
+
+log = logging.getLogger("bonsai.providers")
+
+# a kept connection the server closed just as a request went out fails with one of
+# these before any byte of a response: the request is sent again once, on a new one
+STALE_CONNECTION = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+# what is read of a reply after its last event before its connection is given up on
+DRAIN_BYTES = 64 * 1024
+DRAIN_S = 1.0
 
 Decoder = Callable[[AsyncIterator[SseEvent]], AsyncGenerator[ProviderEvent, None]]
 
@@ -49,6 +66,23 @@ class TransportOptions:
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     now: Callable[[], float] = wall_clock
     transport: httpx.AsyncBaseTransport | None = None
+    # the daemon's shared clients, and this provider's shape in them (None: a client of its own)
+    clients: ClientPool | None = None
+    shape: ClientShape | None = None
+
+
+def new_client(opts: TransportOptions) -> HttpClient:
+    """A client with ``opts``' timeouts, its connections on plain asyncio (``aio_backend``);
+    a test's own transport wins."""
+    timeout = httpx.Timeout(
+        connect=opts.connect_timeout_s,
+        read=opts.read_timeout_s,
+        write=opts.read_timeout_s,
+        pool=opts.connect_timeout_s,
+    )
+    own = opts.transport or AsyncioTransport(verify=ssl_context())
+    client = httpx.AsyncClient(timeout=timeout, transport=own, verify=ssl_context())
+    return HttpClient(client, own)
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
@@ -69,18 +103,33 @@ def sse_events(resp: httpx.Response) -> AsyncGenerator[SseEvent, None]:
     return iter_sse_bytes(resp.stream, resp.encoding or "utf-8")
 
 
+async def _drain(resp: httpx.Response) -> None:
+    """The rest of a reply after its last event (a chunked body's last chunk, usually
+    in the same read): read, so its connection is kept for the next call. A server
+    still sending past the end (or keeping the stream open) costs the connection only."""
+    left = DRAIN_BYTES
+    if not isinstance(resp.stream, httpx.AsyncByteStream):
+        return
+    try:
+        async with asyncio.timeout(DRAIN_S):
+            async for piece in resp.stream:
+                left -= len(piece)
+                if left < 0:
+                    return
+    except (TimeoutError, httpx.HTTPError):
+        return
+
+
 class Transport:
     def __init__(self, opts: TransportOptions) -> None:
         self.opts = opts
-        timeout = httpx.Timeout(
-            connect=opts.connect_timeout_s,
-            read=opts.read_timeout_s,
-            write=opts.read_timeout_s,
-            pool=opts.connect_timeout_s,
-        )
-        # the client's connections on plain asyncio (``aio_backend``); a test's own transport wins
-        own = opts.transport or AsyncioTransport(verify=ssl_context())
-        self._client = httpx.AsyncClient(timeout=timeout, transport=own, verify=ssl_context())
+        self._pool = opts.clients if opts.transport is None and opts.shape is not None else None
+        if self._pool is not None and opts.shape is not None:
+            self._http = self._pool.lease(opts.shape, lambda: new_client(opts))
+        else:
+            self._http = new_client(opts)
+        self._client = self._http.client
+        self._open: set[httpx.Response] = set()  # streams in flight (closed by ``aclose``)
         self._closed = False
 
     def stream(
@@ -112,8 +161,17 @@ class Transport:
         raise ProviderError("malformed", f"{self.opts.label} returned no response")
 
     async def aclose(self) -> None:
+        """Stop this provider's calls in flight (they raise ``cancelled``) and let go of
+        the client: the pool's stays open for the others, its own is closed."""
+        if self._closed:
+            return
         self._closed = True
-        await self._client.aclose()
+        for resp in list(self._open):
+            await resp.aclose()  # an unfinished response's connection is closed, not kept
+        if self._pool is not None:
+            await self._pool.release(self._http)
+        else:
+            await self._client.aclose()
 
     async def _stream_once(
         self, url: str, headers: dict[str, str], payload: bytes, decode: Decoder
@@ -121,21 +179,37 @@ class Transport:
         if self._closed:
             raise cancelled_error(self.opts.label)
         phase: Phase = "open"
-        try:
-            async with self._client.stream("POST", url, headers=headers, content=payload) as resp:
-                await self._check_stream_response(resp)
-                phase = "body"
-                async with aclosing(decode(sse_events(resp))) as events:
-                    async for event in events:
-                        yield event
-        except httpx.HTTPError as exc:
-            raise self._map(exc, phase) from None
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            # a shape no decoder check anticipated: still the provider's data, still one error type
-            detail = redact_error(f"{type(exc).__name__}: {exc}", self.opts.secrets)
-            raise ProviderError(
-                "malformed", f"{self.opts.label} sent a stream bonsai could not read ({detail})"
-            ) from None
+        again = self._http.has_idle(url)  # a kept connection may have gone stale meanwhile
+        while True:
+            try:
+                async with self._client.stream(
+                    "POST", url, headers=headers, content=payload
+                ) as resp:
+                    self._open.add(resp)
+                    try:
+                        await self._check_stream_response(resp)
+                        phase = "body"
+                        async with aclosing(decode(sse_events(resp))) as events:
+                            async for event in events:
+                                yield event
+                                if self._closed:  # closed while the caller held the event
+                                    raise cancelled_error(self.opts.label)
+                        await _drain(resp)
+                    finally:
+                        self._open.discard(resp)
+                return
+            except httpx.HTTPError as exc:
+                if again and phase == "open" and isinstance(exc, STALE_CONNECTION):
+                    again = False  # nothing was received: send it once more, on a new one
+                    log.info("%s: a kept connection was closed; reopening", self.opts.label)
+                    continue
+                raise self._map(exc, phase) from None
+            except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                # a shape no decoder check anticipated: still the provider's data, one error type
+                detail = redact_error(f"{type(exc).__name__}: {exc}", self.opts.secrets)
+                raise ProviderError(
+                    "malformed", f"{self.opts.label} sent a stream bonsai could not read ({detail})"
+                ) from None
 
     async def _json_once(
         self, url: str, headers: dict[str, str], payload: bytes

@@ -28,13 +28,14 @@ from bonsai.services.repomap.discovery import (
 from bonsai.services.repomap.first_map import FirstRequest, first_pass
 from bonsai.services.repomap.grammar_warmup import warm_languages
 from bonsai.services.repomap.heap import array_bytes, settle
-from bonsai.services.repomap.indexer import FirstPass, Progress, index_files
+from bonsai.services.repomap.indexer import FirstPass, Progress, Shared, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
 from bonsai.services.repomap.issue_text import without_dumps
 from bonsai.services.repomap.map_state import GraphOrigin, MapState, entry_rows
 from bonsai.services.repomap.memo import fresh_key
 from bonsai.services.repomap.ranking import Ranked, rank
 from bonsai.services.repomap.records import BuildStats, FileTags, RepoMap
+from bonsai.services.repomap.shared_tags import SharedTags
 from bonsai.services.repomap.watcher import RepoWatcher
 from bonsai.settings import RepoMapSettings
 
@@ -69,6 +70,7 @@ class RepoMapService:
         )
         self._key = str(self.workspace)
         self._cache = TagCache(cache_db)
+        self._shared = SharedTags(self._cache)  # other checkouts' tags of the same bytes
         self._state = MapState(self._cache, self._key)
         self._watcher: RepoWatcher | None = None
         self._closed = False
@@ -107,9 +109,11 @@ class RepoMapService:
                 self._workers(),
                 early,
                 None if stream is None else stream.add,
+                Shared(self._shared.known, self._shared.get),
             )
             gone = sorted(set(cached) - {c.path for c in found.files})
             stats = self._apply(results, gone, cached)
+            self._shared.record_soon(results)
             st.fresh_core = None if stream is None else stream.core
             stats = stats.model_copy(
                 update={
@@ -137,7 +141,7 @@ class RepoMapService:
         """Store results in memory and in the cache; count what happened. Trusted
         files keep their cached row (tags decoded only when read)."""
         st = self._state
-        counts = {"trusted": 0, "hashed": 0, "parsed": 0, "skipped": 0}
+        counts = {"trusted": 0, "hashed": 0, "parsed": 0, "shared": 0, "skipped": 0}
         rows: list[CacheRow] = []
         for res in results:
             counts[res.outcome] += 1
@@ -145,7 +149,7 @@ class RepoMapService:
                 if st.tags.rows.get(res.path) is not cached[res.path]:
                     st.tags.put(res.path, cached[res.path])
                 continue
-            if res.outcome == "parsed" or res.row is None:
+            if res.outcome in ("parsed", "shared") or res.row is None:
                 st.note_edit(res.path, res.tags)
             if res.row is None:
                 st.tags.drop(res.path)
@@ -364,6 +368,7 @@ class RepoMapService:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        self._shared.wait()  # its writes go through the cache closed below
         with self._state.lock:
             if self._closed:
                 return
