@@ -18,10 +18,13 @@ are asyncio connections in one loop and the stream server has its own process
 (``bench/load_clients.py``); ``--profile OUT`` profiles the daemon with pollers.
 
     python bench/load.py --polling [--pollers 10] [--poll-ms 200] [--seconds 60]
-        [--only alone|pollers] [--profile OUT [--profile-run alone|pollers]] [--no-keep-alive]
+        [--only alone|pollers] [--profile OUT [--profile-run alone|pollers]] [--trace]
+        [--no-keep-alive]
 
-Besides events/s and the latencies it reports the daemon's CPU per event (and the
-kernel's share of it, ``sys %``), tokens per delta event and the turns run: CPU per
+``--trace`` has the daemon stamp every ``ctx/get`` end to end (``BONSAI_CTX_TRACE``) and
+prints the slowest 5% of polls by phase against all of them (``bench/poll_trace.py``),
+with the measuring process's own loop lag. Besides events/s and the latencies it
+reports the daemon's CPU per event (and the kernel's share of it, ``sys %``), tokens per delta event and the turns run: CPU per
 turn and per token follow from two runs at different ``--tokens``. The profile is of
 the loop thread's CPU time (``bench/profiled_daemon.py``).
 
@@ -48,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from bonsai.cli.client import DaemonClient
 from load_clients import AsyncClient, cpu_s, cpu_split, start_stream_process
+from poll_trace import LagMeter, breakdown
 from proc_tree import TreeSampler
 
 DEADLINE_S = 300
@@ -222,14 +226,18 @@ async def _poll(
     lat: list[float],
     cold: list[float],
     until: float,
+    stamped: list[dict[str, Any]],
 ) -> None:
-    """One open ledger: ``bonsai/ctx/get`` every ``every_s``, timing each answer."""
+    """One open ledger: ``bonsai/ctx/get`` every ``every_s``, timing each answer
+    (``stamped``: each answer's stamps, ``bench/poll_trace.py``)."""
     first = True
     while time.monotonic() < until:
         t0 = time.perf_counter()
-        await client.request("bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})
+        _, stamps = await client.timed("bonsai/ctx/get", {"sessionId": sid, "view": "ledger"})
         took = (time.perf_counter() - t0) * 1000
         (cold if first else lat).append(took)  # the first loads the tokenizer, reads git
+        if not first:
+            stamped.append(stamps)
         first = False
         await asyncio.sleep(max(0.0, every_s - (time.perf_counter() - t0)))
 
@@ -260,6 +268,8 @@ async def _measure(
     turns: list[int] = []
     polls: list[float] = []
     cold: list[float] = []
+    stamped: list[dict[str, Any]] = []
+    lag = LagMeter()
     until = time.monotonic() + args.seconds
     peak = 0.0
     samples: list[float] = []
@@ -278,18 +288,23 @@ async def _measure(
     load0 = os.getloadavg()[0]
     (user0, sys0), own0, t0 = cpu_split(pid), cpu_s(), time.monotonic()
     sampler = asyncio.ensure_future(sample_rss())
+    ticker = asyncio.ensure_future(lag.run())
     every = args.poll_ms / 1000
     await asyncio.gather(
         *(
             _stream(c, sids[i % len(sids)], i < len(sids), latencies, frames, turns, until)
             for i, c in enumerate(streamers)
         ),
-        *(_poll(c, sids[i % len(sids)], every, polls, cold, until) for i, c in enumerate(watchers)),
+        *(
+            _poll(c, sids[i % len(sids)], every, polls, cold, until, stamped)
+            for i, c in enumerate(watchers)
+        ),
     )
     elapsed = time.monotonic() - t0
     user, system = (now - then for now, then in zip(cpu_split(pid), (user0, sys0), strict=True))
     cpu, own = user + system, cpu_s() - own0
     sampler.cancel()
+    ticker.cancel()
     tree.sample()
     for client in [*streamers, *watchers]:
         await client.close()
@@ -318,6 +333,7 @@ async def _measure(
         "tree_pss": tree.pss_peak,
         "seconds": elapsed,
         "load": (load0 + os.getloadavg()[0]) / 2,
+        "phases": breakdown(stamped, lag),
     }
 
 
@@ -328,6 +344,8 @@ def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> 
     extra = {"BONSAI_STALLS": str(home / "stalls.json")} if args.stalls else {}
     if args.gc_policy:
         extra["BONSAI_GC_POLICY"] = args.gc_policy
+    if args.trace:  # every ctx/get stamped end to end (session/request_trace.py)
+        extra["BONSAI_CTX_TRACE"] = "1"
     proc, _ = start_daemon(home, port, profile, extra)
     try:
 
@@ -389,6 +407,9 @@ def polling(args: argparse.Namespace) -> None:
             f"PSS {r['tree_pss']:.0f} MB"
         )
     print_stalls(runs)
+    for r in runs.values():
+        for line in r["phases"]:
+            print(line)
     if len(runs) < 2:
         return
     alone, busy = runs["alone"], runs["with pollers"]
@@ -480,6 +501,11 @@ def main() -> None:
         "--stalls", action="store_true", help="the daemon's stall monitor on (BONSAI_STALLS)"
     )
     parser.add_argument("--gc-policy", help="the daemon's BONSAI_GC_POLICY (default: its own)")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="the daemon stamps every ctx/get (BONSAI_CTX_TRACE): its time by phase",
+    )
     parser.add_argument(
         "--no-keep-alive",
         action="store_true",

@@ -35,6 +35,7 @@ class AsyncClient:
         self.writer = writer
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._timed: dict[int, dict[str, Any]] = {}  # a timed request's stamps, by id
         self.on_notification: Notification | None = None
         self._task = asyncio.ensure_future(self._read_loop())
 
@@ -58,12 +59,32 @@ class AsyncClient:
         self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
         return await future
 
+    async def timed(
+        self, method: str, params: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """The result and this side's stamps (wall clock): ``sent``, ``head`` (the
+        answer's first header line read), ``body`` (its body read), ``parsed``; and
+        ``trace``, the daemon's stamps when it traces (``BONSAI_CTX_TRACE``)."""
+        msg_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[msg_id] = future
+        stamps: dict[str, Any] = {}
+        self._timed[msg_id] = stamps
+        stamps["sent"] = time.time()
+        self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
+        try:
+            return await future, stamps
+        finally:
+            self._timed.pop(msg_id, None)
+
     async def _read_loop(self) -> None:
         try:
             while True:
                 length = 0
+                head = 0.0
                 while True:
                     line = await self.reader.readline()
+                    head = head or time.time()
                     if not line:
                         return
                     if line in (b"\r\n", b"\n"):
@@ -71,8 +92,13 @@ class AsyncClient:
                     name, _, value = line.partition(b":")
                     if name.lower() == b"content-length":
                         length = int(value)
-                message = json.loads(await self.reader.readexactly(length))
+                raw = await self.reader.readexactly(length)
+                body = time.time()
+                message = json.loads(raw)
                 at = time.time()
+                stamps = self._timed.get(message.get("id")) if "method" not in message else None
+                if stamps is not None:
+                    stamps.update(head=head, body=body, parsed=at, trace=message.get("trace"))
                 self._dispatch(message, at)
         except (ConnectionError, asyncio.IncompleteReadError):
             return

@@ -150,3 +150,25 @@ def test_a_transition_from_carried_shares_equals_the_computed_one() -> None:
         assert all(x.tobytes() == y.tobytes() for x, y in zip(half, other, strict=True))
     with pytest.raises(PageRankError):
         transition_of_shares(5, src, dst, made.share, np.array([5]), split=3)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_laid_out_bipartite_transition_equals_the_computed_one(seed: int) -> None:
+    """``bipartite_of_shares`` (a repository-map view's edges, forward ones first)
+    gives ``transition``'s arrays and halves byte for byte, so it ranks alike."""
+    from bonsai.core.repomap.pagerank import bipartite_of_shares
+
+    left, right = 12, 20
+    edges = sorted(_bipartite_edges(seed, left, right), key=lambda e: e[0] >= left)
+    src, dst, w = (np.array(x) for x in zip(*edges, strict=True))
+    made = transition(left + right, src, dst, w, split=left)
+    n_forward = int((src < left).sum())
+    laid = bipartite_of_shares(left + right, src, dst, made.share, made.dangling, left, n_forward)
+    for a, b in zip(made, laid, strict=True):
+        if isinstance(a, np.ndarray):
+            assert a.tobytes() == b.tobytes()
+    assert made.halves is not None and laid.halves is not None
+    for half, other in zip(made.halves, laid.halves, strict=True):
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(half, other, strict=True))
+    pers = np.random.default_rng(seed).uniform(0, 1, left + right)
+    assert rank_transition(laid, pers).tobytes() == rank_transition(made, pers).tobytes()

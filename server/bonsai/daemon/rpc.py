@@ -48,6 +48,7 @@ from bonsai.protocol.models import Wire
 from bonsai.services.env_errors import runtime_problem
 from bonsai.services.providers.types import ProviderError
 from bonsai.services.store.sessions import UnknownSession
+from bonsai.session import request_trace
 from bonsai.session.views import Encoded
 
 log = logging.getLogger("bonsai.rpc")
@@ -219,6 +220,7 @@ class BonsaiProtocol(LanguageServerProtocol):
     on_exit: Callable[[], None] | None = None
     token: str | None = None
     connection: Connection | None = None
+    traced: frozenset[str] = frozenset()  # methods stamped end to end (request_trace)
 
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
@@ -264,7 +266,10 @@ class BonsaiProtocol(LanguageServerProtocol):
         if isinstance(result, Encoded):  # encoded on the view worker: sent as it is
             self._request_futures.pop(msg_id, None)
             self._result_types.pop(msg_id, None)
-            self.send_frame(encoded_response(msg_id, result))
+            trace = request_trace.current()
+            if trace is not None:
+                trace.mark("framed")
+            self.send_frame(encoded_response(msg_id, result, trace))
             return
         super()._send_handler_result(future, msg_id=msg_id)
 
@@ -304,10 +309,14 @@ class BonsaiProtocol(LanguageServerProtocol):
         return self.structure_message(data)
 
 
-def encoded_response(msg_id: Any, result: Encoded) -> bytes:
+def encoded_response(
+    msg_id: Any, result: Encoded, trace: request_trace.Trace | None = None
+) -> bytes:
     """The framed response to request ``msg_id`` whose result is already JSON: the
-    result's bytes copied once, into the frame (a wire view is some 100 KB)."""
-    head = b'{"jsonrpc":"2.0","id":%s,"result":' % json.dumps(msg_id).encode()
+    result's bytes copied once, into the frame (a wire view is some 100 KB). A traced
+    request's stamps go beside the result (``request_trace``)."""
+    stamps = b"" if trace is None else b'"trace":%s,' % trace.json()
+    head = b'{"jsonrpc":"2.0","id":%s,%s"result":' % (json.dumps(msg_id).encode(), stamps)
     length = len(head) + len(result.body) + 1
     return b"Content-Length: %d\r\n\r\n%s%s}" % (length, head, result.body)
 
@@ -358,6 +367,7 @@ def build_server(daemon: Daemon, kind: str, writer: Writer, close: Callable[[], 
     connection = daemon.add_connection(kind, protocol, close)
     protocol.connection = connection
     protocol.on_exit = close
+    protocol.traced = request_trace.methods()
     ctx = Ctx(daemon, connection, protocol)
     features = server.protocol.fm.features
     for name, handler in HANDLERS.items():
@@ -394,12 +404,17 @@ def handle_body(ctx: Ctx, body: bytes) -> None:
         # pygls drops requests after shutdown silently; LSP wants InvalidRequest
         _send_error(ctx, msg_id, -32600, "Invalid Request: this connection was shut down")
         return
+    traced = protocol.traced and "id" in data and data.get("method") in protocol.traced
+    token = request_trace.begin() if traced else None  # its tasks and callbacks inherit it
     try:
         protocol.handle_message(message)
     except Exception:
         log.exception("failed to dispatch a message")
         if "method" in data and "id" in data:
             _send_error(ctx, msg_id, -32603, "internal error while dispatching")
+    finally:
+        if token is not None:
+            request_trace.end(token)
 
 
 async def serve_stream(

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -106,6 +107,7 @@ class Channel:
         self.inp, self.out = inp, out
         self.inbox: deque[Frame] = deque()
         self._asked = 0
+        self.marks: list[tuple[str, float]] | None = None  # a traced view's count questions
 
     def send(self, header: dict[str, Any], body: bytes = b"") -> None:
         self.out.write(pack(header, body))
@@ -118,6 +120,8 @@ class Channel:
         """The daemon's exact counts of ``texts`` by its estimator ``estimator``."""
         self._asked += 1
         ident = self._asked
+        if self.marks is not None:
+            self.marks.append(("count_asked", time.time()))
         self.send({"count": ident, "estimator": estimator}, json.dumps(list(texts)).encode())
         while True:
             frame = read_frame_sync(self.inp)
@@ -127,6 +131,8 @@ class Channel:
             if head.get("counted") != ident:
                 self.inbox.append(frame)
                 continue
+            if self.marks is not None:
+                self.marks.append(("count_answered", time.time()))
             if not head.get("ok"):
                 raise TokenizerUnavailable(str(head.get("message", "the daemon cannot count")))
             return [int(n) for n in json.loads(body)]
@@ -185,6 +191,8 @@ class Child:
 
     def answer(self, head: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         ident = head["id"]
+        started = time.time()
+        marks = self.channel.marks = [] if head.get("trace") else None
         try:
             self.sync(head)
             params_type, view = VIEWS[str(head["method"])]
@@ -200,7 +208,14 @@ class Child:
         except Exception as error:  # the daemon asks its thread, which logs the trace too
             log.warning("view %s failed in the view process", head.get("method"), exc_info=True)
             return _failed(ident, error, str(error)), b""
-        return {"id": ident, "ok": True}, result.body
+        finally:
+            self.channel.marks = None
+        out: dict[str, Any] = {"id": ident, "ok": True}
+        if marks is not None:  # a traced request (request_trace): when this took place
+            read = head.get("_read", started)
+            out["marks"] = [("child_read", read), ("child_start", started), *marks]
+            out["marks"].append(("child_end", time.time()))
+        return out, result.body
 
     def forget(self, session_id: str) -> None:
         self.hub.memos.pop(session_id, None)
@@ -221,6 +236,7 @@ def serve(child: Child) -> None:
         if frame is None:
             return
         head, _ = frame
+        head["_read"] = time.time()
         if "forget" in head:
             child.forget(str(head["forget"]))
             continue

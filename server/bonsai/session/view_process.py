@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -46,6 +47,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -56,7 +58,8 @@ from bonsai.services.config import LoadedSettings
 from bonsai.services.providers.discovery import ServerFacts
 from bonsai.services.store.sessions import UnknownSession
 from bonsai.services.tokens.remote import estimator_named
-from bonsai.services.tokens.types import TokenizerUnavailable
+from bonsai.services.tokens.types import Estimator, TokenizerUnavailable
+from bonsai.session import request_trace
 from bonsai.session.host import Host
 
 log = logging.getLogger("bonsai.views")
@@ -66,6 +69,8 @@ MAX_FRAME = 1 << 30
 START_TIMEOUT_S = 120.0  # imports and the tokenizer, on a loaded machine
 TIMEOUT_S = 60.0  # one view; past it the child is taken for hung and killed
 MAX_RESTARTS = 5
+PIPE_BYTES = 1 << 20  # each pipe's capacity, when the system allows it
+COUNT_INLINE_BYTES = 16_384  # a count question this short is answered on the loop at once
 RESTART_WINDOW_S = 60.0
 DISABLE_ENV = "BONSAI_VIEW_PROCESS"  # "1": always, "0": never, unset: once several clients poll
 # The child costs ~70 MB and a spawn: worth it once several clients (editor windows,
@@ -103,10 +108,53 @@ def _sizes(raw: bytes) -> tuple[int, int]:
     return n_head, n_body
 
 
-async def read_frame(reader: asyncio.StreamReader) -> Frame:
-    n_head, n_body = _sizes(await reader.readexactly(FRAME.size))
-    head = json.loads(await reader.readexactly(n_head))
-    return head, (await reader.readexactly(n_body) if n_body else b"")
+class _FrameReader(asyncio.Protocol):
+    """The child's output as frames, each handed to ``on_frame`` as soon as it is whole,
+    inside the read's own callback (a stream reader would wake a task for each part);
+    ``on_lost`` at its end or at a frame that cannot be read."""
+
+    def __init__(
+        self,
+        on_frame: Callable[[dict[str, Any], bytes], None],
+        on_lost: Callable[[Exception | None], None],
+    ) -> None:
+        self.on_frame, self.on_lost = on_frame, on_lost
+        self.buffer = bytearray()
+        self.transport: asyncio.BaseTransport | None = None
+        self.broken = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self.broken:
+            return
+        self.buffer += data
+        try:
+            while len(self.buffer) >= FRAME.size:
+                n_head, n_body = _sizes(bytes(self.buffer[: FRAME.size]))
+                end = FRAME.size + n_head + n_body
+                if len(self.buffer) < end:
+                    return
+                head = json.loads(bytes(self.buffer[FRAME.size : FRAME.size + n_head]))
+                body = bytes(self.buffer[FRAME.size + n_head : end])
+                del self.buffer[:end]
+                self.on_frame(head, body)
+        except ValueError as error:  # a bad length or header: the framing is lost
+            self.broken = True
+            self.on_lost(error)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.broken:
+            self.broken = True
+            self.on_lost(exc)
+
+
+def _widen(pipe: IO[bytes]) -> None:
+    """Let a pipe hold a whole answer (a ledger of a long log is some 100 KB; Linux's
+    default is 64 KB, so a child writing one waited for the loop to read each part)."""
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def read_frame_sync(stream: IO[bytes]) -> Frame | None:
@@ -188,6 +236,16 @@ def _subscribers(host: Host, session_id: str) -> list[list[Any]]:
 # ------------------------------------------------------------------ the daemon's side
 
 
+@dataclass
+class Asked:
+    """A view asked of the child, its answer awaited."""
+
+    ident: int
+    waiting: asyncio.Future[Frame]
+    timer: asyncio.TimerHandle
+    trace: request_trace.Trace | None
+
+
 class ViewProcess:
     """The child, as the daemon drives it: started on first use, restarted after a death."""
 
@@ -203,11 +261,11 @@ class ViewProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._transport: asyncio.WriteTransport | None = None
         self._read_transport: asyncio.ReadTransport | None = None
-        self._reader_task: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
         self._ready = False
         self._pending: dict[int, asyncio.Future[Frame]] = {}
         self._counting: set[asyncio.Future[None]] = set()  # the child's questions, answering
+        self._estimators: dict[str, Estimator] = {}  # by name, as counted for the child
         self._host: Host | None = None  # the daemon, as the last view gave it
         self._next = 0
         self._sent = _Sent()
@@ -292,45 +350,89 @@ class ViewProcess:
             close_fds=True,
         )
         assert proc.stdin is not None and proc.stdout is not None
-        reader = asyncio.StreamReader(limit=MAX_FRAME)
-        protocol = asyncio.StreamReaderProtocol(reader)
-        self._read_transport, _ = await loop.connect_read_pipe(lambda: protocol, proc.stdout)
+        for pipe in (proc.stdin, proc.stdout):
+            _widen(pipe)
+        ready: asyncio.Future[Frame] = loop.create_future()
+        self._read_transport, _ = await loop.connect_read_pipe(
+            lambda: _FrameReader(
+                lambda head, body: self._frame(proc, ready, head, body),
+                lambda error: self._lost(proc, ready, error),
+            ),
+            proc.stdout,
+        )
         self._transport, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
-        head, _ = await asyncio.wait_for(read_frame(reader), self.start_timeout_s)
+        head, _ = await asyncio.wait_for(asyncio.shield(ready), self.start_timeout_s)
         if not head.get("ready"):
             raise ViewProcessGone(f"the view process said {head!r} instead of ready")
         self._ready = True
-        self._reader_task = asyncio.ensure_future(self._read(reader, proc))
         self.start_s = time.monotonic() - began
         log.info("view process %s ready in %.2fs", proc.pid, self.start_s)
 
-    async def _read(self, reader: asyncio.StreamReader, proc: subprocess.Popen[bytes]) -> None:
+    def _frame(
+        self,
+        proc: subprocess.Popen[bytes],
+        ready: asyncio.Future[Frame],
+        head: dict[str, Any],
+        body: bytes,
+    ) -> None:
+        """One frame from the child, handled as it is read (no task wakes for it): its
+        first says it is ready, then answers (their waiters resolved here) and questions
+        for exact counts (answered here when the tokenizer is at hand and the texts short)."""
+        if proc is not self._proc:
+            return
+        if not ready.done():
+            ready.set_result((head, body))
+            return
+        if "count" in head:  # the child counts with the daemon's tokenizer
+            if not self._count_now(head, body):
+                self._counting.add(asyncio.ensure_future(self._count(head, body)))
+            return
+        head["_read"] = time.time()  # a trace's stamp (cheap; read only when traced)
+        waiting = self._pending.pop(int(head.get("id", -1)), None)
+        if waiting is not None and not waiting.done():
+            waiting.set_result((head, body))
+
+    def _lost(
+        self, proc: subprocess.Popen[bytes], ready: asyncio.Future[Frame], error: Exception | None
+    ) -> None:
+        """The child's output ended (it exited or was killed) or broke the framing."""
+        if not ready.done():
+            ready.set_exception(asyncio.IncompleteReadError(b"", None))
+            ready.exception()  # retrieved: _started reports it
+            return
+        if proc is not self._proc:
+            return
+        self._kill()  # reaped: its exit code is known
+        code = proc.returncode
+        self.last_problem = (
+            f"exited with code {code}" if code is not None else f"broke its pipe ({error})"
+        )
+        log.warning(
+            "the view process %s %s; its views are answered on the thread and a new one starts",
+            proc.pid,
+            self.last_problem,
+        )
+        self._gone(ViewProcessGone(f"the view process {self.last_problem}"))
+        # replaced now, not at the next view that misses the kept answers: a
+        # session whose answers stay kept would otherwise never get one
+        self.start()
+
+    def _count_now(self, head: dict[str, Any], body: bytes) -> bool:
+        """Answer a count question at once, on the loop, when the estimator is one already
+        used here and the texts are short (a reply, a new message: well under a
+        millisecond); False to count them on a thread instead (a first view's long log)."""
+        name = str(head.get("estimator"))
+        estimator = self._estimators.get(name)
+        if estimator is None or len(body) > COUNT_INLINE_BYTES or self._transport is None:
+            return False
         try:
-            while True:
-                head, body = await read_frame(reader)
-                if "count" in head:  # the child counts with the daemon's tokenizer
-                    self._counting.add(asyncio.ensure_future(self._count(head, body)))
-                    continue
-                waiting = self._pending.pop(int(head.get("id", -1)), None)
-                if waiting is not None and not waiting.done():
-                    waiting.set_result((head, body))
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError) as error:
-            if proc is self._proc:
-                self._kill()  # reaped: its exit code is known
-                code = proc.returncode
-                self.last_problem = (
-                    f"exited with code {code}" if code is not None else f"broke its pipe ({error})"
-                )
-                log.warning(
-                    "the view process %s %s; its views are answered on the thread and a "
-                    "new one starts",
-                    proc.pid,
-                    self.last_problem,
-                )
-                self._gone(ViewProcessGone(f"the view process {self.last_problem}"))
-                # replaced now, not at the next view that misses the kept answers: a
-                # session whose answers stay kept would otherwise never get one
-                self.start()
+            counts = [estimator.count_text(str(t)) for t in json.loads(body)]
+        except Exception:
+            return False  # the thread's path says why
+        self._transport.write(
+            pack({"counted": head["count"], "ok": True}, json.dumps(counts).encode())
+        )
+        return True
 
     async def _count(self, head: dict[str, Any], body: bytes) -> None:
         """Answer the child's question for exact counts, computed off the loop."""
@@ -343,8 +445,8 @@ class ViewProcess:
             texts = [str(t) for t in json.loads(body)]
             have = [c.estimator for c in list(host.hub.counters.values())]
             cache_dir = host.home / "cache" / "tiktoken"
-            estimator = await asyncio.to_thread(estimator_named, name, cache_dir, have)
-            numbers = await asyncio.to_thread(lambda: [estimator.count_text(t) for t in texts])
+            estimator, numbers = await asyncio.to_thread(_count_with, name, cache_dir, have, texts)
+            self._estimators[name] = estimator
             counts = json.dumps(numbers).encode()
         except Exception as error:  # the child's view fails; the thread answers it
             log.warning("counting for the view process failed: %s", error)
@@ -373,6 +475,13 @@ class ViewProcess:
         """The view's encoded answer from the child; :class:`ViewProcessGone` when it
         cannot give one (the caller asks the thread). A user error (a node that does not
         exist) is raised as the thread would raise it."""
+        return await self.answer(self.send(host, method, params, session_id, edits))
+
+    def send(
+        self, host: Host, method: str, params: Wire, session_id: str, edits: int | None
+    ) -> Asked:
+        """Ask the child now, without waiting (:meth:`answer` waits); raises
+        :class:`ViewProcessGone` when it is not running."""
         if not self._ready or self._transport is None:
             self.start()
             raise ViewProcessGone("the view process is not running")
@@ -388,23 +497,42 @@ class ViewProcess:
             "subscribers": _subscribers(host, session_id),
             **_state_of(host, session_id, self._sent),
         }
-        waiting = asyncio.get_running_loop().create_future()
+        trace = request_trace.current()
+        if trace is not None:
+            header["trace"] = True  # the child stamps its read, start and end
+        loop = asyncio.get_running_loop()
+        waiting: asyncio.Future[Frame] = loop.create_future()
         self._pending[ident] = waiting
+        if trace is not None:
+            trace.mark("asked")  # before the write: the child may read it at once
         self._transport.write(pack(header))
+        # a timer, not wait_for: the answer wakes the waiting task directly, one loop step
+        timer = loop.call_later(self.timeout_s, self._timed_out, waiting, method)
+        return Asked(ident, waiting, timer, trace)
+
+    async def answer(self, asked: Asked) -> bytes:
+        """The child's answer to what :meth:`send` asked."""
         try:
-            head, body = await asyncio.wait_for(asyncio.shield(waiting), self.timeout_s)
-        except TimeoutError:
-            self.last_problem = f"did not answer {method} within {self.timeout_s:.0f}s"
-            log.warning("the view process %s %s: killed, restarted", self.pid, self.last_problem)
-            self._gone(ViewProcessGone(f"the view process {self.last_problem}"))
-            self.start()
-            raise ViewProcessGone(self.last_problem) from None
+            head, body = await asked.waiting
         finally:
-            self._pending.pop(ident, None)
+            asked.timer.cancel()
+            self._pending.pop(asked.ident, None)
+        if asked.trace is not None:
+            for name, at in head.get("marks", []):  # its read, start, count questions, end
+                asked.trace.mark(str(name), float(at))
+            asked.trace.mark("child_answer_read", head.get("_read"))
         if head.get("ok"):
             self.answered += 1
             return body
         raise _error_of(head)
+
+    def _timed_out(self, waiting: asyncio.Future[Frame], method: str) -> None:
+        if waiting.done():
+            return
+        self.last_problem = f"did not answer {method} within {self.timeout_s:.0f}s"
+        log.warning("the view process %s %s: killed, restarted", self.pid, self.last_problem)
+        self._gone(ViewProcessGone(f"the view process {self.last_problem}"))
+        self.start()
 
     def forget(self, session_id: str) -> None:
         for sent in (self._sent.clients, self._sent.repomaps):
@@ -415,9 +543,6 @@ class ViewProcess:
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
         self._ready = False
-        if self._reader_task is not None:
-            self._reader_task.cancel()
-            self._reader_task = None
         for transport in (self._transport, self._read_transport):
             if transport is not None:
                 with contextlib.suppress(RuntimeError):  # the loop already closed
@@ -446,6 +571,15 @@ class ViewProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=3)
         self._gone(ViewProcessGone("the daemon is stopping"))
+
+
+def _count_with(
+    name: str, cache_dir: Path, have: list[Estimator], texts: list[str]
+) -> tuple[Estimator, list[int]]:
+    """On a daemon thread: the estimator ``name`` and ``texts`` counted by it (tiktoken
+    lets go of the GIL while it encodes)."""
+    estimator = estimator_named(name, cache_dir, have)
+    return estimator, [estimator.count_text(text) for text in texts]
 
 
 def _error_of(head: dict[str, Any]) -> Exception:

@@ -45,12 +45,12 @@ from bonsai.core.context import AssemblyMemo
 from bonsai.protocol.models import Wire
 from bonsai.services.config import LoadedSettings
 from bonsai.services.store.sessions import SessionStore
-from bonsai.session import versions, view_process
+from bonsai.session import request_trace, versions, view_process
 from bonsai.session.baseline import ensure_baseline
 from bonsai.session.host import Host, Subscriber
 from bonsai.session.hub import SessionHub
 from bonsai.session.service_pool import ServicePool
-from bonsai.session.view_process import ViewProcess, ViewProcessGone
+from bonsai.session.view_process import Asked, ViewProcess, ViewProcessGone
 from bonsai.session.view_store import CachedStore, MessageCache
 
 log = logging.getLogger("bonsai.views")
@@ -93,7 +93,10 @@ class _Kept:
 class _Running:
     stamp: tuple[Any, ...]
     settings: LoadedSettings
-    task: asyncio.Future[Any]
+    # each request waiting for this view, its own future: resolved by the computation at
+    # its end (one step of the loop to each request; a request cancelled cancels only its own)
+    waiters: list[asyncio.Future[Any]] = dataclasses.field(default_factory=list)
+    task: asyncio.Future[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +110,15 @@ class Named:
 
     def __call__(self, host: Host) -> Encoded:
         return self.compute(host, self.params)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A view asked of the view process, with the session's edits count it was asked at."""
+
+    process: ViewProcess
+    edits: int
+    asked: Asked
 
 
 class ViewMutates(RuntimeError):
@@ -145,6 +157,19 @@ class ReadHost:
         return [c for group in self._subscribers.values() for c in group]
 
 
+def _why_new(
+    kept: _Kept | None, stamp: tuple[Any, ...], settings: LoadedSettings, now: float
+) -> str:
+    """Why a view is computed rather than served as kept (a request trace's mark)."""
+    if kept is None:
+        return "new:first"
+    if kept.stamp[0] != stamp[0]:
+        return "new:version"
+    if kept.stamp != stamp or kept.settings is not settings:
+        return "new:inputs"
+    return "new:expired"
+
+
 class ViewWorker:
     """One thread, one connection (opened there on first use), one snapshot per view."""
 
@@ -174,6 +199,7 @@ class ViewWorker:
         cannot answer)."""
         if session_id is not None:
             await ensure_baseline(host, session_id)  # the one write a first assembly makes
+        request_trace.mark("baseline")
         if key is None or session_id is None:
             return await self._compute(host, session_id, view)
         settings = host.settings(host.store.get(session_id).workspace)
@@ -191,16 +217,25 @@ class ViewWorker:
             and kept.settings is settings
             and now - kept.at < FRESH_S
         ):
+            request_trace.mark("kept")
             return cast(T, kept.value)
         running = self._running.get(where)
         if running is None or running.stamp != stamp or running.settings is not settings:
             # none, or one of a log that has moved since: this view starts its own
-            task = asyncio.ensure_future(self._keep(host, session_id, view, where, stamp, settings))
-            running = self._running[where] = _Running(stamp, settings, task)
+            request_trace.mark(_why_new(kept, stamp, settings, now))
+            running = self._running[where] = _Running(stamp, settings)
+            asked = self._send(host, session_id, view)  # the view process asked now
+            task = asyncio.ensure_future(self._keep(host, session_id, view, where, running, asked))
+            running.task = task
             task.add_done_callback(lambda done: self._finished(where, done))
+        else:
+            request_trace.mark("shared")
         # the same view of the same log already computing: its answer is this one's too
-        # (shielded: a request cancelled does not cancel the others' computation)
-        return cast(T, await asyncio.shield(running.task))
+        mine: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        running.waiters.append(mine)
+        value = await mine
+        request_trace.mark("back")
+        return cast(T, value)
 
     async def _keep(
         self,
@@ -208,13 +243,26 @@ class ViewWorker:
         session_id: str,
         view: Callable[[Host], T],
         where: tuple[str, str],
-        stamp: tuple[Any, ...],
-        settings: LoadedSettings,
+        running: _Running,
+        asked: _Sent | None,
     ) -> T:
         now = time.monotonic()
-        value = await self._compute(host, session_id, view)
+        try:
+            value = await self._compute(host, session_id, view, asked)
+        except BaseException as error:
+            for waiter in running.waiters:
+                if waiter.done():
+                    continue
+                if isinstance(error, Exception):
+                    waiter.set_exception(error)
+                else:
+                    waiter.cancel()
+            raise
         if where in self._running:  # not forgotten meanwhile (the session deleted)
-            self._kept[where] = _Kept(stamp, settings, now, value)
+            self._kept[where] = _Kept(running.stamp, running.settings, now, value)
+        for waiter in running.waiters:
+            if not waiter.done():
+                waiter.set_result(value)
         return value
 
     def _finished(self, where: tuple[str, str], done: asyncio.Future[Any]) -> None:
@@ -246,9 +294,17 @@ class ViewWorker:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="bonsai-views")
         return self._pool
 
-    async def _compute(self, host: Host, session_id: str | None, view: Callable[[Host], T]) -> T:
+    async def _compute(
+        self,
+        host: Host,
+        session_id: str | None,
+        view: Callable[[Host], T],
+        asked: _Sent | None = None,
+    ) -> T:
         if isinstance(view, Named) and session_id is not None:
-            body = await self._in_process(host, session_id, view)
+            if asked is None:
+                asked = self._send(host, session_id, view)
+            body = await self._in_process(host, session_id, view, asked)
             if body is not None:
                 return cast(T, Encoded(body))
         # the hub as it is now; the worker's own memos (they are not thread-safe); the
@@ -265,35 +321,58 @@ class ViewWorker:
         # the session's edits count, read on the writer's connection before the snapshot:
         # while it stands the worker reads only the rows appended to the log
         edits = {} if session_id is None else {session_id: versions.edits(host.db, session_id)}
+        trace = request_trace.current()  # the executor does not carry the context over
         try:
             result = await loop.run_in_executor(
-                self._executor(), self._snapshot, host, hub, subscribers, view, edits
+                self._executor(), self._snapshot, host, hub, subscribers, view, edits, trace
             )
             if session_id is not None and versions.edits(host.db, session_id) != edits[session_id]:
                 # a row changed while the view computed: its snapshot may hold it, the
                 # rows it kept do not; the whole log is read again
+                request_trace.mark("edited")
                 result = await loop.run_in_executor(
-                    self._executor(), self._snapshot, host, hub, subscribers, view, {}
+                    self._executor(), self._snapshot, host, hub, subscribers, view, {}, trace
                 )
+            request_trace.mark("thread_back")
             return result
         finally:
             if host.hub.embedder is None:  # loaded by this view (the tree's attachment rule)
                 host.hub.embedder = hub.embedder
 
-    async def _in_process(self, host: Host, session_id: str, view: Named) -> bytes | None:
-        """The view's bytes from the view process; None when it cannot answer (logged there)."""
+    def _send(self, host: Host, session_id: str, view: Callable[[Host], Any]) -> _Sent | None:
+        """A :class:`Named` view asked of the view process now (not when a task gets to
+        it); None when it is not a named view or the process cannot take it."""
+        if not isinstance(view, Named):
+            return None
         process = self._process_for(host)
         if process is None:
             return None
-        method, params = view.method, view.params
+        edits = versions.edits(host.db, session_id)
         try:
-            edits = versions.edits(host.db, session_id)
-            body = await process.ask(host, method, params, session_id, edits)
-            if versions.edits(host.db, session_id) != edits:
-                # a row changed while the view computed: the whole log is read again
-                body = await process.ask(host, method, params, session_id, None)
+            return _Sent(
+                process, edits, process.send(host, view.method, view.params, session_id, edits)
+            )
         except ViewProcessGone:
             return None
+
+    async def _in_process(
+        self, host: Host, session_id: str, view: Named, asked: _Sent | None
+    ) -> bytes | None:
+        """The view's bytes from the view process; None when it cannot answer (logged there)."""
+        if asked is None:
+            request_trace.mark("process_gone")
+            return None
+        process = asked.process
+        try:
+            body = await process.answer(asked.asked)
+            if versions.edits(host.db, session_id) != asked.edits:
+                # a row changed while the view computed: the whole log is read again
+                request_trace.mark("edited")
+                body = await process.ask(host, view.method, view.params, session_id, None)
+        except ViewProcessGone:
+            request_trace.mark("process_gone")
+            return None
+        request_trace.mark("process_back")
         return body
 
     def status(self) -> str:
@@ -323,12 +402,17 @@ class ViewWorker:
         subscribers: dict[str, list[Subscriber]],
         view: Callable[[Host], T],
         edits: dict[str, int],
+        trace: request_trace.Trace | None = None,
     ) -> T:
+        if trace is not None:
+            trace.mark("thread_start")
         conn = self._connection()
         store = CachedStore(conn, self._messages, edits)
         read = ReadHost(host.home, conn, store, hub, host.settings, subscribers)
         with conn:  # one transaction: every read of this view sees the same log
             result = view(read)
+        if trace is not None:
+            trace.mark("thread_end")
         return result
 
     def _connection(self) -> apsw.Connection:

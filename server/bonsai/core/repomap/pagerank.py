@@ -130,6 +130,28 @@ def transition_of_shares(
     return _prepared(n_nodes, src, dst, checked, nodes, split)
 
 
+def bipartite_of_shares(
+    n_nodes: int,
+    sources: IntArray,
+    targets: IntArray,
+    share: FloatArray,
+    dangling: IntArray,
+    split: int,
+    n_forward: int,
+) -> Transition:
+    """``transition_of_shares`` for arrays the caller laid out itself: the first
+    ``n_forward`` edges go from nodes below ``split`` to the rest, the others
+    back (the repository map's views: file -> identifier edges, then identifier
+    -> file). Nothing is validated or searched: the layout is what makes it
+    ``transition_of_shares``'s result, array for array, without its passes over
+    every edge (bounds, finiteness, which side each edge starts on)."""
+    halves = (
+        Half(sources[:n_forward], targets[:n_forward] - split, share[:n_forward]),
+        Half(sources[n_forward:] - split, targets[n_forward:], share[n_forward:]),
+    )
+    return Transition(n_nodes, sources, targets, share, dangling, split, halves)
+
+
 def _prepared(
     n_nodes: int,
     src: IntArray,
@@ -227,9 +249,16 @@ def _half_step(
     base: FloatArray,
     damping: float,
     omega: float,
+    buffers: tuple[FloatArray, FloatArray] | None = None,
 ) -> FloatArray:
-    """One side's new values from the other side, over-relaxed by ``omega``."""
-    carried = x_from[half.sources] * half.share
+    """One side's new values from the other side, over-relaxed by ``omega``.
+    ``buffers``: scratch of one value per edge of this half and one per node of
+    its target side, reused across sweeps (the same operations, in place)."""
+    if buffers is None:
+        buffers = (np.empty(len(half.sources)), np.empty(len(x_old)))
+    carried, scratch = buffers
+    np.take(x_from, half.sources, out=carried)
+    carried *= half.share
     flow: FloatArray = np.bincount(half.targets, weights=carried, minlength=len(x_old)).astype(
         np.float64, copy=False
     )
@@ -237,7 +266,8 @@ def _half_step(
     flow += base
     if omega != 1.0:
         flow *= omega
-        flow += (1.0 - omega) * x_old
+        np.multiply(x_old, 1.0 - omega, out=scratch)
+        flow += scratch
     return flow
 
 
@@ -272,13 +302,18 @@ def _sweeps(
     split = graph.split
     threshold = graph.n_nodes * tol * BIPARTITE_TOL_FACTOR
     x = first.copy()
+    n_nodes = len(x)
+    base, change = np.empty(n_nodes), np.empty(n_nodes)
+    to_b = (np.empty(len(halves[0].sources)), np.empty(n_nodes - split))
+    to_a = (np.empty(len(halves[1].sources)), np.empty(split))
     for _ in range(max_iter):
         lost = float(x[graph.dangling].sum())
-        base = teleport * (damping * lost + (1.0 - damping))
-        side_b = _half_step(halves[0], x[:split], x[split:], base[split:], damping, omega)
-        side_a = _half_step(halves[1], side_b, x[:split], base[:split], damping, omega)
+        np.multiply(teleport, damping * lost + (1.0 - damping), out=base)
+        side_b = _half_step(halves[0], x[:split], x[split:], base[split:], damping, omega, to_b)
+        side_a = _half_step(halves[1], side_b, x[:split], base[:split], damping, omega, to_a)
         x_next = np.concatenate([side_a, side_b])
-        delta = float(np.abs(x_next - x).sum())
+        np.subtract(x_next, x, out=change)
+        delta = float(np.abs(change, out=change).sum())
         x = x_next
         if delta < threshold:
             return x, True

@@ -9,7 +9,7 @@ from bonsai.core.context import Assembly, apply_action, assemble
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
-from bonsai.session import ctx_views
+from bonsai.session import ctx_views, request_trace
 from bonsai.session.base import notify_ctx
 from bonsai.session.compaction import compact_session
 from bonsai.session.server_facts import ensure_facts
@@ -40,7 +40,9 @@ def _node(assembly: Assembly, node_id: str) -> m.CtxNode:
 async def get(ctx: Ctx, params: m.CtxGetParams) -> Encoded:
     """The view, computed in the view process (or on the worker thread), encoded there;
     asked again while nothing moved, the same bytes."""
+    request_trace.mark("handler")
     await ensure_facts(ctx.daemon, params.session_id)  # on the loop: it may ask the server
+    request_trace.mark("facts")
     key = f"ctx/get:{params.model_dump_json()}"
     view = Named("bonsai/ctx/get", params, ctx_views.answer)
     return await ctx.daemon.views.run(ctx.daemon, params.session_id, view, key)

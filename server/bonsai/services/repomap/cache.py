@@ -5,18 +5,25 @@ sha256 when it was parsed, so the indexer can trust a file whose stat is
 unchanged, and re-hash (but not re-parse) a file that was only touched. The
 cache is tagged with a fingerprint of the tag queries: changing a query empties
 it instead of serving stale tags. A second table keeps one graph snapshot per
-workspace (``graph_store.py``), so a warm start need not rebuild the graph.
+workspace (``graph_store.py``), so a warm start need not rebuild the graph;
+a third, ``shared``, the tags of every (path, content) any workspace parsed,
+for every other checkout of the same project (``shared_tags.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal, NamedTuple
 
 from bonsai.services.repomap.queries import QUERIES
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3  # 2: tags carry the file's words; 3: generated files' words
 RowStatus = Literal["tags", "binary"]
@@ -43,6 +50,15 @@ CREATE TABLE IF NOT EXISTS renders(
     key TEXT NOT NULL,
     data TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS shared(
+    path TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    used INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    crc INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (path, sha256)
+) WITHOUT ROWID;
 """
 
 
@@ -93,6 +109,7 @@ class TagCache:
             self._db.execute("DELETE FROM files")
             self._db.execute("DELETE FROM graphs")
             self._db.execute("DELETE FROM renders")
+            self._db.execute("DELETE FROM shared")
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (want,))
 
     def load(self, workspace: str, with_data: bool = True) -> dict[str, CachedFile]:
@@ -181,6 +198,115 @@ class TagCache:
             self._db.execute(
                 "INSERT OR REPLACE INTO renders VALUES (?, ?, ?)", (workspace, key, data)
             )
+
+    # -- tags shared by every workspace (shared_tags.py) ----------------------
+
+    def shared_open(self, fingerprint: Callable[[], str]) -> bool:
+        """Empty the shared entries if they were made by another extraction
+        (``fingerprint``); False when they cannot be used (logged)."""
+        import apsw
+
+        want = fingerprint()
+        try:
+            with self._lock, self._db:
+                row = self._db.execute(
+                    "SELECT value FROM meta WHERE key='shared_fingerprint'"
+                ).fetchone()
+                if row is None or row[0] != want:
+                    self._db.execute("DELETE FROM shared")
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO meta VALUES ('shared_fingerprint', ?)", (want,)
+                    )
+        except apsw.Error as exc:
+            log.warning("repomap: shared tags unusable: %s", exc)
+            return False
+        return True
+
+    def shared_hashes(self, paths: Iterable[str]) -> dict[str, frozenset[str]]:
+        """The content hashes with an entry, by path, for those of ``paths`` with one."""
+        import apsw
+
+        found: dict[str, set[str]] = {}
+        try:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT path, sha256 FROM shared "
+                    "WHERE path IN (SELECT value FROM json_each(?))",
+                    (json.dumps(list(paths)),),
+                ).fetchall()
+        except apsw.Error as exc:
+            log.warning("repomap: shared tags unreadable: %s", exc)
+            return {}
+        for path, sha in rows:
+            found.setdefault(str(path), set()).add(str(sha))
+        return {path: frozenset(shas) for path, shas in found.items()}
+
+    def shared_entry(self, path: str, sha256: str) -> tuple[str, int] | None:
+        """An entry's (data, crc), if there is one and it reads."""
+        import apsw
+
+        try:
+            with self._lock:
+                row = self._db.execute(
+                    "SELECT data, crc FROM shared WHERE path=? AND sha256=?", (path, sha256)
+                ).fetchone()
+        except apsw.Error as exc:
+            log.warning("repomap: shared tags of %s unreadable: %s", path, exc)
+            return None
+        if row is None or not isinstance(row[0], str) or not isinstance(row[1], int):
+            return None
+        return row[0], row[1]
+
+    def shared_delete(self, keys: Iterable[tuple[str, str]]) -> None:
+        import apsw
+
+        try:
+            with self._lock, self._db:
+                self._db.executemany("DELETE FROM shared WHERE path=? AND sha256=?", list(keys))
+        except apsw.Error as exc:
+            log.warning("repomap: shared tags not deleted: %s", exc)
+
+    def shared_put(
+        self,
+        fresh: list[tuple[str, str, str, int]],
+        used: list[tuple[str, str]],
+        max_bytes: int,
+    ) -> None:
+        """Store ``fresh`` entries (path, sha256, data, crc), mark ``used`` ones
+        (path, sha256) as used now, then drop the least recently used entries
+        until their data is at most ``max_bytes``, in one transaction."""
+        import apsw
+
+        now = time.time_ns()
+        rows = [(p, sha, now, len(data), crc, data) for p, sha, data, crc in fresh]
+        try:
+            with self._lock, self._db:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO shared VALUES (?, ?, ?, ?, ?, ?)", rows
+                )
+                self._db.executemany(
+                    "UPDATE shared SET used=? WHERE path=? AND sha256=?",
+                    [(now, p, sha) for p, sha in used],
+                )
+                self._evict(max_bytes)
+        except apsw.Error as exc:
+            log.warning("repomap: shared tags not stored: %s", exc)
+
+    def _evict(self, max_bytes: int) -> None:
+        row = self._db.execute("SELECT coalesce(sum(size), 0) FROM shared").fetchone()
+        total = int(row[0]) if row is not None else 0
+        if total <= max_bytes:
+            return
+        goal = max_bytes * 9 // 10  # some room, so the next build does not evict again
+        drop: list[tuple[str, str]] = []
+        for path, sha, size in self._db.execute(
+            "SELECT path, sha256, size FROM shared ORDER BY used, path, sha256"
+        ).fetchall():
+            if total <= goal:
+                break
+            drop.append((str(path), str(sha)))
+            total -= size if isinstance(size, int) else 0
+        self._db.executemany("DELETE FROM shared WHERE path=? AND sha256=?", drop)
 
     def close(self) -> None:
         with self._lock:

@@ -40,8 +40,8 @@ from bonsai.core.repomap.pagerank import (
     FloatArray,
     IntArray,
     Transition,
+    bipartite_of_shares,
     transition,
-    transition_of_shares,
 )
 from bonsai.services.repomap.postings import Postings
 from bonsai.services.repomap.records import Definition, FileTags
@@ -296,8 +296,12 @@ class RepoGraph:
         self.counts = counts or derive_counts(core, row_fid, named_rows)
         self.pair_name, self.pair_fid, self.n_definers, self.n_users, self.static = self.counts
         defined = self.n_definers > 0
-        self.node_of_name = np.where(defined, n_files + np.cumsum(defined) - 1, -1)
-        self.n_nodes = n_files + int(defined.sum())
+        numbers = np.cumsum(
+            defined, dtype=np.int64
+        )  # the j-th defined name is node n_files + j - 1
+        self.n_nodes = n_files + (int(numbers[-1]) if len(numbers) else 0)
+        numbers += n_files - 1
+        self.node_of_name = np.where(defined, numbers, -1)
         def_src = self.node_of_name[self.pair_name]
         tail = DefEdges(def_src, self.pair_fid, np.ones(len(def_src)))
         whole = None if ref_edges is None else ref_edges(self, tail)
@@ -308,16 +312,14 @@ class RepoGraph:
         self.ref_edges = RefEdges(  # views into the whole edge arrays: no second copy
             self.sources[:n_ref], self.targets[:n_ref], self.weights[:n_ref], whole.offsets
         )
-        safe = np.where(named_rows, core.def_names, 0)
-        # one spare slot: with no named definition at all, index 0 must still exist
-        node_of = np.append(self.node_of_name, -1)
-        definers = np.append(self.n_definers, 1)
+        if len(core.names):  # a file-only row's name id, -1, reads the last name: masked
+            row_node = np.where(named_rows, self.node_of_name[core.def_names], -1)
+            row_ndef = np.where(named_rows, self.n_definers[core.def_names], 1)
+        else:  # no name at all: every row is a file's
+            row_node = np.full(len(core.def_names), -1, dtype=np.int64)
+            row_ndef = np.ones(len(core.def_names), dtype=np.int64)
         self.table = DefTable(
-            row_fid,
-            np.where(named_rows, node_of[safe], -1),
-            np.where(named_rows, definers[safe], 1).astype(np.float64),
-            core.def_lines,
-            core.def_offsets,
+            row_fid, row_node, row_ndef.astype(np.float64), core.def_lines, core.def_offsets
         )
 
     def _ref_edges(self, n_files: int, tail: DefEdges) -> RefEdges:
@@ -371,10 +373,11 @@ class RepoGraph:
     @cached_property
     def transition(self) -> Transition:
         split = len(self.files)
-        if self._shares is not None:
-            share, dangling = self._shares
-            return transition_of_shares(
-                self.n_nodes, self.sources, self.targets, share, dangling, split
+        if self._shares is not None and 0 < split < self.n_nodes:
+            share, dangling = self._shares  # laid out by ``joined_edges``: references first
+            n_ref = self.n_ref_edges
+            return bipartite_of_shares(
+                self.n_nodes, self.sources, self.targets, share, dangling, split, n_ref
             )
         return transition(self.n_nodes, self.sources, self.targets, self.weights, split=split)
 

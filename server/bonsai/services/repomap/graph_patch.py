@@ -30,11 +30,21 @@ from bonsai.services.repomap.graph import (
 )
 from bonsai.services.repomap.records import FileTags
 
+INSERT_MAX_NEW = 8  # up to this many new entries, a list is copied once and inserted into
+
 
 def _merged(old: list[str], new: set[str]) -> list[str]:
-    """``old`` (sorted) with the ``new`` names inserted in order: a few slices,
-    no sort of the whole list."""
-    merged: list[str] = []
+    """``old`` (sorted) with the ``new`` names inserted in order, no sort of the
+    whole list. A few go in by ``insert`` into one copy: each slice-and-extend
+    would touch every entry's reference count thrice (the slice, the extend, the
+    slice's release), and on 62,000 scattered strings that cache-missing pass,
+    not the pointer copy, is what costs."""
+    if len(new) <= INSERT_MAX_NEW:
+        merged = old.copy()
+        for k, name in enumerate(sorted(new)):
+            merged.insert(bisect_left(old, name) + k, name)
+        return merged
+    merged = []
     at = 0
     for name in sorted(new):
         i = bisect_left(old, name, at)
@@ -95,25 +105,29 @@ def _merge_words(core: GraphCore, new: set[str]) -> GraphCore:
     return core._replace(words=merged, word_ids=shifted(core.word_ids, positions, old_to_new))
 
 
-_WORD_ARRAY: list[tuple[list[str], np.ndarray]] = []  # (words, as an object array) of the last
+Lookup = dict[str, int]  # name (or word) -> its id in the patched core's sorted list
 
 
-def _word_array(words: list[str]) -> np.ndarray:
-    """``words`` as an object array, kept while the list stays the same object
-    (a patch replaces the list only when it brings new words)."""
-    if not _WORD_ARRAY or _WORD_ARRAY[0][0] is not words:
-        _WORD_ARRAY[:] = [(words, np.asarray(words, dtype=object))]
-    return _WORD_ARRAY[0][1]
+def _positions(sorted_list: list[str], wanted: set[str]) -> tuple[Lookup, set[str]]:
+    """Each wanted entry's insertion point in ``sorted_list`` (one bisect each),
+    and those the list lacks."""
+    at = {w: bisect_left(sorted_list, w) for w in wanted}
+    size = len(sorted_list)
+    return at, {w for w, i in at.items() if i >= size or sorted_list[i] != w}
 
 
-def _word_ids(core: GraphCore, words: tuple[str, ...]) -> WordIds:
-    ids = np.searchsorted(_word_array(core.words), np.asarray(words, dtype=object))
-    return np.asarray(ids, dtype=np.int32).reshape(len(words))
+def _ids_after_merge(at: Lookup, fresh: set[str]) -> Lookup:
+    """Ids in the list once ``fresh`` entries are merged in: the old entries
+    before it plus the fresh ones before it (an old entry's id, or a fresh one's
+    place)."""
+    if not fresh:
+        return at
+    order = sorted(fresh)
+    return {w: i + bisect_left(order, w) for w, i in at.items()}
 
 
-def _known(words: list[str], word: str) -> bool:
-    i = bisect_left(words, word)
-    return i < len(words) and words[i] == word
+def _word_ids(word_id: Lookup, words: tuple[str, ...]) -> WordIds:
+    return np.fromiter(map(word_id.__getitem__, words), np.int32, len(words))
 
 
 def _relined(
@@ -121,6 +135,8 @@ def _relined(
     segments: Mapping[str, FileSegments],
     edited: Mapping[str, FileTags],
     file_index: Mapping[str, int],
+    name_id: Lookup,
+    word_id: Lookup,
 ) -> GraphCore | None:
     """The core after edits that kept every file's references (names and counts)
     and definition names, and brought no new word: the same arrays with the
@@ -133,7 +149,7 @@ def _relined(
             return None
         r0, r1 = int(core.ref_offsets[fid]), int(core.ref_offsets[fid + 1])
         d0, d1 = int(core.def_offsets[fid]), int(core.def_offsets[fid + 1])
-        ref_ids, def_ids = _ids(core, seg)
+        ref_ids, def_ids = _ids(name_id, seg)
         if not (
             np.array_equal(ref_ids, core.ref_names[r0:r1])
             and np.array_equal(seg.ref_factor, core.ref_factor[r0:r1])
@@ -141,7 +157,7 @@ def _relined(
         ):
             return None
         w0, w1 = int(core.word_offsets[fid]), int(core.word_offsets[fid + 1])
-        ids = _word_ids(core, edited[path].words)
+        ids = _word_ids(word_id, edited[path].words)
         if len(ids) != w1 - w0:
             return None
         if not np.array_equal(ids, word_ids[w0:w1]):
@@ -223,10 +239,10 @@ def _splice(
     ]
 
 
-def _ids(core: GraphCore, seg: FileSegments) -> tuple[IntArray, IntArray]:
-    refs = np.fromiter(map(core.name_id, seg.ref_names), np.int64, len(seg.ref_names))
+def _ids(name_id: Lookup, seg: FileSegments) -> tuple[IntArray, IntArray]:
+    refs = np.fromiter(map(name_id.__getitem__, seg.ref_names), np.int64, len(seg.ref_names))
     defs = np.fromiter(
-        (NO_NAME if n is None else core.name_id(n) for n in seg.def_names),
+        (NO_NAME if n is None else name_id[n] for n in seg.def_names),
         np.int64,
         len(seg.def_names),
     )
@@ -259,13 +275,16 @@ def patch_core_names(
     for seg in segments.values():
         seen.update(seg.ref_names)
         seen.update(n for n in seg.def_names if n is not None)
-    fresh = {n for n in seen if core.name_id(n) < 0}
-    new_words = {w for ft in edited.values() for w in ft.words if not _known(core.words, w)}
+    # one bisect per name and per word of the edited files: what is new, and
+    # (shifted by the new entries before it) each one's id in the patched core
+    names_at, fresh = _positions(core.names, seen)
+    words_at, new_words = _positions(core.words, {w for ft in edited.values() for w in ft.words})
     gone = {p for p in removed if p in file_index and p not in edited}
     if not fresh and not new_words and not gone:
-        relined = _relined(core, segments, edited, file_index)
+        relined = _relined(core, segments, edited, file_index, names_at, words_at)
         if relined is not None:
             return relined, []
+    name_id, word_id = _ids_after_merge(names_at, fresh), _ids_after_merge(words_at, new_words)
     if fresh:
         core = _merge_names(core, fresh)
     if new_words:
@@ -279,10 +298,10 @@ def patch_core_names(
     defs: dict[str, list[np.ndarray]] = {}
     words: dict[str, list[np.ndarray]] = {}
     for path, seg in segments.items():
-        ref_ids, def_ids = _ids(core, seg)
+        ref_ids, def_ids = _ids(name_id, seg)
         refs[path] = [ref_ids, seg.ref_factor]
         defs[path] = [def_ids, seg.def_lines]
-        words[path] = [_word_ids(core, edited[path].words)]
+        words[path] = [_word_ids(word_id, edited[path].words)]
     same = files is core.files
 
     def splice(

@@ -13,6 +13,9 @@ it never waits for this process to read its results, and the chunks go
 largest files first, bounded in files and bytes, so the last chunks are small
 and no parser idles long at the end. A worker that dies or answers nonsense
 has its chunks indexed in this process (logged): the build is never partial.
+Files whose path has shared tags (``shared_tags.py``: another checkout of the
+project indexed it) are read and hashed here first, and those whose bytes were
+indexed before take those tags instead of a parse.
 """
 
 from __future__ import annotations
@@ -25,9 +28,16 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from bonsai.services.fs.confined import Workspace
 from bonsai.services.repomap.cache import CachedFile
 from bonsai.services.repomap.discovery import Candidate
-from bonsai.services.repomap.indexer_core import FileResult, index_chunk, index_file
+from bonsai.services.repomap.indexer_core import (
+    FileResult,
+    Reuse,
+    index_chunk,
+    index_file,
+    reuse_file,
+)
 from bonsai.services.repomap.worker import decode_results, encode_request, spawn_worker
 
 log = logging.getLogger(__name__)
@@ -240,6 +250,37 @@ def _deliver(first: FirstPass, results: list[FileResult]) -> None:
         log.exception("repomap: the first map failed; the build goes on")
 
 
+class Shared(NamedTuple):
+    """Where tags of the same bytes may be found: the content hashes with an
+    entry for each path that has one, and the entry's tags."""
+
+    known: Callable[[list[str]], dict[str, frozenset[str]]]
+    reuse: Reuse
+
+
+def _reuse(root: Path, pending: Chunk, shared: Shared) -> tuple[Chunk, list[FileResult]]:
+    """Split ``pending`` into the files still to parse and the results of those
+    whose bytes were indexed before (this workspace's row or a shared entry)."""
+    known = shared.known([cand.path for cand, _ in pending])
+    if not known:
+        return pending, []
+    left: Chunk = []
+    done: list[FileResult] = []
+    try:
+        ws = Workspace(root)
+    except OSError:
+        return pending, []
+    with ws:
+        for cand, row in pending:
+            hashes = known.get(cand.path)
+            res = None if not hashes else reuse_file(root, cand, row, hashes, shared.reuse, ws)
+            if res is None:
+                left.append((cand, row))
+            else:
+                done.append(res)
+    return left, done
+
+
 def index_files(
     root: Path,
     candidates: Sequence[Candidate],
@@ -248,6 +289,7 @@ def index_files(
     workers: int = 0,
     first: Callable[[], FirstPass | None] | None = None,
     sink: Sink | None = None,
+    shared: Shared | None = None,
 ) -> list[FileResult]:
     """Index every candidate; results come back in candidate order.
 
@@ -259,7 +301,9 @@ def index_files(
     the files of the ``FirstPass`` it returns that need a parse are indexed
     before all others still queued, and delivered once all are indexed.
     ``sink`` receives every batch of results as it is indexed, on the thread
-    that indexed or received it (``core_stream.py`` builds the graph core so)."""
+    that indexed or received it (``core_stream.py`` builds the graph core so).
+    With ``shared``, the files to index whose path has shared tags are read and
+    hashed first; a hash with an entry takes its tags (outcome ``"shared"``)."""
     out = _Collector(len(candidates), progress, sink)
     pending: Chunk = []
     trusted: list[FileResult] = []
@@ -269,6 +313,11 @@ def index_files(
             trusted.append(index_file(root, cand, row))
         else:
             pending.append((cand, row))
+    if shared is not None and pending:
+        pending, reused = _reuse(root, pending, shared)
+        trusted.extend(reused)
+        if reused and len(pending) < PARALLEL_MIN_FILES:
+            first = None  # few files left to parse: the whole map comes about as soon
     out.add(trusted, "cached files loaded")
     parallel = workers > 1 and len(pending) >= PARALLEL_MIN_FILES
     queue = _Queue(make_chunks(pending))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -24,7 +24,7 @@ from bonsai.services.repomap.tags import GrammarUnavailable, extract_tags
 
 log = logging.getLogger(__name__)
 
-Outcome = Literal["trusted", "hashed", "parsed", "skipped"]
+Outcome = Literal["trusted", "hashed", "parsed", "shared", "skipped"]
 SNIFF_BYTES = 8192
 
 
@@ -34,6 +34,16 @@ class FileResult(NamedTuple):
     row: CacheRow | None  # row to write (None: nothing to write)
     tags: FileTags | None  # None: not part of the map (binary, unreadable), or "trusted"
     # (the cached row stands; its tags are decoded when needed)
+
+
+class Reused(NamedTuple):
+    """Tags the same bytes gave before, in another workspace (``shared_tags.py``)."""
+
+    row: CacheRow
+    tags: FileTags
+
+
+Reuse = Callable[[str, str, int, int], Reused | None]  # (path, sha256, size, mtime_ns)
 
 
 def _read(root: Path, rel: str, ws: Workspace | None = None) -> tuple[bytes, int, int]:
@@ -96,6 +106,31 @@ def index_file(
         return FileResult(cand.path, "hashed", row, tags_of(row) if decode else None)
     row, tags = analyse(cand.path, data, size, mtime_ns, sha)
     return FileResult(cand.path, "parsed", row, tags)
+
+
+def reuse_file(
+    root: Path,
+    cand: Candidate,
+    cached: CachedFile | None,
+    hashes: Collection[str],
+    reuse: Reuse,
+    ws: Workspace,
+) -> FileResult | None:
+    """The file indexed without a parse, if its bytes hash to its cached row's
+    (``"hashed"``) or to one of ``hashes``, whose tags ``reuse`` gives
+    (``"shared"``); None: it needs a parse (or cannot be read: its parse says so)."""
+    try:
+        data, size, mtime_ns = _read(root, cand.path, ws)
+    except (OSError, ConfinementError):
+        return None
+    sha = hashlib.sha256(data).hexdigest()
+    if cached is not None and cached.sha256 == sha:
+        row = CacheRow(cand.path, cached._replace(size=size, mtime_ns=mtime_ns))
+        return FileResult(cand.path, "hashed", row, tags_of(row))
+    if sha not in hashes:
+        return None
+    found = reuse(cand.path, sha, size, mtime_ns)
+    return None if found is None else FileResult(cand.path, "shared", found.row, found.tags)
 
 
 def index_chunk(

@@ -49,7 +49,7 @@ EXTENSIONS: dict[str, str] = {
 }
 
 # language -> (module, function returning the language pointer)
-_WHEELS: dict[str, tuple[str, str]] = {
+WHEELS: dict[str, tuple[str, str]] = {
     "python": ("tree_sitter_python", "language"),
     "javascript": ("tree_sitter_javascript", "language"),
     "typescript": ("tree_sitter_typescript", "language_typescript"),
@@ -76,7 +76,7 @@ def language_for_path(path: str) -> str | None:
 
 
 def _from_wheel(language: str) -> ts.Language:
-    module_name, func = _WHEELS[language]
+    module_name, func = WHEELS[language]
     module = importlib.import_module(module_name)
     return ts.Language(getattr(module, func)())
 

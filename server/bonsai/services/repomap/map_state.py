@@ -78,18 +78,21 @@ def leaders(ranked: Ranked, chat: Collection[str], count: int) -> list[str]:
 
 
 def map_files(ranked: Ranked, included: int) -> list[MapFile]:
-    """The shown files (best rank first) with the definitions shown for each."""
+    """The shown files (best rank first) with the definitions shown for each.
+    Made without validation (``model_construct``): every field comes typed from
+    the tags, and a map of 1,024 tokens shows ~130 of them per edit."""
     table, graph = ranked.table, ranked.graph
     shown: dict[int, list[MapTagOut]] = {}
+    tag = MapTagOut.model_construct
     for row in ranked.order(included).tolist():
         fid = int(table.fid[row])
         tags = shown.setdefault(fid, [])
         d = graph.definition(row)
         if d is not None:
-            tags.append(MapTagOut(name=d.name, kind=d.kind, line=d.line, signature=d.signature))
+            tags.append(tag(name=d.name, kind=d.kind, line=d.line, signature=d.signature))
     ordered = sorted(shown, key=lambda f: (-float(ranked.file_rank[f]), graph.files[f]))
     return [
-        MapFile(
+        MapFile.model_construct(
             path=graph.files[f],
             rank=round(float(ranked.file_rank[f]), 8),
             tags=sorted(shown[f], key=lambda t: (t.line, t.name)),

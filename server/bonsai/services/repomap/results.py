@@ -44,12 +44,14 @@ class RepoMap(BaseModel):
 
 class BuildStats(BaseModel):
     """What a build or update did: how many files were trusted by stat, hashed
-    (touched but unchanged), parsed, removed, and skipped (binary/too large)."""
+    (touched but unchanged), parsed, shared (tags of the same bytes indexed in
+    another checkout), removed, and skipped (binary/too large)."""
 
     files: int = 0
     trusted: int = 0
     hashed: int = 0
     parsed: int = 0
+    shared: int = 0  # not parsed: the same bytes' tags came from another checkout
     removed: int = 0
     skipped: int = 0
     elapsed_ms: float = 0.0

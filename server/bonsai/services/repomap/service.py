@@ -35,12 +35,14 @@ from bonsai.services.repomap.map_state import GraphOrigin, MapState, entry_rows
 from bonsai.services.repomap.memo import fresh_key
 from bonsai.services.repomap.ranking import Ranked, rank
 from bonsai.services.repomap.records import BuildStats, FileTags, RepoMap
+from bonsai.services.repomap.shared_tags import SharedTags
 from bonsai.services.repomap.watcher import RepoWatcher
 from bonsai.settings import RepoMapSettings
 
 log = logging.getLogger(__name__)
 
 CountTokens = Callable[[str], int]
+SHARED_UPDATE_MIN = 16  # an update of this many files looks for shared tags (a branch switch)
 
 
 def _stat_changed(row: CachedFile | None, cand: Candidate) -> bool:
@@ -69,6 +71,7 @@ class RepoMapService:
         )
         self._key = str(self.workspace)
         self._cache = TagCache(cache_db)
+        self._shared = SharedTags(self._cache)  # other checkouts' tags of the same bytes
         self._state = MapState(self._cache, self._key)
         self._watcher: RepoWatcher | None = None
         self._closed = False
@@ -107,9 +110,11 @@ class RepoMapService:
                 self._workers(),
                 early,
                 None if stream is None else stream.add,
+                self._shared.lookup(),
             )
             gone = sorted(set(cached) - {c.path for c in found.files})
             stats = self._apply(results, gone, cached)
+            self._shared.record_soon(results)
             st.fresh_core = None if stream is None else stream.core
             stats = stats.model_copy(
                 update={
@@ -137,7 +142,7 @@ class RepoMapService:
         """Store results in memory and in the cache; count what happened. Trusted
         files keep their cached row (tags decoded only when read)."""
         st = self._state
-        counts = {"trusted": 0, "hashed": 0, "parsed": 0, "skipped": 0}
+        counts = {"trusted": 0, "hashed": 0, "parsed": 0, "shared": 0, "skipped": 0}
         rows: list[CacheRow] = []
         for res in results:
             counts[res.outcome] += 1
@@ -145,7 +150,7 @@ class RepoMapService:
                 if st.tags.rows.get(res.path) is not cached[res.path]:
                     st.tags.put(res.path, cached[res.path])
                 continue
-            if res.outcome == "parsed" or res.row is None:
+            if res.outcome in ("parsed", "shared") or res.row is None:
                 st.note_edit(res.path, res.tags)
             if res.row is None:
                 st.tags.drop(res.path)
@@ -173,7 +178,18 @@ class RepoMapService:
             to_index, gone = self._plan_update(rels)
             known = dict(self._state.tags.rows)
             known.update(self._state.tags.with_data(c.path for c in to_index))
-            results = [index_file(self.workspace, c, known.get(c.path)) for c in to_index]
+            if len(to_index) >= SHARED_UPDATE_MIN:  # a checkout changed branch, not an edit
+                results = index_files(
+                    self.workspace,
+                    to_index,
+                    known,
+                    None,
+                    self._workers(),
+                    shared=self._shared.lookup(),
+                )
+                self._shared.record_soon(results)
+            else:
+                results = [index_file(self.workspace, c, known.get(c.path)) for c in to_index]
             stats = self._apply(results, gone, known)
             stats = stats.model_copy(
                 update={"files": len(results), "elapsed_ms": (time.perf_counter() - started) * 1000}
@@ -364,6 +380,7 @@ class RepoMapService:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        self._shared.wait()  # its writes go through the cache closed below
         with self._state.lock:
             if self._closed:
                 return

@@ -32,6 +32,7 @@ from bonsai.services.repomap.graph import (
     joined_edges,
     static_weights,
 )
+from bonsai.services.repomap.graph_patch import SHIFT_MAX_NEW, shifted
 
 
 def _old_to_new(old: GraphCore, new: GraphCore, fresh: list[str]) -> IntArray | None:
@@ -81,9 +82,15 @@ def patched_counts(
     fids = sorted({old.file_index[p] for p in edited})
     n_files, n_names = len(core.files), len(core.names)
     remap = _old_to_new(before, core, fresh)
+    # the fresh names' new ids, and where each goes among the old ids
+    positions = sorted(bisect_left(core.names, n) for n in fresh)
+    slots = [at - j for j, at in enumerate(positions)]
 
-    def renamed(ids: IntArray) -> IntArray:
-        return ids if remap is None else remap[ids]
+    def renamed(ids: IntArray) -> IntArray:  # a compare-and-add per fresh name, or a gather
+        return ids if remap is None else shifted(ids, positions, remap)
+
+    def widened(values: np.ndarray, fill: float) -> np.ndarray:  # old per-name -> new
+        return values.copy() if remap is None else np.insert(values, slots, fill)
 
     # definer pairs: the edited files' leave, their new ones go in at their places
     gone = np.isin(old.pair_fid, fids) if len(fids) > 1 else old.pair_fid == fids[0]
@@ -97,11 +104,7 @@ def patched_counts(
     pair_name, pair_fid = np.insert(kept_name, at, new_name), np.insert(kept_fid, at, new_fid)
     n_definers = np.bincount(pair_name, minlength=n_names)
     # users: what the edited files referenced before leaves, what they do now comes
-    n_users = np.zeros(n_names, dtype=old.n_users.dtype)
-    if remap is None:
-        n_users[:] = old.n_users
-    else:
-        n_users[remap] = old.n_users
+    n_users = widened(old.n_users, 0)
     touched: list[IntArray] = []
     for fid in fids:
         was = renamed(before.ref_names[_rows(before.ref_offsets, fid)])
@@ -113,11 +116,7 @@ def patched_counts(
         touched += [was, now, renamed(defined_before[defined_before >= 0])]
         touched.append(defined_now[defined_now >= 0])
     # weights: only names whose counts the edit could change (fresh ones among them)
-    static = np.empty(n_names)
-    if remap is None:
-        static[:] = old.static
-    else:
-        static[remap] = old.static
+    static = widened(old.static, 0.0)  # a fresh name's is computed below
     ids = distinct(np.concatenate(touched))
     static[ids] = static_weights(
         core.name_factor[ids], core.name_specific[ids], n_definers[ids], n_users[ids], n_files
@@ -153,18 +152,36 @@ def patched_ref_edges(patch: ViewPatch, view: RepoGraph, tail: DefEdges) -> RefE
     if len(spread):
         rows = np.flatnonzero(np.isin(core.ref_names, spread))
         affected.update((np.searchsorted(core.ref_offsets, rows, side="right") - 1).tolist())
-    renumber = None
+    renumber: Renumber = None
     if (was_defined != now_defined).any():  # node numbers moved: old node -> new node
-        old_idents = np.flatnonzero(old.n_definers > 0)
-        renumber = view.node_of_name[old_idents if remap is None else remap[old_idents]]
+        became = ids[now_defined & ~was_defined]
+        if not (was_defined & ~now_defined).any() and len(became) <= SHIFT_MAX_NEW:
+            renumber = sorted(view.node_of_name[became].tolist())  # only new nodes went in
+        else:
+            old_idents = np.flatnonzero(old.n_definers > 0)
+            renumber = view.node_of_name[old_idents if remap is None else remap[old_idents]]
     return _splice_ref_edges(old, view, sorted(affected), renumber, n_files, tail)
+
+
+# how old identifier nodes become new ones: unchanged (None), the new nodes'
+# numbers when nodes were only added (a compare-and-add each), else a table
+Renumber = list[int] | IntArray | None
+
+
+def _renumbered(targets: IntArray, renumber: Renumber, n_files: int) -> IntArray:
+    if renumber is None:
+        return targets
+    if isinstance(renumber, list):
+        return shifted(targets, renumber, targets[:0])
+    result: IntArray = renumber[targets - n_files]
+    return result
 
 
 def _splice_ref_edges(
     old: RepoGraph,
     view: RepoGraph,
     affected: list[int],
-    renumber: IntArray | None,
+    renumber: Renumber,
     n_files: int,
     tail: DefEdges,
 ) -> RefEdges:
@@ -190,7 +207,7 @@ def _splice_ref_edges(
             lo, hi = int(o_off[at]), int(o_off[fid])
             targets = o_tgt[lo:hi]
             src.append(o_src[lo:hi])
-            tgt.append(targets if renumber is None else renumber[targets - n_files])
+            tgt.append(_renumbered(targets, renumber, n_files))
             wts.append(o_w[lo:hi])
             if o_share is not None:
                 shares.append(o_share[lo:hi])
