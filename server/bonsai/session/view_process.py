@@ -445,9 +445,8 @@ class ViewProcess:
             texts = [str(t) for t in json.loads(body)]
             have = [c.estimator for c in list(host.hub.counters.values())]
             cache_dir = host.home / "cache" / "tiktoken"
-            estimator = await asyncio.to_thread(estimator_named, name, cache_dir, have)
+            estimator, numbers = await asyncio.to_thread(_count_with, name, cache_dir, have, texts)
             self._estimators[name] = estimator
-            numbers = await asyncio.to_thread(lambda: [estimator.count_text(t) for t in texts])
             counts = json.dumps(numbers).encode()
         except Exception as error:  # the child's view fails; the thread answers it
             log.warning("counting for the view process failed: %s", error)
@@ -572,6 +571,15 @@ class ViewProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=3)
         self._gone(ViewProcessGone("the daemon is stopping"))
+
+
+def _count_with(
+    name: str, cache_dir: Path, have: list[Estimator], texts: list[str]
+) -> tuple[Estimator, list[int]]:
+    """On a daemon thread: the estimator ``name`` and ``texts`` counted by it (tiktoken
+    lets go of the GIL while it encodes)."""
+    estimator = estimator_named(name, cache_dir, have)
+    return estimator, [estimator.count_text(text) for text in texts]
 
 
 def _error_of(head: dict[str, Any]) -> Exception:
