@@ -380,16 +380,14 @@ def print_early(report: dict) -> None:
         spent = row["ours"]["early"].get("choice_s")
         if spent is not None:
             by_release.setdefault(row["release"], []).append(spent)
-    if by_release:
+    cells_ = [
+        f"{release} {statistics.median(times):.3f} s"
+        for release, times in sorted(by_release.items())
+        if len(times) >= 5
+    ]
+    if cells_:
         print("the choice's CPU per task (median, this process; load distorts it):")
-        print(
-            "  "
-            + ", ".join(
-                f"{release} {statistics.median(times):.3f} s"
-                for release, times in sorted(by_release.items())
-                if len(times) >= 5
-            )
-        )
+        print("  " + ", ".join(cells_))
 
 
 def print_localise(report: dict) -> None:
