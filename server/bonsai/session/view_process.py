@@ -245,12 +245,15 @@ def _subscribers(host: Host, session_id: str) -> list[list[Any]]:
 
 @dataclass
 class Asked:
-    """A view asked of the child, its answer awaited."""
+    """A view asked of the child: its answer awaited (:meth:`ViewProcess.answer`) or handed
+    to ``then`` as soon as it is read, inside the pipe's callback (:meth:`ViewProcess.outcome`
+    tells it): no task has to wake for it."""
 
     ident: int
     waiting: asyncio.Future[Frame]
     timer: asyncio.TimerHandle
     trace: request_trace.Trace | None
+    then: Callable[[Asked], None] | None = None
 
 
 class ViewProcess:
@@ -270,7 +273,7 @@ class ViewProcess:
         self._read_transport: asyncio.ReadTransport | None = None
         self._starting: asyncio.Task[None] | None = None
         self._ready = False
-        self._pending: dict[int, asyncio.Future[Frame]] = {}
+        self._pending: dict[int, Asked] = {}
         self._estimators: dict[str, Estimator] = {}  # by name, as counted for the child
         self._host: Host | None = None  # the daemon, as the last view gave it
         self._next = 0
@@ -415,9 +418,12 @@ class ViewProcess:
             ready.set_result((head, body))
             return
         head["_read"] = time.time()  # a trace's stamp (cheap; read only when traced)
-        waiting = self._pending.pop(int(head.get("id", -1)), None)
-        if waiting is not None and not waiting.done():
-            waiting.set_result((head, body))
+        asked = self._pending.pop(int(head.get("id", -1)), None)
+        if asked is not None and not asked.waiting.done():
+            asked.timer.cancel()
+            asked.waiting.set_result((head, body))
+            if asked.then is not None:
+                asked.then(asked)
 
     def _lost(
         self, proc: subprocess.Popen[bytes], ready: asyncio.Future[Frame], error: Exception | None
@@ -484,9 +490,12 @@ class ViewProcess:
     def _gone(self, error: Exception) -> None:
         self._ready = False
         pending, self._pending = self._pending, {}
-        for waiting in pending.values():
-            if not waiting.done():
-                waiting.set_exception(error)
+        for asked in pending.values():
+            if not asked.waiting.done():
+                asked.timer.cancel()
+                asked.waiting.set_exception(error)
+                if asked.then is not None:
+                    asked.then(asked)
         self._kill()
 
     async def ask(
@@ -503,10 +512,17 @@ class ViewProcess:
         return await self.answer(self.send(host, method, params, session_id, edits))
 
     def send(
-        self, host: Host, method: str, params: Wire, session_id: str, edits: int | None
+        self,
+        host: Host,
+        method: str,
+        params: Wire,
+        session_id: str,
+        edits: int | None,
+        then: Callable[[Asked], None] | None = None,
     ) -> Asked:
-        """Ask the child now, without waiting (:meth:`answer` waits); raises
-        :class:`ViewProcessGone` when it is not running."""
+        """Ask the child now, without waiting (:meth:`answer` waits, or ``then`` is called
+        with the answer as soon as it is read); raises :class:`ViewProcessGone` when it is
+        not running."""
         if not self._ready or self._transport is None:
             self.start()
             raise ViewProcessGone("the view process is not running")
@@ -527,21 +543,27 @@ class ViewProcess:
             header["trace"] = True  # the child stamps its read, start and end
         loop = asyncio.get_running_loop()
         waiting: asyncio.Future[Frame] = loop.create_future()
-        self._pending[ident] = waiting
         if trace is not None:
             trace.mark("asked")  # before the write: the child may read it at once
         self._transport.write(pack(header))
         # a timer, not wait_for: the answer wakes the waiting task directly, one loop step
         timer = loop.call_later(self.timeout_s, self._timed_out, waiting, method)
-        return Asked(ident, waiting, timer, trace)
+        asked = self._pending[ident] = Asked(ident, waiting, timer, trace, then)
+        return asked
 
     async def answer(self, asked: Asked) -> bytes:
         """The child's answer to what :meth:`send` asked."""
         try:
-            head, body = await asked.waiting
+            await asked.waiting
         finally:
             asked.timer.cancel()
             self._pending.pop(asked.ident, None)
+        return self.outcome(asked)
+
+    def outcome(self, asked: Asked) -> bytes:
+        """The answer's bytes, once it came; raises what the thread would have raised, or
+        :class:`ViewProcessGone` when the child could not answer."""
+        head, body = asked.waiting.result()
         if asked.trace is not None:
             for name, at in head.get("marks", []):  # its read, start, count questions, end
                 asked.trace.mark(str(name), float(at))
