@@ -54,7 +54,12 @@ def sim_env(home: Path, base_url: str, model: str = "gpt-4o-mini", **extra: str)
 
 
 def stop_daemon(home: Path) -> None:
-    """Stop a socket daemon left by a test (no-op when none runs)."""
+    """Stop a socket daemon left by a test (no-op when none runs).
+
+    Without a ``daemon.json`` no daemon runs there (``bonsai stop`` would say so): the
+    command, a Python start of its own, is spared for the many homes no daemon used."""
+    if not (home / "daemon.json").exists():
+        return
     subprocess.run(
         [*BONSAI, "stop"], env=bonsai_env(home), capture_output=True, timeout=30, check=False
     )

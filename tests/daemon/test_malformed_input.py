@@ -1,22 +1,33 @@
-"""Hostile bytes on the wire: clear errors, and the daemon keeps serving."""
+"""Hostile bytes on the wire: clear errors, and the daemon keeps serving.
+
+One daemon serves the whole file, each test on connections of its own: none of
+them changes its state (every message is refused; what a test asserts of a fresh
+daemon, no sessions, holds because none of the others made one), and a message
+that broke it would fail every test after it too.
+"""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import time
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-from bonsai_testing import BONSAI, bonsai_env
+from bonsai_testing import BONSAI, bonsai_env, stop_daemon
 from reliability.raw_client import Raw, frame, message
 
 
-@pytest.fixture
-def daemon_socket(home: Path) -> str:
-    subprocess.run([*BONSAI, "status"], env=bonsai_env(home), check=True, capture_output=True)
-    return json.loads((home / "daemon.json").read_text())["socket"]
+@pytest.fixture(scope="module")
+def daemon_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    home = tmp_path_factory.mktemp("malformed") / "home"
+    home.mkdir()
+    try:
+        subprocess.run([*BONSAI, "status"], env=bonsai_env(home), check=True, capture_output=True)
+        yield json.loads((home / "daemon.json").read_text())["socket"]
+    finally:
+        stop_daemon(home)
 
 
 CASES = [

@@ -83,8 +83,18 @@ def kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 def stop(proc: subprocess.Popen[bytes], home: Path) -> None:
-    with contextlib.suppress(Exception):
-        client(home).request("bonsai/daemon/stop")
+    """Ask the daemon to stop (killed after 30 s). Its socket can exist before its
+    daemon.json names it: until then the stop is retried, not given up on (a lost
+    stop cost the full 30 s wait)."""
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            client(home).request("bonsai/daemon/stop")
+            break
+        except ConnectionError:
+            time.sleep(0.02)  # no daemon.json naming a live daemon yet
+        except Exception:
+            break  # connected, and the daemon went away while answering: it is stopping
     try:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:

@@ -137,7 +137,7 @@ class DaemonProcess:
             )
         self.socket = self._wait_ready()
 
-    def _wait_ready(self, timeout: float = 30.0) -> str:
+    def _wait_ready(self, timeout: float = 60.0) -> str:  # as homes.start_daemon: loaded CI
         info_path = self.home / "daemon.json"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

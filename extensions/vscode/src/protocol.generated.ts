@@ -294,6 +294,7 @@ export interface DaemonStatusResult {
   provider?: ProviderChoice | null;
   sessionProviders?: SessionProviderInfo[];
   views?: string;
+  heavyModules?: string[];
 }
 
 /** No fields. */

@@ -3,10 +3,13 @@
 Pure: a text and the daemon's own key values in, the redacted text out.
 
 The pattern set comes from the maintained ``detect-secrets`` plugins (their
-``denylist`` regexes and the keyword plugin's word list), compiled once at
-import; by hand there is only the glue: rules the library lacks or keeps too
+``denylist`` regexes and the keyword plugin's word list), compiled once, at a
+process's first redaction (a process that never redacts never imports the
+library); by hand there is only the glue: rules the library lacks or keeps too
 narrow (``github_pat_``, Google API keys, provider key shapes, Stripe test keys,
-bearer tokens, a PEM block with no END in view), the assignment rule (env,
+Hugging Face, Shopify, DigitalOcean, Telegram and Discord tokens, basic-auth
+headers and config ``"auth"`` values, bearer tokens, a PEM block with no END in
+view), the assignment rule (env,
 shell, JSON, YAML, TOML; tolerant of ``N:`` and ``path:N:`` prefixes because it
 anchors on the name, not the line start), and the daemon-key rule (by value,
 whatever its shape).
@@ -24,15 +27,12 @@ import importlib
 import inspect
 import pkgutil
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import cast
 
-import detect_secrets.plugins
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
-from detect_secrets.plugins.private_key import PrivateKeyDetector
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_CHARS = 8  # shorter configured "keys" (EMPTY, dummy, none) are placeholders, not secrets
@@ -112,6 +112,10 @@ class Redaction:
 
 # ---------------------------------------------------------------- the rules
 def _library_rules() -> list[Rule]:
+    # detect-secrets (with requests: ~11 MB, ~0.2 s of CPU) loads with the first redaction
+    import detect_secrets.plugins
+    from detect_secrets.plugins.base import RegexBasedDetector
+
     rules: list[Rule] = []
     for module_info in pkgutil.iter_modules(detect_secrets.plugins.__path__):
         module = importlib.import_module(f"detect_secrets.plugins.{module_info.name}")
@@ -149,6 +153,8 @@ _PRIVATE_KEY = re.compile(rf"{_PEM_HEAD}(?:.*?{_PEM_TAIL}|.*\Z)", re.S)
 
 def _marker_rules() -> list[Rule]:
     """The library's other private-key markers (PuTTY): to the next blank line."""
+    from detect_secrets.plugins.private_key import PrivateKeyDetector  # with the first redaction
+
     rules = []
     head = re.compile(_PEM_HEAD.replace("-----BEGIN", "BEGIN").rstrip("-"))
     for marker in PrivateKeyDetector.denylist:
@@ -195,19 +201,51 @@ _HAND_RULES = [
         at=0,
         group=1,
     ),
+    Rule("huggingface", re.compile(rf"{_B}hf_[A-Za-z0-9]{{34,}}"), ("hf_",), at=0),
+    Rule("shopify", re.compile(rf"{_B}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}"), ("shp",), at=0),
+    Rule("digitalocean", re.compile(rf"{_B}do[opr]_v1_[a-f0-9]{{64}}"), ("_v1_",), at=3),
+    Rule(  # a Telegram bot token: the bot's id, a colon, 34 or more characters starting AA
+        "telegram-bot", re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{32,}"), (":AA",)
+    ),
+    Rule(  # a Discord webhook's token (the URL alone posts to the channel)
+        "discord-webhook",
+        re.compile(r"/api/webhooks/[0-9]{15,}/([A-Za-z0-9_\-]{30,})"),
+        ("/api/webhooks/",),
+        at=0,
+        group=1,
+    ),
+    Rule(  # user:password in base64, as an HTTP header says it
+        "basic-auth-header",
+        re.compile(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/]{8,}={0,2})"),
+        ("authorization",),
+        group=1,
+    ),
+    Rule(  # a Docker or npm config's "auth": base64 of user:password
+        "config-auth",
+        re.compile(r'"auth"\s*:\s*"([A-Za-z0-9+/]{12,}={0,2})"'),
+        ('"auth"',),
+        at=0,
+        group=1,
+    ),
 ]
+
 
 # ---------------------------------------------------------------- assignments
 # Words that make a name secret: detect-secrets' keyword list, widened to
 # hyphens (``x-api-key``) and to tokens and credentials.
-_WORDS = sorted(
-    {w.replace("_?", "[_-]?") for w in KEYWORD_DENYLIST}
-    | {"token", "credentials?", "access[_-]?key", "secret[_-]?key", "passphrase"},
-    key=len,
-    reverse=True,
-)
-# a name holding one of the words (any case), or an upper-case name holding KEY
-_SECRET_NAME = re.compile(rf"(?i:{'|'.join(_WORDS)})|(?-i:^[A-Z0-9_.\-]*KEY[A-Z0-9_.\-]*$)")
+def _secret_name() -> re.Pattern[str]:
+    """A name holding one of the words (any case), or an upper-case name holding KEY."""
+    from detect_secrets.plugins.keyword import DENYLIST  # with the first redaction
+
+    words = sorted(
+        {w.replace("_?", "[_-]?") for w in DENYLIST}
+        | {"token", "credentials?", "access[_-]?key", "secret[_-]?key", "passphrase"},
+        key=len,
+        reverse=True,
+    )
+    return re.compile(rf"(?i:{'|'.join(words)})|(?-i:^[A-Z0-9_.\-]*KEY[A-Z0-9_.\-]*$)")
+
+
 _NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _HINTS = ("key", "pass", "pwd", "secret", "token", "credential", "contrase")
@@ -390,7 +428,7 @@ def _assignment_spans(text: str, hints: list[int]) -> list[tuple[int, int]]:
         start = position
         while start > 0 and text[start - 1] in _NAME_CHARS:
             start -= 1
-        if _SECRET_NAME.search(text, start, end) is None:
+        if _compiled().secret_name.search(text, start, end) is None:
             continue
         for group in _VALUE_GROUPS:
             if match.group(group) is not None:
@@ -421,10 +459,28 @@ def _apply(text: str, spans: list[tuple[int, int]]) -> Redaction:
     return Redaction("".join(out), len(merged))
 
 
-ENGINE = Engine(tuple(_marker_rules() + _HAND_RULES + _library_rules()))
+@dataclass(frozen=True)
+class _Compiled:
+    engine: Engine
+    secret_name: re.Pattern[str]
+
+
+_lock = threading.Lock()
+_built: list[_Compiled] = []
+
+
+def _compiled() -> _Compiled:
+    """The rules, compiled once per process at its first redaction (a process that never
+    redacts, such as the view process, never imports detect-secrets)."""
+    if not _built:
+        with _lock:
+            if not _built:
+                engine = Engine(tuple(_marker_rules() + _HAND_RULES + _library_rules()))
+                _built.append(_Compiled(engine, _secret_name()))
+    return _built[0]
 
 
 def redact(text: str, secrets: Iterable[str] = (), *, assignments: bool = True) -> Redaction:
     """``text`` with every secret replaced by ``[REDACTED]``; ``secrets`` are exact
     values (the daemon's configured keys) removed whatever their shape."""
-    return ENGINE.redact(text, secrets, assignments=assignments)
+    return _compiled().engine.redact(text, secrets, assignments=assignments)

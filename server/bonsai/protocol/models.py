@@ -89,6 +89,10 @@ class DaemonStatusResult(Wire):
     views: str = Field(
         default="", description="where read-only views are computed (the view process, or why not)"
     )
+    heavy_modules: list[str] = Field(
+        default_factory=list,
+        description="heavy libraries the daemon has imported so far (each when first needed)",
+    )
 
 
 # ---------------------------------------------------------------- sessions

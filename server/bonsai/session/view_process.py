@@ -77,7 +77,6 @@ START_TIMEOUT_S = 120.0  # imports and the tokenizer, on a loaded machine
 TIMEOUT_S = 60.0  # one view; past it the child is taken for hung and killed
 MAX_RESTARTS = 5
 PIPE_BYTES = 1 << 20  # each pipe's capacity, when the system allows it
-COUNT_INLINE_BYTES = 16_384  # a count question this short is answered on the loop at once
 RESTART_WINDOW_S = 60.0
 DISABLE_ENV = "BONSAI_VIEW_PROCESS"  # "1": always, "0": never, unset: once several clients poll
 # The child costs ~70 MB and a spawn: worth it once several clients (editor windows,

@@ -234,6 +234,7 @@
 ---@field provider? bonsai.ProviderChoice|nil
 ---@field sessionProviders? bonsai.SessionProviderInfo[]
 ---@field views? string
+---@field heavyModules? string[]
 
 ---@class bonsai.Empty
 

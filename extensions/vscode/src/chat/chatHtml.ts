@@ -11,7 +11,7 @@ export function chatHtml(input: ChatHtmlInput): string {
   const csp = [
     "default-src 'none'",
     `style-src ${input.cspSource}`,
-    `img-src ${input.cspSource} https: data:`,
+    `img-src ${input.cspSource} data:`, // no remote image: a drawn reply sends no request
     `font-src ${input.cspSource}`,
     `script-src 'nonce-${input.nonce}'`,
   ].join("; ");

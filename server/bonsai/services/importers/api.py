@@ -19,8 +19,10 @@ from bonsai.services.importers.detect import HEAD_BYTES, TAIL_BYTES, detect_form
 from bonsai.services.importers.errors import ImportFormatError
 from bonsai.services.importers.jsonread import decode
 from bonsai.services.importers.model import FORMATS, FormatName, ImportedSession
+from bonsai.services.importers.recording_file import read_recording
 
 Parser = Callable[[str, str, int], ImportedSession]
+TOO_DEEP = "nested too deeply to import (JSON arrays or objects thousands of levels deep)"
 PARSERS: dict[FormatName, Parser] = {
     "mini-swe-agent": mini_swe.parse,
     "claude-code": claude_code.parse,
@@ -35,14 +37,8 @@ PARSERS: dict[FormatName, Parser] = {
 
 def _read(path: Path, fmt: str) -> tuple[str, FormatName]:
     source = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ImportFormatError(source, f"cannot read the file: {exc.strerror or exc}") from None
-    if fmt == "auto":
-        name = detect_format(Path(path), data[:HEAD_BYTES], data[-TAIL_BYTES:])
-    else:
-        name = _check(fmt, source)
+    data = read_recording(Path(path))
+    name = _detect(Path(path), data) if fmt == "auto" else _check(fmt, source)
     return decode(data, source), name
 
 
@@ -53,15 +49,15 @@ def import_file(path: Path, fmt: str = "auto", run: int = 0) -> ImportedSession:
     Returns the whole run or raises :class:`ImportFormatError` (also for an
     unreadable file); nothing is ever half imported."""
     text, name = _read(path, fmt)
-    return PARSERS[name](text, str(path), run)
+    return _parse(PARSERS[name], text, str(path), run)
 
 
 def import_runs(path: Path, fmt: str = "auto") -> list[ImportedSession]:
     """Every run of the recording at ``path``, in order (the file is read once)."""
     text, name = _read(path, fmt)
     parser = PARSERS[name]
-    first = parser(text, str(path), 0)
-    return [first, *(parser(text, str(path), run) for run in range(1, first.runs))]
+    first = _parse(parser, text, str(path), 0)
+    return [first, *(_parse(parser, text, str(path), run) for run in range(1, first.runs))]
 
 
 def parse_text(text: str, fmt: str, run: int = 0, source: str = "<text>") -> ImportedSession:
@@ -70,10 +66,26 @@ def parse_text(text: str, fmt: str, run: int = 0, source: str = "<text>") -> Imp
     text = text.removeprefix("\ufeff")
     if fmt == "auto":
         data = text.encode("utf-8", "surrogatepass")
-        name = detect_format(Path(source), data[:HEAD_BYTES], data[-TAIL_BYTES:])
+        name = _detect(Path(source), data)
     else:
         name = _check(fmt, source)
-    return PARSERS[name](text, source, run)
+    return _parse(PARSERS[name], text, source, run)
+
+
+def _detect(path: Path, data: bytes) -> FormatName:
+    try:
+        return detect_format(path, data[:HEAD_BYTES], data[-TAIL_BYTES:])
+    except RecursionError:
+        raise ImportFormatError(str(path), TOO_DEEP) from None
+
+
+def _parse(parser: Parser, text: str, source: str, run: int) -> ImportedSession:
+    """``parser`` on ``text``; JSON nested deeper than Python's stack is an error
+    naming the file, not a crash of the import (or of the daemon's request)."""
+    try:
+        return parser(text, source, run)
+    except RecursionError:
+        raise ImportFormatError(source, TOO_DEEP) from None
 
 
 def _check(fmt: str, source: str) -> FormatName:

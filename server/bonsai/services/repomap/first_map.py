@@ -3,8 +3,11 @@
 A cold build of a large repository parses every file before its first map;
 ``priority_files`` picks, before anything is parsed, the few files the map is
 most likely to show: the files of the chat and the files the task text names
-first, then the files most imported by the others (the module name of a file,
-counted over the import lines at the head of every file: cheap, no parse).
+first, then up to half by what the text says (its words in the files' paths,
+the names it writes that a file defines, its rarest words in a file's text:
+``first_scan.py``, fused by reciprocal rank as the full map fuses its lanes),
+then the files most imported by the others (the module name of a file, counted
+over the import lines at the head of every file: cheap, no parse).
 The indexer parses those first and hands their tags to ``first_map``, which
 ranks and renders them exactly as a full map is (same ranking, same render)
 while the remaining files parse. The service's state is untouched by this: the
@@ -15,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import re
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -23,14 +25,22 @@ from pathlib import Path
 from typing import NamedTuple
 
 from bonsai.core.repomap.render import fit_entries
-from bonsai.services.fs.confined import ConfinementError, Workspace
 from bonsai.services.repomap.cache import CachedFile
 from bonsai.services.repomap.discovery import Candidate
+from bonsai.services.repomap.first_scan import (
+    HEAD_BYTES,
+    SourceScan,
+    definition_scores,
+    ranked,
+    read_sources,
+    word_scores,
+)
 from bonsai.services.repomap.graph import build_graph
 from bonsai.services.repomap.indexer import FirstPass
 from bonsai.services.repomap.indexer_core import FileResult
 from bonsai.services.repomap.issue_text import without_dumps
 from bonsai.services.repomap.languages import language_for_path
+from bonsai.services.repomap.lexical import is_test_path
 from bonsai.services.repomap.map_state import entry_rows, map_files
 from bonsai.services.repomap.mentions import (
     WordParts,
@@ -47,7 +57,8 @@ log = logging.getLogger(__name__)
 FIRST_MIN_FILES = 200  # a cold build of fewer files gives its whole map as soon
 FIRST_SHARE = 10  # one file in this many is parsed for the first map ...
 FIRST_MIN, FIRST_MAX = 32, 256  # ... but at least / at most this many
-HEAD_BYTES = 4096  # where a file's import lines are looked for
+RRF_K = 10.0  # the choice's lanes fused as ``fusion.py`` fuses the map's
+W_PATH, W_DEFINES, W_WORDS = 1.0, 1.0, 1.0
 _IMPORT_LINE = re.compile(  # after a newline: twice as fast as a multi-line ``^``
     rb"\n[ \t]*(?:from|import|export|#[ \t]*include|require|use|using|load|package)\b[^\n]*"
 )
@@ -83,25 +94,15 @@ def module_key(path: str) -> str:
     return stem
 
 
-def _head(ws: Workspace, rel: str) -> bytes:
-    try:
-        fd, _ = ws.open_file(rel)
-    except (OSError, ConfinementError):
-        return b""
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(HEAD_BYTES)
-
-
-def import_counts(root: Path, paths: Sequence[str]) -> dict[str, int]:
-    """Per module name, how many of ``paths`` name it on an import line near
-    their head (a file counts once per name)."""
+def import_counts(heads: Mapping[str, bytes]) -> dict[str, int]:
+    """Per module name, how many of the files (path -> the bytes of its head)
+    name it on an import line near their head (a file counts once per name)."""
     counts: dict[bytes, int] = {}
     get = counts.get
-    with Workspace(root) as ws:
-        for rel in paths:
-            lines = b"".join(_IMPORT_LINE.findall(b"\n" + _head(ws, rel)))
-            for word in set(_IMPORT_WORD.findall(lines)):
-                counts[word] = get(word, 0) + 1
+    for head in heads.values():
+        lines = b"".join(_IMPORT_LINE.findall(b"\n" + head[:HEAD_BYTES]))
+        for word in set(_IMPORT_WORD.findall(lines)):
+            counts[word] = get(word, 0) + 1
     return {word.decode("ascii"): n for word, n in counts.items()}
 
 
@@ -113,24 +114,47 @@ def priority_files(
     mentions: str = "",
 ) -> list[str]:
     """The ``count`` files of ``candidates`` to parse first: those of the chat,
-    then those the text names, then up to half of ``count`` whose path shares
-    the text's words (``path_matches``), then the source files most imported
-    by the others (ties: by path)."""
+    then those the text names, then up to half of ``count`` by what the text
+    says (``text_lanes``), then the source files most imported by the others
+    (ties: by path)."""
     paths = [c.path for c in candidates]
     known = set(paths)
     named = [p for p in sorted(chat_files) if p in known]
-    if mentions.strip():
-        said = mentioned_files(mentions, build_path_index(paths))
-        named += sorted(p for p in said if p in known and p not in named)
+    said = bool(mentions.strip())
+    if said:
+        found = mentioned_files(mentions, build_path_index(paths))
+        named += sorted(p for p in found if p in known and p not in named)
     code = [p for p in paths if language_for_path(p) is not None]  # the others have no tags
+    sources = read_sources(root, code, [said and not is_test_path(p) for p in code])
     chosen = dict.fromkeys(named)
-    for path in path_matches(code, mentions)[: count // 2]:
+    for path in text_lanes(code, sources.scan, mentions)[: count // 2]:
         chosen.setdefault(path)
-    counts = import_counts(root, code)
+    counts = import_counts(sources.heads)
     ranked = sorted(
         (p for p in code if p not in chosen), key=lambda p: (-counts.get(module_key(p), 0), p)
     )
     return (list(chosen) + ranked)[: max(count, len(named))]
+
+
+def text_lanes(code: Sequence[str], scan: SourceScan, text: str) -> list[str]:
+    """The files the text speaks of, best first: its words in their paths
+    (``path_matches``), the names it writes that they define and its rarest
+    words in their text (``first_scan``), fused by reciprocal rank
+    (``sum(weight / (RRF_K + position))``, ties by path)."""
+    if not text.strip():
+        return []
+    lanes = (
+        (W_PATH, lambda: path_matches(code, text)),
+        (W_DEFINES, lambda: ranked(definition_scores(scan, text))),
+        (W_WORDS, lambda: ranked(word_scores(scan, text))),
+    )
+    fused: dict[str, float] = {}
+    for weight, lane in lanes:
+        if weight <= 0:
+            continue
+        for position, path in enumerate(lane(), 1):
+            fused[path] = fused.get(path, 0.0) + weight / (RRF_K + position)
+    return sorted(fused, key=lambda p: (-fused[p], p))
 
 
 def path_matches(paths: Sequence[str], text: str) -> list[str]:

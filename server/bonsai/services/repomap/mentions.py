@@ -174,21 +174,20 @@ class WordParts:
         self._names: list[str] = list(names)
         self._joined: tuple[str, list[int]] | None = None
         self._found: dict[str, set[str]] = {}  # a session's task words come back each turn
+        self._pending: list[str] = []  # names added since the text was joined
 
     def add(self, names: Iterable[str]) -> None:
-        """Add names without rescanning: the joined text grows by the new names
-        only, and every part already looked up gains the new names having it, so
-        an edit costs what it adds, not what the repository holds."""
+        """Add names without rescanning: every part already looked up gains the
+        new names having it, and the joined text takes them in when it is next
+        scanned (a part never looked up before), not on every edit: a copy of the
+        whole text per added name is what the repository holds, not what it adds."""
         new = list(names)
         if not new:
             return
         if self._joined is not None and self._names:
-            text, starts = self._joined
-            lower = [name.lower() for name in new]
-            starts.extend(accumulate((len(n) + 1 for n in lower[:-1]), initial=len(text) + 1))
-            self._joined = (text + "\n" + "\n".join(lower), starts)
+            self._pending.extend(new)
         else:
-            self._joined = None
+            self._joined, self._pending = None, []
         self._names.extend(new)
         for name in new:
             for part in name_parts(name):
@@ -214,7 +213,12 @@ class WordParts:
         if self._joined is None:
             lower = [name.lower() for name in self._names]
             starts = list(accumulate((len(n) + 1 for n in lower[:-1]), initial=0))
-            self._joined = ("\n".join(lower), starts)
+            self._joined, self._pending = ("\n".join(lower), starts), []
+        elif self._pending:  # the names added since: one line each, at the end
+            text, starts = self._joined
+            lower = [name.lower() for name in self._pending]
+            starts.extend(accumulate((len(n) + 1 for n in lower[:-1]), initial=len(text) + 1))
+            self._joined, self._pending = (text + "\n" + "\n".join(lower), starts), []
         return self._joined
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from bonsai.core.repomap.pagerank import FloatArray
 from bonsai.services.repomap.graph import RepoGraph
+from bonsai.services.repomap.graph_patch import SHIFT_MAX_NEW, shifted
 
 
 def carried_ranks(
@@ -36,11 +37,19 @@ def carried_ranks(
             to_new, from_old = np.array(pairs, dtype=np.int64).T
             start[to_new] = old_ranks[from_old]
     names = new.core.names
-    is_new = np.zeros(len(names), dtype=bool)
-    is_new[[bisect_left(names, n) for n in fresh]] = True
-    old_to_new = np.flatnonzero(~is_new)  # old name id -> new name id
-    old_node = old.node_of_name
-    new_node = new.node_of_name[old_to_new]
-    both = (old_node >= 0) & (new_node >= 0)
-    start[new_node[both]] = old_ranks[old_node[both]]
+    positions = sorted(bisect_left(names, n) for n in fresh)
+    # the old identifier nodes, in node order: old node n_old + j is old_idents[j]
+    old_idents = np.flatnonzero(old.n_definers > 0)
+    if len(positions) > SHIFT_MAX_NEW:
+        is_new = np.zeros(len(names), dtype=bool)
+        is_new[positions] = True
+        new_ids = np.flatnonzero(~is_new)[old_idents]  # old name id -> new name id
+    else:  # a compare-and-add per fresh name over the identifiers, not every name
+        new_ids = shifted(old_idents, positions, old_idents[:0])
+    new_node = new.node_of_name[new_ids]
+    kept = new_node >= 0  # still defined
+    if kept.all():
+        start[new_node] = old_ranks[n_old:]
+    else:
+        start[new_node[kept]] = old_ranks[n_old:][kept]
     return start if float(start.sum()) > 0 else None

@@ -32,7 +32,7 @@ from bonsai.services.repomap.graph import (
     joined_edges,
     static_weights,
 )
-from bonsai.services.repomap.graph_patch import shifted
+from bonsai.services.repomap.graph_patch import SHIFT_MAX_NEW, shifted
 
 
 def _old_to_new(old: GraphCore, new: GraphCore, fresh: list[str]) -> IntArray | None:
@@ -152,18 +152,36 @@ def patched_ref_edges(patch: ViewPatch, view: RepoGraph, tail: DefEdges) -> RefE
     if len(spread):
         rows = np.flatnonzero(np.isin(core.ref_names, spread))
         affected.update((np.searchsorted(core.ref_offsets, rows, side="right") - 1).tolist())
-    renumber = None
+    renumber: Renumber = None
     if (was_defined != now_defined).any():  # node numbers moved: old node -> new node
-        old_idents = np.flatnonzero(old.n_definers > 0)
-        renumber = view.node_of_name[old_idents if remap is None else remap[old_idents]]
+        became = ids[now_defined & ~was_defined]
+        if not (was_defined & ~now_defined).any() and len(became) <= SHIFT_MAX_NEW:
+            renumber = sorted(view.node_of_name[became].tolist())  # only new nodes went in
+        else:
+            old_idents = np.flatnonzero(old.n_definers > 0)
+            renumber = view.node_of_name[old_idents if remap is None else remap[old_idents]]
     return _splice_ref_edges(old, view, sorted(affected), renumber, n_files, tail)
+
+
+# how old identifier nodes become new ones: unchanged (None), the new nodes'
+# numbers when nodes were only added (a compare-and-add each), else a table
+Renumber = list[int] | IntArray | None
+
+
+def _renumbered(targets: IntArray, renumber: Renumber, n_files: int) -> IntArray:
+    if renumber is None:
+        return targets
+    if isinstance(renumber, list):
+        return shifted(targets, renumber, targets[:0])
+    result: IntArray = renumber[targets - n_files]
+    return result
 
 
 def _splice_ref_edges(
     old: RepoGraph,
     view: RepoGraph,
     affected: list[int],
-    renumber: IntArray | None,
+    renumber: Renumber,
     n_files: int,
     tail: DefEdges,
 ) -> RefEdges:
@@ -189,7 +207,7 @@ def _splice_ref_edges(
             lo, hi = int(o_off[at]), int(o_off[fid])
             targets = o_tgt[lo:hi]
             src.append(o_src[lo:hi])
-            tgt.append(targets if renumber is None else renumber[targets - n_files])
+            tgt.append(_renumbered(targets, renumber, n_files))
             wts.append(o_w[lo:hi])
             if o_share is not None:
                 shares.append(o_share[lo:hi])
