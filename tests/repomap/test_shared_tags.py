@@ -199,3 +199,28 @@ def test_another_extraction_version_empties_the_entries(tmp_path: Path) -> None:
     assert cache.shared_open(lambda: "version-two")
     assert cache.shared_hashes(["a.py"]) == {}
     cache.close()
+
+
+def test_a_branch_switch_takes_the_other_checkouts_tags(
+    repo: Path, tmp_path: Path, make_service: ServiceFactory
+) -> None:
+    """Many files changed at once (a checkout of another branch, seen by the
+    watcher) are looked up too; a one-file edit is not (it stays an edit)."""
+    other = _checkout(repo, "branch")
+    changed = [f"pkg/mod_{k:03d}.py" for k in range(20)]
+    for rel in changed:
+        (other / rel).write_text(f"def on_the_branch_{rel[8:11]}():\n    pass\n")
+    make_service(other).build()
+    service = make_service(repo)
+    service.build()
+    before = (repo / "pkg" / "mod_005.py").read_bytes()
+    for rel in changed:
+        (repo / rel).write_bytes((other / rel).read_bytes())
+    stats = service.update_paths([repo / rel for rel in changed])
+    assert (stats.parsed, stats.shared) == (0, 20)
+    assert [d.name for d in service.tags["pkg/mod_007.py"].definitions] == ["on_the_branch_007"]
+    text = service.get(tokens=1024, mentions=TASK).text
+    assert text == _fresh_map(make_service, repo, tmp_path)
+    (repo / "pkg" / "mod_005.py").write_bytes(before)  # bytes with an entry, but one file
+    stats = service.update_paths([repo / "pkg" / "mod_005.py"])
+    assert (stats.parsed, stats.shared) == (1, 0)  # an edit is parsed as before

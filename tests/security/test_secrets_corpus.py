@@ -61,6 +61,26 @@ CORPUS: dict[str, tuple[str, str]] = {
     "openai": ("sk-proj-" + "Ab12" * 10, "sk-proj-" + "Ab12" * 10),
     "anthropic": ("sk-ant-api03-" + "Cd34" * 10, "sk-ant-api03-" + "Cd34" * 10),
     "deepseek": ("sk-" + "0123456789abcdef" * 2, "sk-" + "0123456789abcdef" * 2),
+    "huggingface": (
+        "HF_HUB=hf_" + "Qw3rTy7uIoP1aSdF" * 2 + "gH",
+        "hf_" + "Qw3rTy7uIoP1aSdF" * 2 + "gH",
+    ),
+    "shopify": ("shpat_" + "0a1b2c3d4e5f6789" * 2, "shpat_" + "0a1b2c3d4e5f6789" * 2),
+    "digitalocean": ("dop_v1_" + "9f8e7d6c5b4a3210" * 4, "dop_v1_" + "9f8e7d6c5b4a3210" * 4),
+    "telegram": (
+        "bot = Bot('5512345678:AAF" + "x7Yq2Lm9Pz4Rt8Kw" * 2 + "')",
+        "AAF" + "x7Yq2Lm9Pz4Rt8Kw" * 2,
+    ),
+    "discord": (
+        "curl -d @m.json https://discord.com/api/webhooks/112233445566778899/"
+        + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" * 2,
+        "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" * 2,
+    ),
+    "basic_header": ("Authorization: Basic cmVsZWFzZTpzM2NyM3RwYXNz", "cmVsZWFzZTpzM2NyM3RwYXNz"),
+    "docker_auth": (
+        '{"auths": {"ghcr.io": {"auth": "Ym90OmdocF9zZWNyZXQ="}}}',
+        "Ym90OmdocF9zZWNyZXQ=",
+    ),
     "daemon_key": (f"the gateway key is {DAEMON_KEY}", DAEMON_KEY),
 }
 PEM_BODY = "MIIEpAIBAAKCAQEAuSecretPemBodyLine0001"
@@ -102,6 +122,10 @@ def test_ordinary_code_and_output_are_left_alone() -> None:
         'author="Steven Loria",',
         "    token: String,",
         "const octokit = new Octokit({ auth: process.env.GITHUB_TOKEN });",
+        "from huggingface_hub import hf_hub_download",
+        "We use basic authentication; the Authorization header is set by requests.",
+        'config = {"auth": "token"}',
+        "at 12:34:56 the AAA battery",
     ):
         assert redact(text).text == text, text
 

@@ -7,7 +7,9 @@ The pattern set comes from the maintained ``detect-secrets`` plugins (their
 process's first redaction (a process that never redacts never imports the
 library); by hand there is only the glue: rules the library lacks or keeps too
 narrow (``github_pat_``, Google API keys, provider key shapes, Stripe test keys,
-bearer tokens, a PEM block with no END in view), the assignment rule (env,
+Hugging Face, Shopify, DigitalOcean, Telegram and Discord tokens, basic-auth
+headers and config ``"auth"`` values, bearer tokens, a PEM block with no END in
+view), the assignment rule (env,
 shell, JSON, YAML, TOML; tolerant of ``N:`` and ``path:N:`` prefixes because it
 anchors on the name, not the line start), and the daemon-key rule (by value,
 whatever its shape).
@@ -196,6 +198,32 @@ _HAND_RULES = [
         "bearer",
         re.compile(r"(?i)\bbearer\s+([A-Za-z0-9_\-.=+/~]{16,})"),
         ("bearer",),
+        at=0,
+        group=1,
+    ),
+    Rule("huggingface", re.compile(rf"{_B}hf_[A-Za-z0-9]{{34,}}"), ("hf_",), at=0),
+    Rule("shopify", re.compile(rf"{_B}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}"), ("shp",), at=0),
+    Rule("digitalocean", re.compile(rf"{_B}do[opr]_v1_[a-f0-9]{{64}}"), ("_v1_",), at=3),
+    Rule(  # a Telegram bot token: the bot's id, a colon, 34 or more characters starting AA
+        "telegram-bot", re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{32,}"), (":AA",)
+    ),
+    Rule(  # a Discord webhook's token (the URL alone posts to the channel)
+        "discord-webhook",
+        re.compile(r"/api/webhooks/[0-9]{15,}/([A-Za-z0-9_\-]{30,})"),
+        ("/api/webhooks/",),
+        at=0,
+        group=1,
+    ),
+    Rule(  # user:password in base64, as an HTTP header says it
+        "basic-auth-header",
+        re.compile(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/]{8,}={0,2})"),
+        ("authorization",),
+        group=1,
+    ),
+    Rule(  # a Docker or npm config's "auth": base64 of user:password
+        "config-auth",
+        re.compile(r'"auth"\s*:\s*"([A-Za-z0-9+/]{12,}={0,2})"'),
+        ('"auth"',),
         at=0,
         group=1,
     ),

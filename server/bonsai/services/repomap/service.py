@@ -28,7 +28,7 @@ from bonsai.services.repomap.discovery import (
 from bonsai.services.repomap.first_map import FirstRequest, first_pass
 from bonsai.services.repomap.grammar_warmup import warm_languages
 from bonsai.services.repomap.heap import array_bytes, settle
-from bonsai.services.repomap.indexer import FirstPass, Progress, Shared, index_files
+from bonsai.services.repomap.indexer import FirstPass, Progress, index_files
 from bonsai.services.repomap.indexer_core import FileResult, index_file
 from bonsai.services.repomap.issue_text import without_dumps
 from bonsai.services.repomap.map_state import GraphOrigin, MapState, entry_rows
@@ -42,6 +42,7 @@ from bonsai.settings import RepoMapSettings
 log = logging.getLogger(__name__)
 
 CountTokens = Callable[[str], int]
+SHARED_UPDATE_MIN = 16  # an update of this many files looks for shared tags (a branch switch)
 
 
 def _stat_changed(row: CachedFile | None, cand: Candidate) -> bool:
@@ -109,7 +110,7 @@ class RepoMapService:
                 self._workers(),
                 early,
                 None if stream is None else stream.add,
-                Shared(self._shared.known, self._shared.get),
+                self._shared.lookup(),
             )
             gone = sorted(set(cached) - {c.path for c in found.files})
             stats = self._apply(results, gone, cached)
@@ -177,7 +178,18 @@ class RepoMapService:
             to_index, gone = self._plan_update(rels)
             known = dict(self._state.tags.rows)
             known.update(self._state.tags.with_data(c.path for c in to_index))
-            results = [index_file(self.workspace, c, known.get(c.path)) for c in to_index]
+            if len(to_index) >= SHARED_UPDATE_MIN:  # a checkout changed branch, not an edit
+                results = index_files(
+                    self.workspace,
+                    to_index,
+                    known,
+                    None,
+                    self._workers(),
+                    shared=self._shared.lookup(),
+                )
+                self._shared.record_soon(results)
+            else:
+                results = [index_file(self.workspace, c, known.get(c.path)) for c in to_index]
             stats = self._apply(results, gone, known)
             stats = stats.model_copy(
                 update={"files": len(results), "elapsed_ms": (time.perf_counter() - started) * 1000}

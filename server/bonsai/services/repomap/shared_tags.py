@@ -31,11 +31,13 @@ import threading
 import zlib
 from collections.abc import Iterable
 from importlib import metadata
+from operator import itemgetter
 
 from bonsai.services.repomap.cache import CachedFile, CacheRow, TagCache, cache_fingerprint
+from bonsai.services.repomap.indexer import Shared
 from bonsai.services.repomap.indexer_core import FileResult, Reused
 from bonsai.services.repomap.languages import WHEELS, language_for_path
-from bonsai.services.repomap.records import Definition, FileTags, decode_tags
+from bonsai.services.repomap.records import FileTags, decode_tags
 
 log = logging.getLogger(__name__)
 
@@ -64,27 +66,21 @@ def entry_check(path: str, sha256: str, data: str) -> int:
 
 def _shaped(path: str, tags: FileTags) -> bool:
     """Tags as ``extract_tags`` makes them for this path (types and language;
-    a path without a tag language is listed by path only)."""
-    if tags.language != language_for_path(path):
+    a path without a tag language is listed by path only). Checked in C-level
+    passes (``join`` takes only strings, a ``sum`` of ints is an int); a
+    definition's five fields are checked by ``Definition._make`` in decoding."""
+    if tags.language != language_for_path(path) or not isinstance(tags.references, dict):
         return False
-    if not isinstance(tags.references, dict) or not all(
-        type(k) is str and type(v) is int for k, v in tags.references.items()
-    ):
+    defs = tags.definitions
+    try:
+        "".join(tags.words)
+        "".join(tags.references)
+        for field in (0, 1, 3):
+            "".join(map(itemgetter(field), defs))
+        counts = (sum(tags.references.values()), *(sum(map(itemgetter(f), defs)) for f in (2, 4)))
+    except TypeError:
         return False
-    if not all(type(w) is str for w in tags.words):
-        return False
-    return all(_good_definition(d) for d in tags.definitions)
-
-
-def _good_definition(d: Definition) -> bool:
-    return (
-        len(d) == 5
-        and type(d.name) is str
-        and type(d.kind) is str
-        and type(d.line) is int
-        and type(d.signature) is str
-        and type(d.depth) is int
-    )
+    return all(type(n) is int for n in counts)
 
 
 _writes_lock = threading.Lock()
@@ -121,6 +117,10 @@ class SharedTags:
         if not self._prepare():
             return {}
         return self._cache.shared_hashes(paths)
+
+    def lookup(self) -> Shared:
+        """What ``indexer.index_files`` looks shared tags up with."""
+        return Shared(self.known, self.get)
 
     def get(self, path: str, sha256: str, size: int, mtime_ns: int) -> Reused | None:
         """The tags of ``path`` whose bytes hash to ``sha256``, as this
