@@ -85,7 +85,7 @@ def start_daemon(
     command = [sys.executable, *(runner or ["-m", "bonsai"]), "serve", "--socket", "auto"]
     proc = subprocess.Popen(command, env=env)
     os.environ.update(env)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a loaded machine: 10-30 s
     while not (home / "daemon.json").exists():
         if time.monotonic() > deadline:
             raise SystemExit("daemon did not start")
