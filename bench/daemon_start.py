@@ -11,7 +11,7 @@ alternated so that every variant sees the same machine; the median of each is pr
     python bench/daemon_start.py [--starts 10] [--server DIR ...] [--settle-s 0]
 
 ``--settle-s S`` waits S seconds after the answer before reading the RSS again (the
-background warm-up: the tokenizer), reported as ``rss settled``.
+background warm-up: the tokenizer), reported as ``rss_settled_mb`` and ``cpu_settled_s``.
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ def one_start(server: Path, settle_s: float) -> dict[str, float]:
         if settle_s > 0:
             time.sleep(settle_s)
             out["rss_settled_mb"] = rss_mb(proc.pid)
+            out["cpu_settled_s"] = cpu_of(proc.pid)
         closing = time.perf_counter()
         proc.stdin.close()
         proc.wait(timeout=60)

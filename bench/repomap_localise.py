@@ -23,9 +23,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -94,7 +96,9 @@ class EarlyMaps:
 
         seen: list = []
         request = FirstRequest(seen.append, (), task["text"], budgets[0])
+        started = time.process_time()
         chosen = first_pass(self.service.workspace, self.files, {}, request, budgets[0], chars4)
+        choice_s = time.process_time() - started  # the choice: reads, scans, fuses
         if chosen is None:
             return None  # too few files for a first map: the whole map comes as soon
         paths = sorted(p for p in chosen.paths if p in self.tags)
@@ -102,7 +106,7 @@ class EarlyMaps:
         tags = {p: self.tags[p] for p in paths}
         read = request._replace(mentions=without_dumps(task["text"]))
         maps = [seen[0]] + [first_map(tags, read, b, chars4) for b in budgets[1:]]
-        out: dict = {"parsed_first": len(chosen.paths)}
+        out: dict = {"parsed_first": len(chosen.paths), "choice_s": choice_s}
         out["in_parsed"] = any(t in chosen.paths for t in task["targets"])
         for tokens, early in zip(budgets, maps, strict=True):
             order = [f.path for f in early.files]
@@ -371,6 +375,19 @@ def print_early(report: dict) -> None:
             f"{label:<18}{len(ids):>4}{parsed:>9.2f} {cells(ids, 'early')}  |{cells(ids, 'full')}"
         )
     print("in first: share of tasks with a gold file among the files parsed first")
+    by_release: dict[str, list[float]] = {}
+    for row in rows.values():
+        spent = row["ours"]["early"].get("choice_s")
+        if spent is not None:
+            by_release.setdefault(row["release"], []).append(spent)
+    cells_ = [
+        f"{release} {statistics.median(times):.3f} s"
+        for release, times in sorted(by_release.items())
+        if len(times) >= 5
+    ]
+    if cells_:
+        print("the choice's CPU per task (median, this process; load distorts it):")
+        print("  " + ", ".join(cells_))
 
 
 def print_localise(report: dict) -> None:

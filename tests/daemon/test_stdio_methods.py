@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
+import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from bonsai_testing import rpc
+from bonsai_testing import BONSAI, bonsai_env, close_client, rpc, start_client
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def refusing_client(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[LanguageClient]:
+    """One daemon for every refused request: a refusal changes nothing, so each case
+    meets the daemon as it started (and one that broke it fails every case after)."""
+    home = tmp_path_factory.mktemp("refusals") / "home"
+    home.mkdir()
+    client = await start_client([*BONSAI, "serve", "--stdio"], bonsai_env(home))
+    yield client
+    await close_client(client)
 
 
 async def test_status_reports_the_daemon(stdio_client: LanguageClient, home) -> None:
@@ -95,15 +111,17 @@ async def test_attached_client_receives_its_own_events(
         ("bonsai/no/such", {}, -32601, "bonsai/no/such"),
     ],
 )
+@pytest.mark.asyncio(loop_scope="module")
 async def test_errors_name_the_problem(
-    stdio_client: LanguageClient, method: str, params: dict, code: int, fragment: str
+    refusing_client: LanguageClient, method: str, params: dict, code: int, fragment: str
 ) -> None:
     with pytest.raises(JsonRpcException) as info:
-        await rpc(stdio_client, method, params)
+        await rpc(refusing_client, method, params)
     assert info.value.code == code
     assert fragment in str(info.value.message)
     # the daemon is still serving
-    assert (await rpc(stdio_client, "bonsai/daemon/status"))["clients"] == 1
+    assert (await rpc(refusing_client, "bonsai/daemon/status"))["clients"] == 1
+    assert (await rpc(refusing_client, "bonsai/daemon/status"))["sessions"] == 0, "none made"
 
 
 async def test_create_refuses_a_workspace_that_is_not_a_folder(

@@ -78,7 +78,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path, timeout: 
                 return
         except httpx.HTTPError:
             pass
-        time.sleep(0.3)
+        time.sleep(0.05)
     raise RuntimeError(f"server not ready after {timeout:.0f} s: {log.read_text()[-2000:]}")
 
 

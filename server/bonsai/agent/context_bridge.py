@@ -18,7 +18,7 @@ from typing import Any
 from bonsai.agent.active_path import active_history
 from bonsai.agent.cache_clock import WALL_CLOCK, Clock, idle_seconds
 from bonsai.agent.history import HistoryKeeper, View
-from bonsai.agent.parts_cache import StablePartsCache
+from bonsai.agent.parts_cache import DiskKeyedParts, StablePartsCache
 from bonsai.core.context import (
     VOLATILE_ID,
     AssembleInput,
@@ -42,7 +42,7 @@ from bonsai.core.context.condense import (
 from bonsai.core.context.presets import effective_context
 from bonsai.core.context.pricing import Pricing
 from bonsai.domain import Evidence, StoredMessage
-from bonsai.services.project_context import GitBaseline, stable_parts, take_baseline
+from bonsai.services.project_context import GitBaseline, take_baseline
 from bonsai.services.project_context.volatile import volatile_part, with_guidance
 from bonsai.services.providers.types import ChatRequest, SystemBlock, ToolSpec
 from bonsai.services.providers.window import WindowFacts, fit_reserve
@@ -62,6 +62,9 @@ log = logging.getLogger("bonsai.context")
 STATE_KEY = "context"
 BASELINE_KEY = "git_baseline"
 ITEMS_KEPT = 65_536  # items kept per thread for the messages they were made of
+# a turn's system parts before the tail, kept while the disk they came from stands
+# (the loop's: a view's bridge has its own ``stable``)
+_turn_parts = DiskKeyedParts()
 
 
 class _ItemsKept(threading.local):
@@ -165,7 +168,7 @@ class ContextBridge:
             and item.id not in folded
         ]
         workspace = self.workspace.resolve()
-        gather = stable_parts if self.stable is None else self.stable.parts
+        gather = _turn_parts.parts if self.stable is None else self.stable.parts
         repomap = None if context.smol else self.repomap_text
         parts = gather(workspace, settings=context, repomap_text=repomap, persona=PERSONA)
         evidence = [r for r in reads if isinstance(r, Evidence)]

@@ -191,7 +191,9 @@ def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awai
             if not ctx.connection.authenticated:
                 raise Unauthorized("authentication required")
             result = await handler(ctx, method.params.model_validate(raw))
-            return result if isinstance(result, Encoded) else result.dump()
+            if isinstance(result, Encoded):
+                return _answered(ctx.protocol, result)
+            return result.dump()
         except asyncio.CancelledError:
             raise
         except Exception as error:
@@ -263,13 +265,11 @@ class BonsaiProtocol(LanguageServerProtocol):
             self._send_response(msg_id, error=error.to_response_error())
             return
         result = None if future.cancelled() or error is not None else future.result()
-        if isinstance(result, Encoded):  # encoded on the view worker: sent as it is
+        if result is ANSWERED or isinstance(result, Encoded):
             self._request_futures.pop(msg_id, None)
             self._result_types.pop(msg_id, None)
-            trace = request_trace.current()
-            if trace is not None:
-                trace.mark("framed")
-            self.send_frame(encoded_response(msg_id, result, trace))
+            if isinstance(result, Encoded):  # encoded on the view worker: sent as it is
+                self.send_frame(encoded_response(msg_id, result, request_trace.current()))
             return
         super()._send_handler_result(future, msg_id=msg_id)
 
@@ -307,6 +307,22 @@ class BonsaiProtocol(LanguageServerProtocol):
         if "params" not in data and method is not None and "id" in data:
             data = {**data, "params": None}
         return self.structure_message(data)
+
+
+ANSWERED = object()  # a request whose handler wrote its response itself
+
+
+def _answered(protocol: BonsaiProtocol, result: Encoded) -> object:
+    """Write an encoded answer from the request's own task, now, rather than from the
+    task's done callback a turn of the loop later (a busy loop's turn is milliseconds)."""
+    msg_id = protocol._ctx_msg_id.get()
+    if msg_id is None:  # not called for a request (a test's direct call)
+        return result
+    trace = request_trace.current()
+    if trace is not None:
+        trace.mark("framed")
+    protocol.send_frame(encoded_response(msg_id, result, trace))
+    return ANSWERED
 
 
 def encoded_response(

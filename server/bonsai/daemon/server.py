@@ -12,7 +12,6 @@ import contextlib
 import logging
 import os
 import secrets
-import signal
 import socket
 import stat
 import struct
@@ -26,7 +25,7 @@ import apsw
 import bonsai.daemon.handlers  # noqa: F401  (registers handlers)
 from bonsai import __version__
 from bonsai.agent.tools import procs
-from bonsai.daemon import heap, lifecycle, stalls
+from bonsai.daemon import heap, last_words, lifecycle, stalls
 from bonsai.daemon.backups import BackupKeeper
 from bonsai.daemon.rpc import Writer, serve_stream
 from bonsai.daemon.socket_dir import UnsafeSocketDir, prepare_socket_dir
@@ -198,6 +197,7 @@ def _open_home(home: Path) -> None:
     except OSError as error:
         raise ServeError(env_errors.describe_os_error(error, home)) from None
     setup_logging(home)
+    last_words.WORDS.install(home / "logs" / "daemon.log", asyncio.get_running_loop())
     if tightened:
         note = tightened.describe(home)
         log.warning("%s", note)
@@ -237,8 +237,7 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
     info: dict[str, object] = {"pid": daemon.pid, "version": __version__, "db": str(db_path)}
     loop = asyncio.get_running_loop()
     monitor = stalls.from_env(loop)  # BONSAI_STALLS: the loop's stalls, reported at the stop
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, daemon.stop_requested.set)
+    last_words.WORDS.stop_on_signals(loop, daemon.stop_requested.set)  # each named in the log
     watcher = ConfigWatcher([user_config_path(home)], lambda: _reload(daemon, loop))
     limits = daemon.settings().settings.daemon
     record = commit_record.record_of(conn)
@@ -265,11 +264,15 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
         # in the background (serving already): the tokenizer, then the heap settles
         daemon.views.warm(heap.after(tokenizer_warmer(daemon), gc_policy))
         log.info("bonsai %s serving (pid %s)", __version__, daemon.pid)
+        last_words.crash_on_purpose(loop)  # BONSAI_DEBUG_CRASH only (tests)
         if options.stdio:
             stdio = asyncio.ensure_future(_serve_stdio(daemon))
         await daemon.stop_requested.wait()
         if options.stdio:
             stdio.cancel()
+    except BaseException as error:
+        last_words.WORDS.failed(error)  # said at the exit, below
+        raise
     finally:
         if monitor is not None:
             monitor[0].stop()  # the report is of the time served, not of the stop
@@ -281,6 +284,7 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
         lock.release()
         if monitor is not None:
             monitor[0].write(monitor[1])
+        last_words.WORDS.say()
     return 0
 
 

@@ -19,7 +19,6 @@ import logging
 import os
 import sys
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -100,12 +99,13 @@ class _Counters(dict[str, TokenCounter]):
 
 
 class Channel:
-    """The daemon's pipe: frames in and out, and the token counts asked of it mid-view
-    (frames that arrive meanwhile wait in ``inbox``, in order)."""
+    """The daemon's pipe (frames in and out) and the pipes of the token counts asked of
+    it mid-view (``ask`` out, ``told`` in: answered by a thread of the daemon, never
+    behind its event loop)."""
 
-    def __init__(self, inp: IO[bytes], out: IO[bytes]) -> None:
+    def __init__(self, inp: IO[bytes], out: IO[bytes], ask: IO[bytes], told: IO[bytes]) -> None:
         self.inp, self.out = inp, out
-        self.inbox: deque[Frame] = deque()
+        self.ask, self.told = ask, told
         self._asked = 0
         self.marks: list[tuple[str, float]] | None = None  # a traced view's count questions
 
@@ -114,7 +114,7 @@ class Channel:
         self.out.flush()
 
     def next(self) -> Frame | None:
-        return self.inbox.popleft() if self.inbox else read_frame_sync(self.inp)
+        return read_frame_sync(self.inp)
 
     def counts(self, estimator: str, texts: Sequence[str]) -> list[int]:
         """The daemon's exact counts of ``texts`` by its estimator ``estimator``."""
@@ -122,20 +122,22 @@ class Channel:
         ident = self._asked
         if self.marks is not None:
             self.marks.append(("count_asked", time.time()))
-        self.send({"count": ident, "estimator": estimator}, json.dumps(list(texts)).encode())
+        self.ask.write(
+            pack({"count": ident, "estimator": estimator}, json.dumps(list(texts)).encode())
+        )
+        self.ask.flush()
         while True:
-            frame = read_frame_sync(self.inp)
+            frame = read_frame_sync(self.told)
             if frame is None:  # the daemon went away mid-view: the view process ends
-                raise EOFError("the daemon closed the view process's input")
+                raise EOFError("the daemon closed the view process's count answers")
             head, body = frame
-            if head.get("counted") != ident:
-                self.inbox.append(frame)
-                continue
-            if self.marks is not None:
-                self.marks.append(("count_answered", time.time()))
-            if not head.get("ok"):
-                raise TokenizerUnavailable(str(head.get("message", "the daemon cannot count")))
-            return [int(n) for n in json.loads(body)]
+            if head.get("counted") == ident:
+                break  # (an answer to an earlier question, given up on, is passed over)
+        if self.marks is not None:
+            self.marks.append(("count_answered", time.time()))
+        if not head.get("ok"):
+            raise TokenizerUnavailable(str(head.get("message", "the daemon cannot count")))
+        return [int(n) for n in json.loads(body)]
 
 
 class Child:
@@ -250,8 +252,10 @@ def main(argv: list[str]) -> int:
     out = os.fdopen(os.dup(1), "wb")  # the frames' own channel
     os.dup2(2, 1)  # anything printed goes to stderr, never into a frame
     inp = os.fdopen(os.dup(0), "rb")
+    ask_fd, told_fd = (int(fd) for fd in argv[3].split(","))  # the count questions' pipes
+    ask, told = os.fdopen(ask_fd, "wb"), os.fdopen(told_fd, "rb")
     try:
-        serve(Child(home, db_path, Channel(inp, out)))
+        serve(Child(home, db_path, Channel(inp, out, ask, told)))
     except (BrokenPipeError, EOFError, KeyboardInterrupt):
         return 0
     return 0

@@ -30,9 +30,15 @@ unsafe; the spawn costs the child's imports once, off the loop, while the thread
 serves the first views.
 
 The child loads no tokenizer (~45 MB for o200k_base): its exact counts are the
-daemon's, asked mid-view with a ``count`` frame (the estimator's name, the texts) and
-computed on a thread of the daemon with the estimator it already holds
-(``services/tokens/remote.py``); the child keeps what it was told.
+daemon's, asked mid-view with a ``count`` frame (the estimator's name, the texts) over
+a pair of pipes of their own and answered by a thread of the daemon with the estimator
+it already holds (``services/tokens/remote.py``): a question never waits for the event
+loop, which streaming may keep busy for tens of milliseconds at a turn's start while the
+child, blocked on the answer, serves no other view. The child keeps what it was told.
+
+The child's answers are read as frames inside the pipe's own callback (``_FrameReader``:
+no task woken per part) and each waiting request is resolved there, so an answer reaches
+its client in few turns of the loop; the pipes are widened to hold a whole answer.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ import os
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,7 +77,6 @@ START_TIMEOUT_S = 120.0  # imports and the tokenizer, on a loaded machine
 TIMEOUT_S = 60.0  # one view; past it the child is taken for hung and killed
 MAX_RESTARTS = 5
 PIPE_BYTES = 1 << 20  # each pipe's capacity, when the system allows it
-COUNT_INLINE_BYTES = 16_384  # a count question this short is answered on the loop at once
 RESTART_WINDOW_S = 60.0
 DISABLE_ENV = "BONSAI_VIEW_PROCESS"  # "1": always, "0": never, unset: once several clients poll
 # The child costs ~70 MB and a spawn: worth it once several clients (editor windows,
@@ -238,12 +244,15 @@ def _subscribers(host: Host, session_id: str) -> list[list[Any]]:
 
 @dataclass
 class Asked:
-    """A view asked of the child, its answer awaited."""
+    """A view asked of the child: its answer awaited (:meth:`ViewProcess.answer`) or handed
+    to ``then`` as soon as it is read, inside the pipe's callback (:meth:`ViewProcess.outcome`
+    tells it): no task has to wake for it."""
 
     ident: int
     waiting: asyncio.Future[Frame]
     timer: asyncio.TimerHandle
     trace: request_trace.Trace | None
+    then: Callable[[Asked], None] | None = None
 
 
 class ViewProcess:
@@ -263,8 +272,7 @@ class ViewProcess:
         self._read_transport: asyncio.ReadTransport | None = None
         self._starting: asyncio.Task[None] | None = None
         self._ready = False
-        self._pending: dict[int, asyncio.Future[Frame]] = {}
-        self._counting: set[asyncio.Future[None]] = set()  # the child's questions, answering
+        self._pending: dict[int, Asked] = {}
         self._estimators: dict[str, Estimator] = {}  # by name, as counted for the child
         self._host: Host | None = None  # the daemon, as the last view gave it
         self._next = 0
@@ -343,14 +351,40 @@ class ViewProcess:
     async def _start(self) -> None:
         loop, began = asyncio.get_running_loop(), time.monotonic()
         self._sent = _Sent()  # a new child has nothing
-        proc = self._proc = subprocess.Popen(
-            [sys.executable, "-m", "bonsai.session.view_child", str(self.home), str(self.db_path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            close_fds=True,
-        )
+        # the count questions' own pipes (questions in, answers out), served by a thread
+        ask_r, ask_w = os.pipe()
+        tell_r, tell_w = os.pipe()
+        try:
+            proc = self._proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "bonsai.session.view_child",
+                    str(self.home),
+                    str(self.db_path),
+                    f"{ask_w},{tell_r}",
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                close_fds=True,
+                pass_fds=(ask_w, tell_r),
+            )
+        except BaseException:
+            for fd in (ask_r, tell_w):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (ask_w, tell_r):  # the child's ends: its exit closes the last copies
+                os.close(fd)
+        questions, answers = os.fdopen(ask_r, "rb"), os.fdopen(tell_w, "wb")
+        threading.Thread(
+            target=self._answer_counts,
+            args=(questions, answers),
+            name=f"bonsai-view-counts-{proc.pid}",
+            daemon=True,
+        ).start()
         assert proc.stdin is not None and proc.stdout is not None
-        for pipe in (proc.stdin, proc.stdout):
+        for pipe in (proc.stdin, proc.stdout, answers):
             _widen(pipe)
         ready: asyncio.Future[Frame] = loop.create_future()
         self._read_transport, _ = await loop.connect_read_pipe(
@@ -376,21 +410,19 @@ class ViewProcess:
         body: bytes,
     ) -> None:
         """One frame from the child, handled as it is read (no task wakes for it): its
-        first says it is ready, then answers (their waiters resolved here) and questions
-        for exact counts (answered here when the tokenizer is at hand and the texts short)."""
+        first says it is ready, then answers (their waiters resolved here)."""
         if proc is not self._proc:
             return
         if not ready.done():
             ready.set_result((head, body))
             return
-        if "count" in head:  # the child counts with the daemon's tokenizer
-            if not self._count_now(head, body):
-                self._counting.add(asyncio.ensure_future(self._count(head, body)))
-            return
         head["_read"] = time.time()  # a trace's stamp (cheap; read only when traced)
-        waiting = self._pending.pop(int(head.get("id", -1)), None)
-        if waiting is not None and not waiting.done():
-            waiting.set_result((head, body))
+        asked = self._pending.pop(int(head.get("id", -1)), None)
+        if asked is not None and not asked.waiting.done():
+            asked.timer.cancel()
+            asked.waiting.set_result((head, body))
+            if asked.then is not None:
+                asked.then(asked)
 
     def _lost(
         self, proc: subprocess.Popen[bytes], ready: asyncio.Future[Frame], error: Exception | None
@@ -417,51 +449,52 @@ class ViewProcess:
         # session whose answers stay kept would otherwise never get one
         self.start()
 
-    def _count_now(self, head: dict[str, Any], body: bytes) -> bool:
-        """Answer a count question at once, on the loop, when the estimator is one already
-        used here and the texts are short (a reply, a new message: well under a
-        millisecond); False to count them on a thread instead (a first view's long log)."""
-        name = str(head.get("estimator"))
-        estimator = self._estimators.get(name)
-        if estimator is None or len(body) > COUNT_INLINE_BYTES or self._transport is None:
-            return False
-        try:
-            counts = [estimator.count_text(str(t)) for t in json.loads(body)]
-        except Exception:
-            return False  # the thread's path says why
-        self._transport.write(
-            pack({"counted": head["count"], "ok": True}, json.dumps(counts).encode())
-        )
-        return True
+    def _answer_counts(self, questions: IO[bytes], answers: IO[bytes]) -> None:
+        """The child's count questions, answered on this thread (its own pipes: an answer
+        never waits for the event loop, however busy streaming keeps it), until the child's
+        end of them closes."""
+        with questions, answers:
+            while True:
+                try:
+                    frame = read_frame_sync(questions)
+                except (OSError, ValueError):
+                    return
+                if frame is None:
+                    return
+                answer, counts = self._counted(*frame)
+                try:
+                    answers.write(pack(answer, counts))
+                    answers.flush()
+                except OSError:  # the child is gone
+                    return
 
-    async def _count(self, head: dict[str, Any], body: bytes) -> None:
-        """Answer the child's question for exact counts, computed off the loop."""
-        answer: dict[str, Any] = {"counted": head["count"], "ok": True}
-        counts = b""
+    def _counted(self, head: dict[str, Any], body: bytes) -> Frame:
+        """One count question's answer: the texts' exact counts by the estimator named."""
         try:
-            host, name = self._host, str(head["estimator"])
-            if host is None:
-                raise TokenizerUnavailable("no view was asked")
-            texts = [str(t) for t in json.loads(body)]
-            have = [c.estimator for c in list(host.hub.counters.values())]
-            cache_dir = host.home / "cache" / "tiktoken"
-            estimator, numbers = await asyncio.to_thread(_count_with, name, cache_dir, have, texts)
-            self._estimators[name] = estimator
-            counts = json.dumps(numbers).encode()
+            name = str(head["estimator"])
+            estimator = self._estimators.get(name)
+            if estimator is None:
+                host = self._host
+                if host is None:
+                    raise TokenizerUnavailable("no view was asked")
+                have = [c.estimator for c in list(host.hub.counters.values())]
+                cache_dir = host.home / "cache" / "tiktoken"
+                estimator = self._estimators[name] = estimator_named(name, cache_dir, have)
+            numbers = [estimator.count_text(str(t)) for t in json.loads(body)]
         except Exception as error:  # the child's view fails; the thread answers it
             log.warning("counting for the view process failed: %s", error)
-            answer = {"counted": head.get("count"), "ok": False, "message": str(error)}
-        finally:
-            self._counting.discard(asyncio.current_task())  # type: ignore[arg-type]
-        if self._transport is not None and not self._transport.is_closing():
-            self._transport.write(pack(answer, counts))
+            return {"counted": head.get("count"), "ok": False, "message": str(error)}, b""
+        return {"counted": head["count"], "ok": True}, json.dumps(numbers).encode()
 
     def _gone(self, error: Exception) -> None:
         self._ready = False
         pending, self._pending = self._pending, {}
-        for waiting in pending.values():
-            if not waiting.done():
-                waiting.set_exception(error)
+        for asked in pending.values():
+            if not asked.waiting.done():
+                asked.timer.cancel()
+                asked.waiting.set_exception(error)
+                if asked.then is not None:
+                    asked.then(asked)
         self._kill()
 
     async def ask(
@@ -478,10 +511,17 @@ class ViewProcess:
         return await self.answer(self.send(host, method, params, session_id, edits))
 
     def send(
-        self, host: Host, method: str, params: Wire, session_id: str, edits: int | None
+        self,
+        host: Host,
+        method: str,
+        params: Wire,
+        session_id: str,
+        edits: int | None,
+        then: Callable[[Asked], None] | None = None,
     ) -> Asked:
-        """Ask the child now, without waiting (:meth:`answer` waits); raises
-        :class:`ViewProcessGone` when it is not running."""
+        """Ask the child now, without waiting (:meth:`answer` waits, or ``then`` is called
+        with the answer as soon as it is read); raises :class:`ViewProcessGone` when it is
+        not running."""
         if not self._ready or self._transport is None:
             self.start()
             raise ViewProcessGone("the view process is not running")
@@ -502,21 +542,27 @@ class ViewProcess:
             header["trace"] = True  # the child stamps its read, start and end
         loop = asyncio.get_running_loop()
         waiting: asyncio.Future[Frame] = loop.create_future()
-        self._pending[ident] = waiting
         if trace is not None:
             trace.mark("asked")  # before the write: the child may read it at once
         self._transport.write(pack(header))
         # a timer, not wait_for: the answer wakes the waiting task directly, one loop step
         timer = loop.call_later(self.timeout_s, self._timed_out, waiting, method)
-        return Asked(ident, waiting, timer, trace)
+        asked = self._pending[ident] = Asked(ident, waiting, timer, trace, then)
+        return asked
 
     async def answer(self, asked: Asked) -> bytes:
         """The child's answer to what :meth:`send` asked."""
         try:
-            head, body = await asked.waiting
+            await asked.waiting
         finally:
             asked.timer.cancel()
             self._pending.pop(asked.ident, None)
+        return self.outcome(asked)
+
+    def outcome(self, asked: Asked) -> bytes:
+        """The answer's bytes, once it came; raises what the thread would have raised, or
+        :class:`ViewProcessGone` when the child could not answer."""
+        head, body = asked.waiting.result()
         if asked.trace is not None:
             for name, at in head.get("marks", []):  # its read, start, count questions, end
                 asked.trace.mark(str(name), float(at))
@@ -571,15 +617,6 @@ class ViewProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=3)
         self._gone(ViewProcessGone("the daemon is stopping"))
-
-
-def _count_with(
-    name: str, cache_dir: Path, have: list[Estimator], texts: list[str]
-) -> tuple[Estimator, list[int]]:
-    """On a daemon thread: the estimator ``name`` and ``texts`` counted by it (tiktoken
-    lets go of the GIL while it encodes)."""
-    estimator = estimator_named(name, cache_dir, have)
-    return estimator, [estimator.count_text(text) for text in texts]
 
 
 def _error_of(head: dict[str, Any]) -> Exception:

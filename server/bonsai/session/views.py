@@ -26,6 +26,7 @@ first view does not pay seconds for it).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import json
 import logging
@@ -96,7 +97,6 @@ class _Running:
     # each request waiting for this view, its own future: resolved by the computation at
     # its end (one step of the loop to each request; a request cancelled cancels only its own)
     waiters: list[asyncio.Future[Any]] = dataclasses.field(default_factory=list)
-    task: asyncio.Future[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +155,11 @@ class ReadHost:
 
     def clients(self) -> Sequence[Subscriber]:
         return [c for group in self._subscribers.values() for c in group]
+
+
+def _retrieved(done: asyncio.Future[Any]) -> None:
+    if not done.cancelled():
+        done.exception()  # retrieved: its requests were told (a failure is not logged twice)
 
 
 def _why_new(
@@ -224,10 +229,8 @@ class ViewWorker:
             # none, or one of a log that has moved since: this view starts its own
             request_trace.mark(_why_new(kept, stamp, settings, now))
             running = self._running[where] = _Running(stamp, settings)
-            asked = self._send(host, session_id, view)  # the view process asked now
-            task = asyncio.ensure_future(self._keep(host, session_id, view, where, running, asked))
-            running.task = task
-            task.add_done_callback(lambda done: self._finished(where, done))
+            if not self._ask_child(host, session_id, view, where, running, now, whole=False):
+                self._on_thread(host, session_id, view, where, running, now)
         else:
             request_trace.mark("shared")
         # the same view of the same log already computing: its answer is this one's too
@@ -237,6 +240,89 @@ class ViewWorker:
         request_trace.mark("back")
         return cast(T, value)
 
+    def _ask_child(
+        self,
+        host: Host,
+        session_id: str,
+        view: Callable[[Host], Any],
+        where: tuple[str, str],
+        running: _Running,
+        started: float,
+        whole: bool,
+    ) -> bool:
+        """Ask the view process for a :class:`Named` view now; its answer settles
+        ``running`` from the pipe's own callback (no task wakes between the answer and
+        the requests). False when it is not a named view or the process cannot take it.
+        ``whole``: the child reads the whole log (a row changed while it computed)."""
+        if not isinstance(view, Named):
+            return False
+        process = self._process_for(host)
+        if process is None:
+            return False
+        edits = None if whole else versions.edits(host.db, session_id)
+        context = contextvars.copy_context()  # the request's (its trace), for what follows
+
+        def then(asked: Asked) -> None:
+            context.run(
+                self._child_answered, host, session_id, view, where, running, started, asked, edits
+            )
+
+        try:
+            process.send(host, view.method, view.params, session_id, edits, then)
+        except ViewProcessGone:
+            return False
+        return True
+
+    def _child_answered(
+        self,
+        host: Host,
+        session_id: str,
+        view: Named,
+        where: tuple[str, str],
+        running: _Running,
+        started: float,
+        asked: Asked,
+        edits: int | None,
+    ) -> None:
+        process = self.process
+        try:
+            if process is None:
+                raise ViewProcessGone("the view process was closed")
+            body = process.outcome(asked)  # (the one that was asked: there is one)
+        except ViewProcessGone:
+            request_trace.mark("process_gone")
+            self._on_thread(host, session_id, view, where, running, started)
+            return
+        except Exception as error:  # the user's error (a node that does not exist)
+            self._settle(where, running, started, error=error)
+            return
+        if edits is not None and versions.edits(host.db, session_id) != edits:
+            # a row changed while the view computed: the whole log is read again
+            request_trace.mark("edited")
+            if not self._ask_child(host, session_id, view, where, running, started, whole=True):
+                self._on_thread(host, session_id, view, where, running, started)
+            return
+        request_trace.mark("process_back")
+        self._settle(where, running, started, value=Encoded(body))
+
+    def _on_thread(
+        self,
+        host: Host,
+        session_id: str,
+        view: Callable[[Host], Any],
+        where: tuple[str, str],
+        running: _Running,
+        started: float,
+    ) -> None:
+        """Compute ``running``'s view on the worker thread (and settle it there)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the child was closed with the loop: nobody waits any more
+            self._settle(where, running, started, error=ViewProcessGone("the daemon stopped"))
+            return
+        task = asyncio.ensure_future(self._keep(host, session_id, view, where, running, started))
+        task.add_done_callback(_retrieved)
+
     async def _keep(
         self,
         host: Host,
@@ -244,33 +330,39 @@ class ViewWorker:
         view: Callable[[Host], T],
         where: tuple[str, str],
         running: _Running,
-        asked: _Sent | None,
-    ) -> T:
-        now = time.monotonic()
+        started: float,
+    ) -> None:
         try:
-            value = await self._compute(host, session_id, view, asked)
+            value = await self._compute(host, session_id, view, in_process=False)
         except BaseException as error:
-            for waiter in running.waiters:
-                if waiter.done():
-                    continue
-                if isinstance(error, Exception):
-                    waiter.set_exception(error)
-                else:
-                    waiter.cancel()
+            self._settle(where, running, started, error=error)
             raise
-        if where in self._running:  # not forgotten meanwhile (the session deleted)
-            self._kept[where] = _Kept(running.stamp, running.settings, now, value)
-        for waiter in running.waiters:
-            if not waiter.done():
-                waiter.set_result(value)
-        return value
+        self._settle(where, running, started, value=value)
 
-    def _finished(self, where: tuple[str, str], done: asyncio.Future[Any]) -> None:
-        running = self._running.get(where)
-        if running is not None and running.task is done:
+    def _settle(
+        self,
+        where: tuple[str, str],
+        running: _Running,
+        started: float,
+        value: Any = None,
+        error: BaseException | None = None,
+    ) -> None:
+        """The computation of ``running`` ended: its answer kept (unless it failed, the
+        session was forgotten meanwhile or a view of a newer log is computing) and handed
+        to every request waiting for it."""
+        if self._running.get(where) is running:
             del self._running[where]
-        if not done.cancelled():
-            done.exception()  # retrieved: a failure whose requests all left is not logged
+            if error is None:
+                self._kept[where] = _Kept(running.stamp, running.settings, started, value)
+        for waiter in running.waiters:
+            if waiter.done():
+                continue
+            if isinstance(error, Exception):
+                waiter.set_exception(error)
+            elif error is not None:
+                waiter.cancel()
+            else:
+                waiter.set_result(value)
 
     async def call(self, read: Callable[[], T]) -> T:
         """``read()`` on the worker, for a read that brings its own state (the memory
@@ -299,12 +391,12 @@ class ViewWorker:
         host: Host,
         session_id: str | None,
         view: Callable[[Host], T],
-        asked: _Sent | None = None,
+        in_process: bool = True,
     ) -> T:
-        if isinstance(view, Named) and session_id is not None:
-            if asked is None:
-                asked = self._send(host, session_id, view)
-            body = await self._in_process(host, session_id, view, asked)
+        if in_process and isinstance(view, Named) and session_id is not None:
+            body = await self._in_process(
+                host, session_id, view, self._send(host, session_id, view)
+            )
             if body is not None:
                 return cast(T, Encoded(body))
         # the hub as it is now; the worker's own memos (they are not thread-safe); the
