@@ -104,9 +104,7 @@ def _may_have_long_line(head: bytes) -> bool:
 
 
 SCAN_BYTES = 1 << 16  # the source is tokenised in slices of about this size
-STEM_MEMO = 100_000  # distinct words whose stems are remembered (then forgotten): a
-# large repository's text holds ~30,000 (the stdlib's), which a memo of 20,000 kept
-# forgetting and stemming again
+STEM_MEMO = 20_000  # distinct words whose stems are remembered (then forgotten)
 _stems: dict[str, str] = {}
 
 
