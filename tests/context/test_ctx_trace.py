@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from ctx_helpers import items_of, step, user
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bonsai.core.context import parse_sections, update_summary
 from bonsai.core.context.groups import call_names
-from bonsai.core.context.trace import view_traces
+from bonsai.core.context.trace import _written, view_traces
 from bonsai.domain import Message, ToolCall
 
 VIEW = "\n".join(
@@ -146,3 +150,22 @@ def test_a_dunder_method_is_no_name_for_a_trace() -> None:
     (entry,) = view_traces(items, call_names(items), items)
     assert "`__init__`" not in entry
     assert "`ZetaLoader`" in entry and "`load_rows`" in entry and "`self.rows_cache`" in entry
+
+
+def _written_by_regex(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text) is not None
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    name=st.text(alphabet="ab_.é1", min_size=1, max_size=4),
+    text=st.text(alphabet="ab_.é1 ²(-\n", max_size=60),
+)
+def test_a_name_is_written_exactly_where_the_whole_word_pattern_finds_it(
+    name: str, text: str
+) -> None:
+    """The hand-checked search (a few occurrences, then the pattern) agrees with the
+    whole-word pattern it replaced, on names written many times inside longer names too."""
+    assert _written(name, text) == _written_by_regex(name, text)
+    crowded = (name + "x") * 20 + text
+    assert _written(name, crowded) == _written_by_regex(name, crowded)

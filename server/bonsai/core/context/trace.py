@@ -38,6 +38,7 @@ _CAMEL = re.compile(r"[a-z][A-Z]")
 _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]{1,5})(?![\w/])")
 _GENERAL = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
 _COMMON = frozenset({"self", "cls", "None", "True", "False"})
+WORD_TRIES = 8  # occurrences of a name checked by hand before the regular expression
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +68,29 @@ def _defined_name(name: str) -> bool:
     return len(name) >= 4 and not (name.startswith("__") and name.endswith("__"))
 
 
+def _word_char(ch: str) -> bool:
+    """What ``\\w`` matches in a ``str`` pattern: a Unicode letter or digit, or ``_``."""
+    return ch.isalnum() or ch == "_"
+
+
 def _written(name: str, text: str) -> bool:
-    """``name`` in ``text`` as a whole word (not inside a longer name)."""
-    if name not in text:
+    """``name`` in ``text`` as a whole word (not inside a longer name, nor after a dot):
+    the first few occurrences checked by hand, the rest by one regular expression, so a
+    name written many times inside longer names costs no loop in Python."""
+    at = text.find(name)
+    for _ in range(WORD_TRIES):
+        if at < 0:
+            return False
+        end = at + len(name)
+        before = text[at - 1] if at else ""
+        starts = not (before == "." or (before and _word_char(before)))
+        if starts and (end >= len(text) or not _word_char(text[end])):
+            return True
+        at = text.find(name, at + 1)
+    if at < 0:
         return False
-    return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text) is not None
+    whole = re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])")
+    return whole.search(text, at) is not None
 
 
 def _command(arguments: str) -> str:
