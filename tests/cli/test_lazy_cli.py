@@ -48,7 +48,8 @@ for argv in (["--version"], ["status"], ["ctx"]):
     build_parser(argv)
 import bonsai.cli.status, bonsai.cli.chat, bonsai.cli.client
 heavy = %r
-print(json.dumps(sorted(m for m in sys.modules if m.startswith(heavy))))
+# a None entry is an import refused (bonsai/__init__.py: httpx._main), not a module loaded
+print(json.dumps(sorted(m for m, mod in sys.modules.items() if m.startswith(heavy) and mod is not None)))
 """
 
 
