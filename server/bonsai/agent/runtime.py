@@ -28,6 +28,8 @@ from bonsai.services.providers.types import ProviderError
 
 log = logging.getLogger("bonsai.agent")
 
+SETTLE_S = 30.0  # how long a tree or retry request waits for a finished turn's post-turn steps
+SETTLE_POLL_S = 0.02
 RunTurn = Callable[[str, str], Awaitable[str]]  # (turn_id, text) -> status
 Publish = Callable[[m.ChatEventWire], None]
 
@@ -39,6 +41,8 @@ class SessionRuntime:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     tasks: dict[str, asyncio.Task[str]] = field(default_factory=dict)
     running: str | None = None
+    # the running turn has sent its end (done or error) and runs its post-turn steps
+    settling: bool = False
     backlog: list[m.ChatEventWire] = field(default_factory=list)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     # the turn and the texts of deltas emitted in this loop step, not yet published
@@ -79,6 +83,8 @@ class SessionRuntime:
             self.flush()
 
     def _publish(self, turn_id: str, event: m.ChatEvent) -> None:
+        if turn_id == self.running and isinstance(event, m.DoneEvent | m.ErrorEvent):
+            self.settling = True
         seq = next(self._seq)
         full = m.chat_event_params(event, session_id=self.session_id, turn_id=turn_id, seq=seq)
         if turn_id == self.running:
@@ -94,7 +100,7 @@ class SessionRuntime:
 
     async def _queued(self, turn_id: str, text: str, run_turn: RunTurn) -> str:
         async with self.lock:
-            self.running, self.backlog = turn_id, []
+            self.running, self.backlog, self.settling = turn_id, [], False
             try:
                 return await run_turn(turn_id, text)
             except asyncio.CancelledError:
@@ -108,7 +114,18 @@ class SessionRuntime:
                 self.emit(turn_id, m.ErrorEvent(message=told or f"internal error: {error}"))
                 return "error"
             finally:
-                self.running = None
+                self.running, self.settling = None, False
+
+    async def settled(self, within_s: float = SETTLE_S) -> bool:
+        """Whether no turn runs, waiting up to ``within_s`` for one that has already
+        sent its end (its reply is shown) to finish its post-turn steps; a turn still
+        streaming is not waited for."""
+        deadline = asyncio.get_running_loop().time() + within_s
+        while self.running is not None and self.settling:
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
+            await asyncio.sleep(SETTLE_POLL_S)
+        return self.running is None
 
     def cancel(self, turn_id: str | None) -> bool:
         targets = [turn_id] if turn_id else list(self.tasks)

@@ -14,7 +14,7 @@ from bonsai.session.grading import start_retry, take
 async def retry(ctx: Ctx, params: m.ReflectOfferParams) -> m.ChatSendResult:
     daemon, sid = ctx.daemon, params.session_id
     daemon.store.get(sid)
-    if runtime(daemon, sid).running is not None:
+    if not await runtime(daemon, sid).settled():
         raise Conflict("a turn is running in this session; wait for it or cancel it first")
     offer = take(daemon, sid, params.offer_id)
     turn_id = start_retry(

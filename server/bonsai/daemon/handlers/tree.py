@@ -87,7 +87,7 @@ def tree_result(daemon: Host, session_id: str, tree: Tree) -> m.TreeGetResult:
 async def _operate(ctx: Ctx, params: m.TreeNodeParams, kind: OpKind) -> m.TreeGetResult:
     daemon, sid = ctx.daemon, params.session_id
     tree = _tree(daemon, sid)
-    if runtime(daemon, sid).running is not None:
+    if not await runtime(daemon, sid).settled():
         raise Conflict("a turn is running in this session; wait for it or cancel it first")
     history = daemon.store.messages(sid)
     parent = (
