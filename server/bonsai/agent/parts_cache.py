@@ -44,6 +44,13 @@ Key = tuple[str, int, bool, str | None, str]
 TailKey = tuple[str, str | None, tuple[Evidence, ...], tuple[str, ...]]
 
 
+def parts_key(
+    workspace: Path, settings: ContextSettings, repomap_text: str | None, persona: str
+) -> Key:
+    """What a workspace's stable parts depend on besides its files."""
+    return (str(workspace), settings.steering_cap_bytes, settings.smol, repomap_text, persona)
+
+
 class StablePartsCache:
     """Workspace and arguments → (when gathered, the parts); one thread's own."""
 
@@ -62,13 +69,7 @@ class StablePartsCache:
     def parts(
         self, workspace: Path, *, settings: ContextSettings, repomap_text: str | None, persona: str
     ) -> list[SystemPart]:
-        key: Key = (
-            str(workspace),
-            settings.steering_cap_bytes,
-            settings.smol,
-            repomap_text,
-            persona,
-        )
+        key = parts_key(workspace, settings, repomap_text, persona)
         now = self.clock()
         kept = self._kept.get(key)
         if kept is not None and now - kept[0] < self.fresh_s:
@@ -158,13 +159,7 @@ class DiskKeyedParts:
     def parts(
         self, workspace: Path, *, settings: ContextSettings, repomap_text: str | None, persona: str
     ) -> list[SystemPart]:
-        key: Key = (
-            str(workspace),
-            settings.steering_cap_bytes,
-            settings.smol,
-            repomap_text,
-            persona,
-        )
+        key = parts_key(workspace, settings, repomap_text, persona)
         kept = self._kept.get(key)
         if kept is not None and [_stamp(path) for path in kept[0]] == kept[1]:
             self._kept.move_to_end(key)
