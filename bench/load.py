@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from bonsai.cli.client import DaemonClient
 from load_clients import AsyncClient, cpu_s, cpu_split, start_stream_process
+from open_loop import Schedule, offsets, on_schedule, period_for
 from poll_trace import LagMeter, breakdown
 from proc_tree import TreeSampler
 
@@ -191,32 +192,55 @@ async def _stream(
     frames: list[int],
     turns: list[int],
     until: float,
+    slots: tuple[float, float] | None = None,
+    plan: list[Schedule] | None = None,
+    inside: list[int] | None = None,
+    lasted: list[float] | None = None,
 ) -> None:
-    """Attach and, for a sender, run turns back to back until ``until``; stamp every delta
-    (``lat``: one latency per token; ``frames``: one item per delta event received)."""
+    """Attach and, for a sender, run turns until ``until``: back to back (closed loop) or,
+    with ``slots`` (first slot, period), one per slot (open loop, ``bench/open_loop.py``;
+    what the schedule did goes to ``plan``). Stamp every delta (``lat``: one latency per
+    token; ``frames``: one item per delta event received; ``inside``: tokens received
+    before the window closed; ``lasted``: each turn's ms from its send to its end)."""
     finished: list[asyncio.Event] = []
+    closes = time.time() + max(0.0, until - time.monotonic())
 
     def on_event(method: str, params: dict, at: float) -> None:
         if method != "bonsai/chat/event":
             return
         if params["kind"] == "delta":
             frames.append(1)
+            n = len(lat)
             for part in params["text"].split("]"):
                 if part.startswith("["):
                     lat.append((at - float(part[1:])) * 1000)
+            if inside is not None and at <= closes:
+                inside[0] += len(lat) - n
         elif params["kind"] in ("done", "error") and finished:
             finished[-1].set()
+
+    async def turn() -> None:
+        finished.append(asyncio.Event())
+        began = time.monotonic()
+        await client.request("bonsai/chat/send", {"sessionId": sid, "text": "go"})
+        await asyncio.wait_for(finished[-1].wait(), 60)
+        turns.append(1)
+        if lasted is not None:
+            lasted.append((time.monotonic() - began) * 1000)
 
     client.on_notification = on_event
     await client.request("bonsai/session/attach", {"sessionId": sid})
     if not send:
         await asyncio.sleep(max(0.0, until - time.monotonic()) + 5)
         return
+    if slots is not None:
+        first, period = slots
+        done = await on_schedule(turn, start=first, period=period, until=until)
+        if plan is not None:
+            plan.append(done)
+        return
     while time.monotonic() < until:
-        finished.append(asyncio.Event())
-        await client.request("bonsai/chat/send", {"sessionId": sid, "text": "go"})
-        await asyncio.wait_for(finished[-1].wait(), 60)
-        turns.append(1)
+        await turn()
 
 
 async def _poll(
@@ -291,8 +315,13 @@ async def _prefill(home: Path, sessions: int, history: int) -> list[str]:
 
 
 async def _measure(
-    args: argparse.Namespace, home: Path, pid: int, sids: list[str], pollers: int
-) -> dict[str, float]:
+    args: argparse.Namespace,
+    home: Path,
+    pid: int,
+    sids: list[str],
+    pollers: int,
+    rate: float | None = None,
+) -> dict[str, Any]:
     streamers = [await AsyncClient.connect(home) for _ in range(args.clients)]
     watchers = [await AsyncClient.connect(home) for _ in range(pollers)]
     latencies: list[float] = []
@@ -323,9 +352,29 @@ async def _measure(
     sampler = asyncio.ensure_future(sample_rss())
     ticker = asyncio.ensure_future(lag.run())
     every = args.poll_ms / 1000
+    plan: list[Schedule] = []
+    inside = [0]
+    lasted: list[float] = []
+    slots: list[tuple[float, float] | None] = [None] * len(streamers)
+    if rate is not None:  # open loop: each sender's turns on its own fixed slots
+        period = period_for(rate, args.tokens, args.clients)
+        senders = min(len(sids), len(streamers))
+        slots[:senders] = [(t0 + at, period) for at in offsets(senders, period)]
     await asyncio.gather(
         *(
-            _stream(c, sids[i % len(sids)], i < len(sids), latencies, frames, turns, until)
+            _stream(
+                c,
+                sids[i % len(sids)],
+                i < len(sids),
+                latencies,
+                frames,
+                turns,
+                until,
+                slots[i],
+                plan,
+                inside,
+                lasted,
+            )
             for i, c in enumerate(streamers)
         ),
         *(
@@ -368,12 +417,49 @@ async def _measure(
         "load": (load0 + os.getloadavg()[0]) / 2,
         "phases": breakdown(stamped, lag),
         "view_ready_s": ready_s,
+        **(_open_loop(plan, inside[0], lasted, args, lag) if rate is not None else {}),
     }
 
 
-def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> dict[str, Any]:
-    """Streaming on pre-filled sessions for ``args.seconds``, with ``pollers`` ledgers open."""
-    stream_proc, port = start_stream_process(args.tokens, not args.no_keep_alive)
+def _open_loop(
+    plan: list[Schedule],
+    inside: int,
+    lasted: list[float],
+    args: argparse.Namespace,
+    lag: LagMeter,
+) -> dict[str, float]:
+    """An open-loop run's own figures: the events offered (every slot's turn, to every
+    client of its session) and carried (received before the window closed) per second,
+    the late turns, how late turns started and how long they lasted (send to end); the
+    bench's own loop lag beside them."""
+    done = Schedule()
+    for one in plan:
+        done.merge(one)
+    per_turn = args.tokens * args.clients / max(1, min(args.sessions, args.clients))
+    return {
+        "offered_s": done.slots * per_turn / args.seconds,
+        "carried_s": inside / args.seconds,
+        "slots": done.slots,
+        "late": done.late,
+        "start_p50": pct(done.start_lag_ms, 0.5),
+        "start_max": max(done.start_lag_ms, default=0.0),
+        "turn_p50": pct(lasted, 0.5),
+        "turn_p95": pct(lasted, 0.95),
+        "bench_lag_p99": pct(lag.late_ms, 0.99),
+    }
+
+
+def polling_run(
+    args: argparse.Namespace,
+    pollers: int,
+    profile: str | None,
+    keep_alive: bool | None = None,
+    rate: float | None = None,
+) -> dict[str, Any]:
+    """Streaming on pre-filled sessions for ``args.seconds``, with ``pollers`` ledgers open;
+    at ``rate`` delta events per second on a fixed schedule (open loop) when given."""
+    kept = not args.no_keep_alive if keep_alive is None else keep_alive
+    stream_proc, port = start_stream_process(args.tokens, kept)
     home = Path(tempfile.mkdtemp(prefix="bonsai-poll-"))
     extra = {"BONSAI_STALLS": str(home / "stalls.json")} if args.stalls else {}
     if args.gc_policy:
@@ -383,14 +469,14 @@ def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> 
     proc, _ = start_daemon(home, port, profile, extra)
     try:
 
-        async def run() -> dict[str, float]:
+        async def run() -> dict[str, Any]:
             sids = await _prefill(home, args.sessions, args.history)
-            result = await _measure(args, home, proc.pid, sids, pollers)
+            result = await _measure(args, home, proc.pid, sids, pollers, rate)
             stopper = await AsyncClient.connect(home)
             await stopper.request("bonsai/daemon/stop")
             return result
 
-        result: dict[str, Any] = asyncio.run(run())
+        result = asyncio.run(run())
         proc.wait(60)
         if args.stalls:
             result["stalls"] = json.loads((home / "stalls.json").read_text())
@@ -402,6 +488,9 @@ def polling_run(args: argparse.Namespace, pollers: int, profile: str | None) -> 
 
 
 def polling(args: argparse.Namespace) -> None:
+    if args.rate:
+        open_loop(args)
+        return
     print(
         f"polling: {args.clients} clients streaming on {args.sessions} sessions of "
         f"{args.history} messages (~{args.history * 2}k tokens), {args.tokens} deltas per turn, "
@@ -466,6 +555,66 @@ def polling(args: argparse.Namespace) -> None:
     print(
         "  (events: deltas as the stream server sent them, each stamped; tok/ev: how many "
         "the daemon sent in one delta event)"
+    )
+
+
+def open_loop(args: argparse.Namespace) -> None:
+    """``--rate``: the polling runs at fixed offered loads, each rate once per connection
+    mode (``--connections both``: kept and closed alternated at every rate, the same
+    events per second offered to both), so what kept connections do to latency is seen
+    apart from how much more they let the closed loop carry."""
+    rates = [float(r) for r in args.rate.split(",")]
+    modes = {"both": [True, False], "kept": [True], "closed": [False]}[args.connections]
+    pollers = [0] if args.only == "alone" else [args.pollers] if args.only else [0, args.pollers]
+    print(
+        f"open loop: {args.clients} clients on {args.sessions} sessions of {args.history} "
+        f"messages, {args.tokens} deltas per turn, turns on a fixed schedule at "
+        f"{', '.join(f'{r:,.0f}' for r in rates)} delta events/s offered, {args.seconds:.0f} s "
+        f"each; {' and '.join(f'{n} pollers' if n else 'alone' for n in pollers)}"
+    )
+    runs: dict[str, dict[str, Any]] = {}
+    by_rate: dict[tuple[float, int], dict[bool, dict[str, Any]]] = {}
+    for rate in rates:
+        for n in pollers:
+            for kept in modes:
+                name = f"{rate:,.0f} {'kept' if kept else 'closed'}{f' +{n}p' if n else ''}"
+                runs[name] = polling_run(args, n, None, keep_alive=kept, rate=rate)
+                by_rate.setdefault((rate, n), {})[kept] = runs[name]
+                _print_open(name, runs[name], header=len(runs) == 1)
+    print_stalls(runs)
+    for (rate, n), pair in by_rate.items():
+        if len(pair) == 2:
+            kept, closed = pair[True], pair[False]
+            print(
+                f"  kept / closed at {rate:,.0f} ev/s{f' with {n} pollers' if n else ''}: "
+                f"p50 ×{kept['p50'] / max(closed['p50'], 1e-9):.2f}, "
+                f"p95 ×{kept['p95'] / max(closed['p95'], 1e-9):.2f}, "
+                f"p99 ×{kept['p99'] / max(closed['p99'], 1e-9):.2f}, µs per event "
+                f"×{kept['cpu_us_event'] / max(closed['cpu_us_event'], 1e-9):.2f}"
+            )
+    print(
+        "  (offered: every slot's turn to every client of its session, per second of the "
+        "window; carried: received within it; late: turns whose slot came while the "
+        "previous still ran, started when it ended; start lag: a turn's start after its "
+        "slot; turn ms: send to done, p50; lag: the measuring loop's 5 ms tick, p99)"
+    )
+
+
+def _print_open(name: str, r: dict[str, Any], header: bool) -> None:
+    if header:
+        print(
+            f"  {'':18}{'offered':>8}{'carried':>8}{'late':>10}{'start ms':>9}{'p50 ms':>8}"
+            f"{'p95 ms':>8}{'p99 ms':>8}{'get p50':>8}{'get p95':>8}{'CPU %':>6}{'µs/ev':>7}"
+            f"{'tok/ev':>7}{'turn ms':>8}{'RSS MB':>7}{'load':>6}{'lag ms':>7}"
+        )
+    late = f"{r['late']}/{r['slots']}"
+    print(
+        f"  {name:18}{r['offered_s']:>8,.0f}{r['carried_s']:>8,.0f}{late:>10}"
+        f"{r['start_p50']:>9.1f}{r['p50']:>8.2f}"
+        f"{r['p95']:>8.2f}{r['p99']:>8.2f}{r['poll_p50']:>8.1f}{r['poll_p95']:>8.1f}"
+        f"{r['cpu_pct']:>6.0f}{r['cpu_us_event']:>7.0f}{r['per_frame']:>7.1f}{r['turn_p50']:>8.0f}"
+        f"{r['rss']:>7.0f}{r['load']:>6.1f}{r['bench_lag_p99']:>7.1f}",
+        flush=True,
     )
 
 
@@ -555,6 +704,17 @@ def main() -> None:
         "--trace",
         action="store_true",
         help="the daemon stamps every ctx/get (BONSAI_CTX_TRACE): its time by phase",
+    )
+    parser.add_argument(
+        "--rate",
+        help="open loop (with --polling): turns on a fixed schedule offering this many delta "
+        "events per second; a comma-separated list runs each",
+    )
+    parser.add_argument(
+        "--connections",
+        choices=["both", "kept", "closed"],
+        default="both",
+        help="open loop: the stream server's connections, kept and closed alternated by default",
     )
     parser.add_argument(
         "--no-keep-alive",
