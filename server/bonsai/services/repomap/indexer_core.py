@@ -22,6 +22,8 @@ from bonsai.services.repomap.languages import language_for_path
 from bonsai.services.repomap.records import FileTags, decode_tags, encode_tags
 from bonsai.services.repomap.tags import GrammarUnavailable, extract_tags
 
+Extract = Callable[[str, bytes, str], FileTags]  # (path, bytes, language) -> tags
+
 log = logging.getLogger(__name__)
 
 Outcome = Literal["trusted", "hashed", "parsed", "shared", "skipped"]
@@ -60,16 +62,17 @@ def _read(root: Path, rel: str, ws: Workspace | None = None) -> tuple[bytes, int
 
 
 def analyse(
-    rel: str, data: bytes, size: int, mtime_ns: int, sha: str
+    rel: str, data: bytes, size: int, mtime_ns: int, sha: str, extract: Extract = extract_tags
 ) -> tuple[CacheRow, FileTags | None]:
-    """Tags of freshly read bytes, and the cache row to store them in."""
+    """Tags of freshly read bytes, and the cache row to store them in
+    (``extract``: the edit path's incremental parse, ``edit_parse.py``)."""
     if b"\0" in data[:SNIFF_BYTES]:
         return CacheRow(rel, CachedFile(size, mtime_ns, sha, "binary", "")), None
     language = language_for_path(rel)
     tags = FileTags(rel, None)
     if language is not None:
         try:
-            tags = extract_tags(rel, data, language)
+            tags = extract(rel, data, language)
         except GrammarUnavailable:
             tags = FileTags(rel, None)  # listed by path; languages.py logged why
     return CacheRow(rel, CachedFile(size, mtime_ns, sha, "tags", encode_tags(tags))), tags
@@ -89,10 +92,12 @@ def index_file(
     cached: CachedFile | None,
     decode: bool = True,
     ws: Workspace | None = None,
+    extract: Extract = extract_tags,
 ) -> FileResult:
     """Update one file against its cached row (see module doc for the rule).
     Without ``decode`` a hashed file's tags are not decoded (a parse worker sends
-    rows only); ``ws``: the workspace of ``root``, already open."""
+    rows only); ``ws``: the workspace of ``root``, already open; ``extract``:
+    makes a parsed file's tags (``analyse``)."""
     if cached is not None and (cached.size, cached.mtime_ns) == (cand.size, cand.mtime_ns):
         return FileResult(cand.path, "trusted", None, None)
     try:
@@ -104,7 +109,7 @@ def index_file(
     if cached is not None and cached.sha256 == sha:
         row = CacheRow(cand.path, cached._replace(size=size, mtime_ns=mtime_ns))
         return FileResult(cand.path, "hashed", row, tags_of(row) if decode else None)
-    row, tags = analyse(cand.path, data, size, mtime_ns, sha)
+    row, tags = analyse(cand.path, data, size, mtime_ns, sha, extract)
     return FileResult(cand.path, "parsed", row, tags)
 
 

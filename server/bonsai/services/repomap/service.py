@@ -25,6 +25,7 @@ from bonsai.services.repomap.discovery import (
     discover,
     stat_candidate,
 )
+from bonsai.services.repomap.edit_parse import EditTrees
 from bonsai.services.repomap.first_map import FirstRequest, first_pass
 from bonsai.services.repomap.grammar_warmup import warm_languages
 from bonsai.services.repomap.heap import array_bytes, settle
@@ -73,6 +74,7 @@ class RepoMapService:
         self._cache = TagCache(cache_db)
         self._shared = SharedTags(self._cache)  # other checkouts' tags of the same bytes
         self._state = MapState(self._cache, self._key)
+        self._trees = EditTrees()  # the last edited files' trees: incremental parses
         self._watcher: RepoWatcher | None = None
         self._closed = False
         self._listeners: list[Callable[[BuildStats], None]] = []
@@ -189,7 +191,12 @@ class RepoMapService:
                 )
                 self._shared.record_soon(results)
             else:
-                results = [index_file(self.workspace, c, known.get(c.path)) for c in to_index]
+                results = [
+                    index_file(self.workspace, c, known.get(c.path), extract=self._trees.extract)
+                    for c in to_index
+                ]
+            for path in gone:
+                self._trees.forget(path)
             stats = self._apply(results, gone, known)
             stats = stats.model_copy(
                 update={"files": len(results), "elapsed_ms": (time.perf_counter() - started) * 1000}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from operator import itemgetter
 
 import tree_sitter as ts
@@ -173,13 +174,20 @@ def _references(refs: list[ts.Node], source: bytes, skip: set[int]) -> dict[str,
     return dict(sorted(named))
 
 
-def extract_tags(path: str, source: bytes, language: str) -> FileTags:
+# how a tree is made from the parser and the bytes: ``Parser.parse`` unless the
+# caller parses incrementally from a kept tree (``edit_parse.py``)
+Parse = Callable[[ts.Parser, bytes], ts.Tree]
+
+
+def extract_tags(path: str, source: bytes, language: str, parse: Parse | None = None) -> FileTags:
     """Parse ``source`` as ``language`` and return its canonical tags (one query
-    pass over the tree gives both definitions and references).
+    pass over the tree gives both definitions and references). ``parse``: makes
+    the tree (the edit path's incremental parse); the tags depend only on it.
 
     Raises ``GrammarUnavailable`` when the grammar cannot be loaded."""
     compiled = _compiled_for(language)
-    tree = _parser(language, compiled).parse(source)
+    parser = _parser(language, compiled)
+    tree = parser.parse(source) if parse is None else parse(parser, source)
     captures = ts.QueryCursor(compiled.query).captures(tree.root_node)
     paired = _paired(captures, source)
     refs = _references(captures.get("ref", []), source, {p[5] for p in paired})
