@@ -10,13 +10,20 @@ alternated so that every variant sees the same machine; the median of each is pr
 
     python bench/daemon_start.py [--starts 10] [--server DIR ...] [--settle-s 0]
 
-``--settle-s S`` waits S seconds after the answer before reading the RSS again (the
-background warm-up: the tokenizer), reported as ``rss_settled_mb`` and ``cpu_settled_s``.
+``--settle-s S`` waits S seconds after the answer before reading the RSS again (what
+the start leaves running in the background), reported as ``rss_settled_mb`` and
+``cpu_settled_s``.
+
+Each server's modules are compiled to bytecode first, as an installed package's are:
+with ``PYTHONDONTWRITEBYTECODE`` set (as on these machines) a checkout without
+``__pycache__`` would otherwise compile every module from source at every start
+(~1 s of CPU), and the comparison would be of that.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -93,6 +100,8 @@ def main() -> None:
     parser.add_argument("--settle-s", type=float, default=0.0)
     args = parser.parse_args()
     servers = [s.resolve() for s in args.server] or [HERE]
+    for server in servers:
+        compileall.compile_dir(server / "bonsai", quiet=2)  # skips what is current
     runs: dict[Path, list[dict[str, float]]] = {s: [] for s in servers}
     for _ in range(args.starts):
         for server in servers:

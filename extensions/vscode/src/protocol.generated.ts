@@ -295,6 +295,7 @@ export interface DaemonStatusResult {
   sessionProviders?: SessionProviderInfo[];
   views?: string;
   heavyModules?: string[];
+  tokenizersLoaded?: string[];
 }
 
 /** No fields. */

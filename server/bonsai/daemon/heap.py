@@ -5,11 +5,12 @@ imports, pydantic's schemas, the tokenizer's tables, the sessions' caches): on t
 daemon's heap that holds the GIL, and so the event loop that streams every session,
 for tens of milliseconds at a time. Two things bound that:
 
-* :func:`settle`, once the start-up is done and the view worker warmed (the
-  tokenizer loaded, the first models built): ``gc.freeze()`` moves everything alive
-  to the permanent generation, which no later collection scans (Python's documented
-  use for long-lived data). Frozen objects are still freed by reference counting;
-  only cyclic garbage among them would stay, and start-up leaves none (measured).
+* :func:`settle`, once the start-up is done (the imports, the store, the protocol
+  models; a tokenizer loads later, when a session first counts): ``gc.freeze()``
+  moves everything alive to the permanent generation, which no later collection
+  scans (Python's documented use for long-lived data). Frozen objects are still
+  freed by reference counting; only cyclic garbage among them would stay, and
+  start-up leaves none (measured).
 * :func:`configure`, at the start: the youngest generation's threshold raised
   (``THRESHOLD``), so the many short-lived containers a streamed event makes
   (frames, dicts, pydantic models) are collected in fewer, still short, passes.
@@ -25,7 +26,6 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 log = logging.getLogger("bonsai.heap")
@@ -79,15 +79,3 @@ def settle(chosen: Policy) -> None:
     gc.freeze()
     took = (time.perf_counter() - start) * 1000
     log.info("heap settled: %d objects frozen (%.2f ms)", gc.get_freeze_count(), took)
-
-
-def after(job: Callable[[], object], chosen: Policy) -> Callable[[], None]:
-    """``job``, then :func:`settle`: the warm-up's own objects are frozen with the rest."""
-
-    def run() -> None:
-        try:
-            job()
-        finally:
-            settle(chosen)
-
-    return run

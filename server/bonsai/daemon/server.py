@@ -40,7 +40,6 @@ from bonsai.services.store.backup import list_backups
 from bonsai.services.store.db import DatabaseLock, StoreError, acquire_lock, open_database
 from bonsai.services.store.health import verify_committed
 from bonsai.services.store.turns import ToolRuns, recover_after_crash
-from bonsai.session.base import tokenizer_warmer
 
 log = logging.getLogger("bonsai.daemon")
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
@@ -261,9 +260,10 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
         if servers:
             lifecycle.write_private_json(lifecycle.daemon_json_path(home), info)
         keeper.start()
-        # in the background (serving already): the tokenizer, then the heap settles
-        daemon.views.warm(heap.after(tokenizer_warmer(daemon), gc_policy))
         log.info("bonsai %s serving (pid %s)", __version__, daemon.pid)
+        # the start-up's objects kept out of every later collection; no tokenizer is
+        # loaded here: the first session that counts loads its own (session.base)
+        heap.settle(gc_policy)
         last_words.crash_on_purpose(loop)  # BONSAI_DEBUG_CRASH only (tests)
         if options.stdio:
             stdio = asyncio.ensure_future(_serve_stdio(daemon))

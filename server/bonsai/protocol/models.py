@@ -93,6 +93,10 @@ class DaemonStatusResult(Wire):
         default_factory=list,
         description="heavy libraries the daemon has imported so far (each when first needed)",
     )
+    tokenizers_loaded: list[str] = Field(
+        default_factory=list,
+        description="tokenizers loaded so far (tiktoken:o200k_base), each at a first count",
+    )
 
 
 # ---------------------------------------------------------------- sessions

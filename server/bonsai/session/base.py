@@ -27,7 +27,7 @@ from bonsai.protocol import models as m
 from bonsai.services.providers import make_provider, resolve_api_key
 from bonsai.services.providers.pricing import pricing_of
 from bonsai.services.providers.types import ProviderError
-from bonsai.services.tokens import TokenCounter, estimator_for
+from bonsai.services.tokens import TokenCounter, estimator_for, start_loading
 from bonsai.session.fast_model import fast_summary
 from bonsai.session.host import Host
 from bonsai.session.provider_choice import session_settings
@@ -53,20 +53,26 @@ def runtime(daemon: Host, session_id: str) -> SessionRuntime:
 
 def counter_for(daemon: Host, providers: ProviderSettings, info: Any) -> TokenCounter:
     """One counter per model (its count cache and calibration live across sessions).
-    Anthropic models count through the count_tokens API when a key is configured."""
+    Anthropic models count through the count_tokens API when a key is configured.
+
+    The first session that needs a model's counter begins loading its tokenizer in a
+    thread (``services/tokens/deferred.py``); its counts wait for the load. A daemon
+    that no session has asked to count never loads one."""
     counters = daemon.hub.counters
     with _counters_lock:  # one counter even when a turn and a view ask at once
         counter = counters.get(providers.model)
         if counter is None:
             counter = counters[providers.model] = _new_counter(daemon, providers, info)
+            start_loading(counter.estimator)  # off the loop, while the client's next asks
         return counter
 
 
 def tokenizer_warmer(daemon: Host) -> Callable[[], object]:
     """Loading the tokenizer of the model the settings name (once per process; run it
-    off the loop), so the first view or turn that counts does not wait seconds for it.
-    Nothing is kept in the hub: a model's counter is built when first asked for, with
-    what the server said about the model by then."""
+    off the loop). Nothing is kept in the hub: a model's counter is built when first
+    asked for, with what the server said about the model by then. The daemon does not
+    run it at its start any more: the first counter begins its own load
+    (:func:`counter_for`); this is for a caller that knows counting is coming."""
     providers = daemon.settings().settings.providers
     info = window_for(daemon, providers).info
     cache_dir = daemon.home / "cache" / "tiktoken"
@@ -92,6 +98,7 @@ def _new_counter(daemon: Host, providers: ProviderSettings, info: Any) -> TokenC
         model=providers.model,
         count_tokens_api=api,
         counting=daemon.hub.counting,
+        deferred=True,
     )
 
 

@@ -235,6 +235,7 @@
 ---@field sessionProviders? bonsai.SessionProviderInfo[]
 ---@field views? string
 ---@field heavyModules? string[]
+---@field tokenizersLoaded? string[]
 
 ---@class bonsai.Empty
 

@@ -9,6 +9,7 @@ from bonsai import __version__
 from bonsai.daemon.loaded import heavy_modules
 from bonsai.daemon.rpc import Ctx, handles
 from bonsai.protocol import models as m
+from bonsai.services.tokens.offline_tiktoken import loaded_encodings
 from bonsai.session import provider_choice
 
 
@@ -26,6 +27,7 @@ async def status(ctx: Ctx, _: m.Empty) -> m.DaemonStatusResult:
         session_providers=provider_choice.status_entries(daemon, os.environ),
         views=daemon.views.status(),
         heavy_modules=heavy_modules(),
+        tokenizers_loaded=[f"tiktoken:{name}" for name in loaded_encodings()],
     )
 
 

@@ -12,6 +12,7 @@ from bonsai.services.replay.policies import PolicyName
 from bonsai.services.replay.prefix import Encode, granularity_for
 from bonsai.services.replay.runner import ReplayConfig
 from bonsai.services.tokens import (
+    DeferredEstimator,
     HFTokenizerEstimator,
     TiktokenEstimator,
     TokenCounter,
@@ -26,6 +27,8 @@ DEFAULT_MODEL = "gpt-4o"
 def encoder_of(counter: TokenCounter) -> Encode | None:
     """The token encoder behind ``counter``, when it has one (else prefixes use characters)."""
     estimator = counter.estimator
+    if isinstance(estimator, DeferredEstimator):
+        estimator = estimator.loaded()
     if isinstance(estimator, TiktokenEstimator):
         return estimator.encoding.encode_ordinary
     if isinstance(estimator, HFTokenizerEstimator):

@@ -19,6 +19,7 @@ from bonsai.services.tokens.calibration import (
     Calibrator,
 )
 from bonsai.services.tokens.counter import CounterStats, TokenCounter
+from bonsai.services.tokens.deferred import DeferredEstimator, start_loading
 from bonsai.services.tokens.estimators import (
     CharRatioEstimator,
     HFTokenizerEstimator,
@@ -54,6 +55,7 @@ __all__ = [
     "Count",
     "CountTokensApi",
     "CounterStats",
+    "DeferredEstimator",
     "Estimator",
     "HFTokenizerEstimator",
     "RankFileError",
@@ -68,4 +70,5 @@ __all__ = [
     "load_encoding",
     "min_confidence",
     "seed_rank_file",
+    "start_loading",
 ]

@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-
-import tiktoken
-import tokenizers
+from typing import TYPE_CHECKING
 
 from bonsai.services.tokens.types import Confidence
+
+if TYPE_CHECKING:  # the libraries load with a tokenizer (offline_tiktoken, hf_tokenizer)
+    import tiktoken
+    import tokenizers
 
 # Characters per token of the heuristics. 4 is the classic rule of thumb for
 # English prose; code-heavy agent transcripts measured 3.4-3.5 (see

@@ -15,11 +15,10 @@ from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-import tiktoken.model
-
 from bonsai.services.tokens.anthropic_api import ApiTokenCounter, CountTokensApi
 from bonsai.services.tokens.calibration import Calibrator
 from bonsai.services.tokens.counter import DEFAULT_CACHE_SIZE, TokenCounter
+from bonsai.services.tokens.deferred import DeferredEstimator
 from bonsai.services.tokens.estimators import (
     ANTHROPIC_CHARS_PER_TOKEN,
     FALLBACK_CHARS_PER_TOKEN,
@@ -65,6 +64,7 @@ def estimator_for(
     cache_size: int = DEFAULT_CACHE_SIZE,
     tokenizer_packages: Sequence[str] | None = None,
     counting: RemoteCounting | None = None,
+    deferred: bool = False,
 ) -> TokenCounter:
     """A :class:`TokenCounter` for ``model`` described by ``model_info``.
 
@@ -77,6 +77,9 @@ def estimator_for(
     ``counting`` makes an exact estimator that asks another process (the daemon)
     instead of loading the tokenizer here, chosen by the same rules, so the counts and
     the fallbacks agree (a tiktoken rank file is still found and checked here).
+    ``deferred`` checks a tiktoken rank file now but builds the encoding when first
+    needed (:class:`~bonsai.services.tokens.deferred.DeferredEstimator`: its counts wait
+    for the load, ``start_loading`` begins it in a thread).
     """
     family: Family = model_info.family
     if count_tokens_api is not None and family == "anthropic" and not model:
@@ -87,7 +90,8 @@ def estimator_for(
         pick = _pick_hf(family, path, packages, counting)
     elif path is not None or _encoding_name(model_info.tokenizer) or family == "openai":
         encoding = _encoding_name(model_info.tokenizer) or _encoding_for_model(model)
-        pick = _pick_tiktoken(encoding, cache_dir, Path(path) if path else None, counting)
+        source = Path(path) if path else None
+        pick = _pick_tiktoken(encoding, cache_dir, source, counting, deferred)
     elif family in ("deepseek", "qwen"):
         pick = _pick_hf(family, None, packages, counting)
     elif family == "anthropic":
@@ -111,13 +115,23 @@ def estimator_for(
 
 
 def _pick_tiktoken(
-    encoding: str, cache_dir: Path, source: Path | None, counting: RemoteCounting | None
+    encoding: str,
+    cache_dir: Path,
+    source: Path | None,
+    counting: RemoteCounting | None,
+    deferred: bool = False,
 ) -> _Pick:
+    def load() -> TiktokenEstimator:
+        return TiktokenEstimator(load_encoding(encoding, cache_dir, source=source))
+
     try:
-        if counting is not None:  # the rank file checked as a load would, not loaded
+        if counting is not None or deferred:  # the rank file checked as a load would
             seed_rank_file(encoding, cache_dir, source=source)
+        if counting is not None:  # not loaded: another process counts
             return _Pick(counting.tiktoken(encoding), None)
-        return _Pick(TiktokenEstimator(load_encoding(encoding, cache_dir, source=source)), None)
+        if deferred:
+            return _Pick(DeferredEstimator(f"tiktoken:{encoding}", load), None)
+        return _Pick(load(), None)
     except TokenizerUnavailable as exc:
         fallback = CharRatioEstimator(FALLBACK_CHARS_PER_TOKEN)
         return _Pick(fallback, f"{exc}; using a calibrated {fallback.name} estimate")
@@ -161,6 +175,8 @@ def _path_like(tokenizer: str | None) -> str | None:
 
 def _encoding_for_model(model: str) -> str:
     """tiktoken's encoding for an OpenAI model name (a table lookup, no download)."""
+    import tiktoken.model  # lazy for start-up cost: with the first OpenAI model's counter
+
     try:
         name = tiktoken.model.encoding_name_for_model(model)
     except KeyError:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-import tokenizers
+from typing import TYPE_CHECKING
 
 from bonsai.services.tokens.types import Family, TokenizerUnavailable
+
+if TYPE_CHECKING:
+    import tokenizers
 
 TOKENIZER_FILE = "tokenizer.json"
 
@@ -58,6 +60,8 @@ def resolve_tokenizer_path(configured: str | Path | None, packages: Sequence[str
 
 def load_tokenizer(path: Path) -> tokenizers.Tokenizer:
     """Parse ``path`` with the ``tokenizers`` library, with a clear error when it fails."""
+    import tokenizers  # lazy for start-up cost: imported with the first tokenizer loaded
+
     try:
         return tokenizers.Tokenizer.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON

@@ -19,13 +19,15 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import tiktoken
 from pydantic import BaseModel, ConfigDict
 
 from bonsai.services.fs.atomic import atomic_write
 from bonsai.services.tokens.types import RankFileError, TokenizerUnavailable
+
+if TYPE_CHECKING:
+    import tiktoken
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +202,8 @@ def load_encoding(
     :func:`default_cache_dir`) for this process, so later plain
     ``tiktoken.get_encoding`` calls work offline too.
     """
+    import tiktoken  # lazy for start-up cost: a process that never counts never imports it
+
     directory = cache_dir if cache_dir is not None else default_cache_dir()
     key = (encoding, directory, source, data_dir)
     with _lock:
@@ -213,6 +217,12 @@ def load_encoding(
             # process that counts (the daemon, its view process) would hold them for nothing
             getattr(loaded, "__dict__", {}).pop("_mergeable_ranks", None)
         return loaded
+
+
+def loaded_encodings() -> list[str]:
+    """The encodings this process has loaded, sorted; read without the lock, so a caller
+    on the event loop never waits for a load in progress (which holds it)."""
+    return sorted({key[0] for key in list(_loaded)})
 
 
 def loads() -> int:
