@@ -591,12 +591,25 @@ def open_loop(args: argparse.Namespace) -> None:
                 f"p95 ×{kept['p95'] / max(closed['p95'], 1e-9):.2f}, "
                 f"p99 ×{kept['p99'] / max(closed['p99'], 1e-9):.2f}, µs per event "
                 f"×{kept['cpu_us_event'] / max(closed['cpu_us_event'], 1e-9):.2f}"
+                + _unequal(kept, closed)
             )
     print(
         "  (offered: every slot's turn to every client of its session, per second of the "
         "window; carried: received within it; late: turns whose slot came while the "
         "previous still ran, started when it ended; start lag: a turn's start after its "
         "slot; turn ms: send to done, p50; lag: the measuring loop's 5 ms tick, p99)"
+    )
+
+
+def _unequal(kept: dict[str, Any], closed: dict[str, Any]) -> str:
+    """A warning when the two runs did not carry the same load (one fell behind its
+    schedule): their latencies then differ by what they carried, not by the connection."""
+    low, high = sorted((kept["carried_s"], closed["carried_s"]))
+    if high <= 0 or low / high >= 0.95:
+        return ""
+    return (
+        f"  (NOT equal load: carried {kept['carried_s']:,.0f} kept / "
+        f"{closed['carried_s']:,.0f} closed)"
     )
 
 

@@ -15,7 +15,8 @@ incremental update (one file edited -> new map: a first edit, then the middle
 of three in a row that each keep the file's names and of three that each add
 one more function, named anew in every run; wall and CPU time, as the machine
 may be shared; the service long-lived, as the daemon's is), peak RSS
-of the whole process tree (``bonsai.dev.tree_rss``),
+of the whole process tree (``bonsai.dev.tree_rss``, sampled from a process of its
+own: ``repomap_sampler.py``),
 and file-localization recall: tasks written like issues that name identifiers
 (never files); a task is a hit when its defining file appears in the map, at
 1,024 and 4,096 tokens. aider varies between runs, so it runs ``--aider-runs``
@@ -42,9 +43,9 @@ import sysconfig
 import time
 from pathlib import Path
 
-from bonsai.dev.tree_rss import TreeSampler
 from repomap_corpus import CACHE
 from repomap_localise import localise, print_early, print_lanes, print_localise
+from repomap_sampler import OutsideSampler
 from repomap_tasks import (
     SWE_REPOS,
     fetch_sdist,
@@ -192,7 +193,7 @@ def run_ours(job: dict) -> dict:
 
     root, db = Path(job["root"]), Path(job["db"])
     out: dict = {}
-    sampler = TreeSampler().start()
+    sampler = OutsideSampler()  # in a process of its own: no GIL or CPU taken from the build
     t0, c0 = time.perf_counter(), time.process_time()
     service = RepoMapService(root, db, RepoMapSettings(), chars4)
     first = None

@@ -7,7 +7,10 @@ connections unless ``--no-keep-alive``). One client is attached over a socket pa
 so every event is framed and written as in the daemon. Reported: the loop thread's
 CPU per turn (``time.thread_time``, which load distorts least) and the part of it
 spent in each named step (thread-CPU accumulators wrapped around them here, not in
-the daemon), and with ``--profile`` where the rest goes (cProfile, the same clock).
+the daemon; a step run in a worker thread is counted apart, "off the loop"), how long
+one loop callback held the loop (its CPU: slices over 1, 2, 5, 10, 20 ms per turn, and a
+task's slices over 2 ms named by where it resumed and where it stopped), and with
+``--profile`` where the rest goes (cProfile, the same clock; no slice timing then).
 
     python bench/turn_cost.py [--history 20] [--turns 40] [--tokens 5] [--no-keep-alive]
         [--profile]
@@ -42,6 +45,54 @@ from load_clients import start_stream_process
 CHUNK = "lorem ipsum dolor sit amet " * 370  # ~2,000 tokens
 spent: dict[str, float] = defaultdict(float)
 calls: dict[str, int] = defaultdict(int)
+SLICE_MS = (1, 2, 5, 10, 20)
+slices: list[float] = []  # the loop thread's CPU in each callback it ran (ms), while measuring
+SPAN_MS = 2.0  # a task's slice longer than this is named by where it resumed and stopped
+spans: dict[str, int] = defaultdict(int)
+spans_ms: dict[str, float] = defaultdict(float)
+
+
+def _where(task: asyncio.Task[Any]) -> str:
+    """Where a task waits: its innermost frame's function and line."""
+    coro: Any = task.get_coro()
+    frame = None
+    while coro is not None and getattr(coro, "cr_frame", None) is not None:
+        if "bonsai" in coro.cr_frame.f_code.co_filename:  # the innermost of bonsai's own
+            frame = coro.cr_frame
+        coro = getattr(coro, "cr_await", None)
+    if frame is None:
+        return "its start"
+    return f"{Path(frame.f_code.co_filename).stem}.{frame.f_code.co_name}:{frame.f_lineno}"
+
+
+def _time_slices() -> Callable[[], None]:
+    """Time every loop callback on this thread's CPU clock (``Handle._run`` wrapped):
+    how long one slice held the loop. Returns the undo."""
+    from asyncio import events
+
+    original = events.Handle._run
+
+    def timed(handle: events.Handle) -> None:
+        task = getattr(handle._callback, "__self__", None)  # type: ignore[attr-defined]
+        task = task if isinstance(task, asyncio.Task) else None
+        begun = _where(task) if task is not None else ""
+        t0 = time.thread_time()
+        try:
+            original(handle)
+        finally:
+            ms = 1000 * (time.thread_time() - t0)
+            slices.append(ms)
+            if ms > SPAN_MS and task is not None:
+                span = f"{begun} -> {_where(task) if not task.done() else 'its end'}"
+                spans[span] += 1
+                spans_ms[span] += ms
+
+    events.Handle._run = timed  # type: ignore[method-assign]
+
+    def undo() -> None:
+        events.Handle._run = original  # type: ignore[method-assign]
+
+    return undo
 
 
 def _accumulate(owner: Any, name: str, label: str) -> None:
@@ -55,8 +106,10 @@ def _accumulate(owner: Any, name: str, label: str) -> None:
         try:
             return original(*args, **kw)
         finally:
-            spent[label] += time.thread_time() - t0
-            calls[label] += 1
+            on_loop = threading.current_thread() is threading.main_thread()
+            where = label if on_loop else f"{label} (off the loop)"
+            spent[where] += time.thread_time() - t0
+            calls[where] += 1
 
     setattr(owner, name, timed)
 
@@ -76,7 +129,11 @@ def _instrument() -> None:
         _accumulate(context_bridge, "stable_parts", "  stable parts")
     _accumulate(context_bridge, "volatile_part", "  volatile tail (git status)")
     _accumulate(context_bridge.ContextBridge, "view", "window view")
-    _accumulate(context_bridge.ContextBridge, "assemble", "assembly (with parts, view)")
+    if hasattr(context_bridge.ContextBridge, "assemble_input"):  # the view and parts apart
+        _accumulate(context_bridge.ContextBridge, "input_of", "assembly input (parts)")
+        _accumulate(context_bridge.ContextBridge, "assemble_input", "assembly (core, state saved)")
+    else:
+        _accumulate(context_bridge.ContextBridge, "assemble", "assembly (with parts, view)")
     _accumulate(context_bridge.ContextBridge, "history", "history read")
     _accumulate(transport, "encode_body", "body JSON encode")
     _accumulate(sessions.SessionStore, "append_many", "append_many")
@@ -179,6 +236,7 @@ async def run(args: argparse.Namespace) -> None:
     profiler = cProfile.Profile(time.thread_time) if args.profile else None
     done: list[float] = []
     thread = threading.Thread(target=_client, args=(theirs, sid, args.turns, done))
+    untime = _time_slices() if not args.profile else None
     cpu0, wall0 = time.thread_time(), time.perf_counter()
     if profiler is not None:
         profiler.enable()
@@ -187,6 +245,8 @@ async def run(args: argparse.Namespace) -> None:
         await asyncio.sleep(0.005)
     if profiler is not None:
         profiler.disable()
+    if untime is not None:
+        untime()
     cpu, wall = time.thread_time() - cpu0, time.perf_counter() - wall0
     print(
         f"turn cost: {args.turns} turns, {args.history} messages (~{args.history * 2}k tokens), "
@@ -197,6 +257,20 @@ async def run(args: argparse.Namespace) -> None:
         f"  loop thread CPU per turn {1000 * cpu / args.turns:.2f} ms "
         f"({1000 * wall / args.turns:.1f} ms wall per turn); load {os.getloadavg()[0]:.1f}"
     )
+    if slices:
+        longest = sorted(slices)[-3:]
+        print(
+            "  loop slices (one callback's CPU) per turn: "
+            + ", ".join(
+                f"> {ms} ms {sum(1 for s in slices if s > ms) / args.turns:.2f}" for ms in SLICE_MS
+            )
+            + f"; the longest {', '.join(f'{s:.2f}' for s in reversed(longest))} ms"
+        )
+        for span, count in sorted(spans.items(), key=lambda kv: -spans_ms[kv[0]])[:8]:
+            print(
+                f"    slice > {SPAN_MS:g} ms {count / args.turns:.2f} per turn, "
+                f"mean {spans_ms[span] / count:.2f} ms: {span}"
+            )
     for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
         print(
             f"    {label:<30} {1000 * seconds / args.turns:6.2f} ms per turn "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -17,6 +16,9 @@ from typing import Any
 import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
+
+from bonsai.cli.client import DaemonClient, RpcError
+from bonsai.daemon import lifecycle
 
 BONSAI = [sys.executable, "-m", "bonsai"]
 
@@ -56,13 +58,24 @@ def sim_env(home: Path, base_url: str, model: str = "gpt-4o-mini", **extra: str)
 def stop_daemon(home: Path) -> None:
     """Stop a socket daemon left by a test (no-op when none runs).
 
-    Without a ``daemon.json`` no daemon runs there (``bonsai stop`` would say so): the
-    command, a Python start of its own, is spared for the many homes no daemon used."""
+    What ``bonsai stop`` does (connect without starting one, ask it to stop), from this
+    process: a ``bonsai stop`` command per home was a Python start of its own. Without a
+    ``daemon.json`` no daemon runs there, and no connection is tried."""
     if not (home / "daemon.json").exists():
         return
-    subprocess.run(
-        [*BONSAI, "stop"], env=bonsai_env(home), capture_output=True, timeout=30, check=False
-    )
+    sock = lifecycle.running_socket(home)
+    if sock is None:
+        return
+    sock.settimeout(30)  # a daemon that stopped answering fails no test here
+    client = DaemonClient(sock)
+    try:
+        client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        client.request("bonsai/daemon/stop")
+    except (OSError, ConnectionError, RpcError):
+        pass  # it went away while answering: it is stopping
+    finally:
+        client.file.close()
+        sock.close()
 
 
 class Events:

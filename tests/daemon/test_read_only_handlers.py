@@ -74,8 +74,10 @@ async def test_a_long_read_does_not_hold_up_another_sessions_stream(
 ) -> None:
     workspace = tmp_path / "project"
     workspace.mkdir()
-    reply = "word " * 2500  # one token a word: ~5 s of deltas 2 ms apart
-    script = Script(steps=[Reply(text=reply)] * 2, latency_ms=2)
+    # one token a word, deltas 2 ms apart: the first turn only measures the stream's own
+    # pauses (~1 s of them); the second (~5 s) streams while the long read runs
+    baseline_reply, long_reply = "word " * 500, "word " * 2500
+    script = Script(steps=[Reply(text=baseline_reply), Reply(text=long_reply)], latency_ms=2)
     async with run_simulator(script) as sim:
         env = sim_env(home, sim.openai_base_url, model="gpt-4o")
         reader, watcher = await asyncio.gather(

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from bonsai.sim import ScriptError, SimulatorThread, load_script
+
 SPEC_DIR = Path(__file__).parent / "nvim"
 SPECS = sorted(SPEC_DIR.glob("*_spec.lua"))
 VENV_BIN = Path(sys.executable).parent
@@ -54,22 +56,16 @@ def requirements(spec: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def simulator(script: Path, log: Path) -> Iterator[str]:
+def simulator(script: Path) -> Iterator[str]:
     """Run the provider simulator with ``script`` on a free loopback port; yield
-    its OpenAI base URL."""
-    cmd = [sys.executable, "-m", "bonsai.sim", "--port", "0", "--script", str(script)]
-    with log.open("w") as sink:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=sink, text=True)
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"OpenAI base URL (\S+?)[,)]", line)
-        try:
-            if not match:
-                pytest.fail(f"the simulator did not start: {line!r} {log.read_text()}")
-            yield match.group(1)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    its OpenAI base URL. It runs on a thread of this process: a ``python -m
+    bonsai.sim`` per spec cost a Python start and its imports (~1 s of CPU) each."""
+    try:
+        loaded = load_script(script)
+    except ScriptError as exc:
+        pytest.fail(f"the simulator script {script.name} is invalid: {exc}")
+    with SimulatorThread(loaded) as sim:
+        yield sim.openai_base_url
 
 
 def _wait_exit(pid: int, timeout_s: float) -> bool:
@@ -152,6 +148,6 @@ def test_neovim_spec(spec: Path, tmp_path: Path, reaper: list) -> None:
     script = spec.with_name(spec.name.replace("_spec.lua", ".sim.json"))
     if not script.exists():
         script = SPEC_DIR / "echo.sim.json"
-    with simulator(script, tmp_path / "sim.log") as url:
+    with simulator(script) as url:
         env.update(BONSAI_PROVIDER="sim", BONSAI_BASE_URL=url, BONSAI_MODEL="gpt-4o-mini")
         run_spec(spec, tmp_path, env, reaper)

@@ -8,6 +8,7 @@ the new state and the pipeline's records.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -129,6 +130,16 @@ def to_chat_request(assembly: Assembly, model: str, max_tokens: int) -> ChatRequ
     )
 
 
+@dataclass(frozen=True)
+class TailInputs:
+    """What a request's volatile tail is made of (equal inputs make the same tail now)."""
+
+    workspace: Path
+    baseline: GitBaseline | None
+    reads: tuple[Evidence, ...]
+    peers: tuple[str, ...]
+
+
 @dataclass
 class ContextBridge:
     store: SessionStore
@@ -148,6 +159,8 @@ class ContextBridge:
     now: Clock = WALL_CLOCK  # when the cache was last refreshed is measured on this clock
     window: WindowFacts | None = None  # where the window came from (ledger header)
     stable: StablePartsCache | None = None  # a view's: the parts before the tail, kept 1 s
+    # the tail a turn's build made off the loop, for the inputs it was made of (that build only)
+    _tail_ready: tuple[TailInputs, SystemPart] | None = field(default=None, repr=False)
 
     def baseline(self) -> GitBaseline | None:
         raw = self.store.get_state(self.session_id, BASELINE_KEY)
@@ -157,8 +170,9 @@ class ContextBridge:
             return baseline
         return GitBaseline.model_validate(raw)
 
-    def parts(self, view: View) -> list[SystemPart]:
-        context = effective_context(self.settings.context)
+    def tail_inputs(self, view: View, known: TailInputs | None = None) -> TailInputs:
+        """What the volatile tail of ``view``'s request is made of (the session's git
+        baseline, set once, read again unless ``known`` has it)."""
         folded = view.state.folded()  # a folded read is no longer in the context
         reads = [  # nor is a read on another branch of the tree
             item.message.evidence
@@ -167,13 +181,28 @@ class ContextBridge:
             and item.message.evidence.kind == "read"
             and item.id not in folded
         ]
-        workspace = self.workspace.resolve()
+        evidence = tuple(r for r in reads if isinstance(r, Evidence))
+        baseline = known.baseline if known is not None else self.baseline()
+        return TailInputs(self.workspace.resolve(), baseline, evidence, tuple(self.peers))
+
+    def tail(self, inputs: TailInputs) -> SystemPart:
+        """The volatile tail (``git status``, the stale reads' hashes: a process and the
+        disk): the one a turn's build made off the loop when it is for the same inputs."""
+        ready = self._tail_ready
+        if ready is not None and ready[0] == inputs:
+            return ready[1]
+        make = volatile_part if self.stable is None else self.stable.volatile
+        return make(inputs.workspace, inputs.baseline, list(inputs.reads), list(inputs.peers))
+
+    def parts(self, view: View) -> list[SystemPart]:
+        context = effective_context(self.settings.context)
+        ready = self._tail_ready
+        inputs = self.tail_inputs(view, ready[0] if ready is not None else None)
+        workspace = inputs.workspace
         gather = _turn_parts.parts if self.stable is None else self.stable.parts
         repomap = None if context.smol else self.repomap_text
         parts = gather(workspace, settings=context, repomap_text=repomap, persona=PERSONA)
-        evidence = [r for r in reads if isinstance(r, Evidence)]
-        tail = volatile_part if self.stable is None else self.stable.volatile
-        parts.append(tail(workspace, self.baseline(), evidence, self.peers))
+        parts.append(self.tail(inputs))
         parts = with_operator_suffix(parts, context.operator_suffix)
         rules = RuleStore(self.store.conn).enabled_texts(str(self.workspace))
         return with_guidance(parts, rules, self.hint_due(view))
@@ -293,7 +322,13 @@ class ContextBridge:
         return compacted
 
     def assemble(self, history: list[StoredMessage], turn: int) -> Assembly:
-        inp = self.window_input(history, turn)  # a model call: its cache may have expired
+        return self.assemble_view(self.view(history), history, turn)
+
+    def assemble_view(self, view: View, history: list[StoredMessage], turn: int) -> Assembly:
+        return self.assemble_input(self.input_of(view, turn), history)
+
+    def assemble_input(self, inp: AssembleInput, history: list[StoredMessage]) -> Assembly:
+        """A model call's assembly (its cache may have expired), its state saved."""
         idle = idle_seconds(history, self.now())
         assembly = assemble(inp.model_copy(update={"idle_seconds": idle}))
         for record in assembly.records:
@@ -342,8 +377,26 @@ class ContextBridge:
         return reflected
 
     async def build_request(self, history: list[StoredMessage], turn: int) -> ChatRequest:
-        assembly = self.assemble(history, turn)
-        if assembly.summary_due and self.summarize is not None:
-            assembly = await self.compact_with_model(history, turn, assembly)
-        assembly = await self.reflect(history, turn, assembly)
+        """A model call's request, built in short slices of the loop: the window view,
+        then the volatile tail in a worker thread (``git status`` and the stale reads'
+        hashes never block the loop), then the assembly; the loop runs others between."""
+        if not self.store.has_state(self.session_id, BASELINE_KEY):  # the session's first
+            taken = await asyncio.to_thread(take_baseline, self.workspace)
+            if not self.store.has_state(self.session_id, BASELINE_KEY):  # none stored meanwhile
+                self.store.set_state(self.session_id, BASELINE_KEY, taken.model_dump(mode="json"))
+        view = self.view(history)
+        await asyncio.sleep(0)
+        inputs = self.tail_inputs(view)
+        tail = await asyncio.to_thread(self.tail, inputs)
+        self._tail_ready = (inputs, tail)
+        try:
+            inp = self.input_of(view, turn)
+            await asyncio.sleep(0)
+            assembly = self.assemble_input(inp, history)
+            await asyncio.sleep(0)
+            if assembly.summary_due and self.summarize is not None:
+                assembly = await self.compact_with_model(history, turn, assembly)
+            assembly = await self.reflect(history, turn, assembly)
+        finally:
+            self._tail_ready = None
         return to_chat_request(assembly, self.model, self.max_tokens(assembly))

@@ -124,11 +124,13 @@ class Turn:
         load = deps.load_history or (lambda: deps.store.messages(deps.session_id))
         self.history = load()
         self._append([Message(role="user", content=user_text)])
-        note = deps.background(user_text) if deps.background is not None else None
-        if note:
-            self._append([Message(role="user", content=redact(note).text, name="memory")])
         status = "done"
         try:
+            await _let_others_run()  # a turn's start in short slices: others' deltas between
+            note = deps.background(user_text) if deps.background is not None else None
+            if note:
+                self._append([Message(role="user", content=redact(note).text, name="memory")])
+                await _let_others_run()
             await self._loop()
             deps.emit(m.DoneEvent())
         except asyncio.CancelledError:
@@ -154,6 +156,7 @@ class Turn:
     async def _loop(self) -> None:
         for _ in range(MAX_STEPS):
             request = redact_request(await self.deps.build_request(self.history, self.n))
+            await _let_others_run()
             step = await self._stream_step(request)
             assistant = Message(role="assistant", content=step.text, tool_calls=tuple(step.calls))
             self._append([assistant])
@@ -331,6 +334,13 @@ class Turn:
         missing = open_calls(self.history)
         if missing:
             self._append([synthetic_result(call, why) for call in missing])
+
+
+async def _let_others_run() -> None:
+    """End this slice of the loop: whatever else is ready (other sessions' deltas, a
+    poll's answer) runs before the turn goes on. A turn's synchronous steps are each a
+    millisecond or two; run back to back they held the loop for ten and more."""
+    await asyncio.sleep(0)
 
 
 def _detail(name: str, args: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ tree, grading) is the declared list of steps in :mod:`bonsai.session.steps`."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -113,7 +114,9 @@ async def run_turn(
         step_budget_s=settings.providers.step_budget_s,
     )
     try:
+        await asyncio.sleep(0)  # the turn's set-up, its start and its end: short slices apart
         status = await Turn(deps).run(text)
+        await asyncio.sleep(0)
         await steps.after_turn(status, text)
         return status
     finally:

@@ -7,6 +7,7 @@ The wire-specific parts (validation, rendering, usage accounting) come in as a
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -133,6 +134,7 @@ async def _admit(
     if not isinstance(body, dict):
         raise HttpError(400, "request body must be a JSON object")
     rec.body = body
+    rec.body_sha256 = hashlib.sha256(req.body).hexdigest()
     key = state.script.require_api_key
     presented = wire.presented_key(req.headers)
     if key is not None and presented != key:
@@ -248,6 +250,7 @@ async def serve_count_tokens(
     if not isinstance(body, dict):
         raise HttpError(400, "request body must be a JSON object")
     rec.body = body
+    rec.body_sha256 = hashlib.sha256(req.body).hexdigest()
     key = state.script.require_api_key
     if key is not None and req.headers.get("x-api-key", "") != key:
         rec.outcome = "fault:auth"

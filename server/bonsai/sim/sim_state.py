@@ -29,6 +29,7 @@ class RecordedRequest(BaseModel):
     source: str | None = None  # which script entry answered
     usage: dict[str, int] | None = None
     connection: int = 0  # which accepted connection carried it (1-based; 0: not known)
+    body_sha256: str | None = None  # of the body's bytes as received (tests compare encodings)
 
 
 def redact_headers(headers: dict[str, str]) -> dict[str, str]:

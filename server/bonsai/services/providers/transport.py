@@ -10,7 +10,6 @@ transport's own and closed with it."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
@@ -20,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from bonsai.services.providers import body_json
 from bonsai.services.providers.aio_backend import AsyncioTransport
 from bonsai.services.providers.clients import ClientPool, ClientShape, HttpClient
 from bonsai.services.providers.errors import (
@@ -86,8 +86,9 @@ def new_client(opts: TransportOptions) -> HttpClient:
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
-    """Compact, deterministic JSON: identical requests give identical bytes."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Compact, deterministic JSON: identical requests give identical bytes (the
+    standard library's, made faster where that is certain: ``body_json``)."""
+    return body_json.encode(body)
 
 
 def sse_events(resp: httpx.Response) -> AsyncGenerator[SseEvent, None]:

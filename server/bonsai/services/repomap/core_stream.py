@@ -17,16 +17,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import count
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from bonsai.core.repomap.pagerank import FloatArray, IntArray
 from bonsai.services.repomap.graph import (
+    BUILTIN_DAMPING,
     NO_NAME,
+    PYTHON_BUILTINS,
     GraphCore,
     WordIds,
-    file_segments,
     is_specific,
 )
 from bonsai.services.repomap.indexer_core import FileResult
@@ -45,21 +47,27 @@ class _Part(NamedTuple):
 
 
 class _Numbering:
-    """Strings numbered in the order they are first seen."""
+    """Strings numbered as they are first seen: each is offered the next value of
+    one counter (``dict.setdefault`` over the items, in C), so a string's id is
+    the counter's value when it was first met: unique, in arrival order, with
+    gaps (``size`` bounds them)."""
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
+        self.size = 0  # every id is below this
         self.runs: list[str] = []  # every string, in sorted runs (one per batch)
         self._batch: list[str] = []  # the strings new in the current batch
 
-    def number(self, items: Sequence[str]) -> tuple[IntArray, list[str]]:
-        """Ids of ``items`` and the strings new to the numbering."""
-        ids = self.ids
-        fresh = [s for s in dict.fromkeys(items) if s not in ids]
-        if fresh:
-            ids.update(zip(fresh, count(len(ids)), strict=False))
-            self._batch.extend(fresh)
-        return np.fromiter(map(ids.__getitem__, items), np.int64, len(items)), fresh
+    def number(self, items: Sequence[str]) -> tuple[IntArray, IntArray]:
+        """Ids of ``items`` and the positions in ``items`` of the strings new to
+        the numbering (each once)."""
+        start, n = self.size, len(items)
+        got = np.fromiter(map(self.ids.setdefault, items, count(start)), np.int64, n)
+        self.size = start + n
+        fresh = np.flatnonzero(got == np.arange(start, start + n, dtype=np.int64))
+        if len(fresh):
+            self._batch.extend(itemgetter_list(items, fresh))
+        return got, fresh
 
     def end_batch(self) -> None:
         """Sort the batch's new strings into a run of their own: the final sort
@@ -68,14 +76,19 @@ class _Numbering:
         self._batch = []
 
     def sorted_ranks(self) -> tuple[list[str], IntArray, IntArray]:
-        """The strings sorted, the arrival id of each in that order, and each
-        arrival id's place in it."""
+        """The strings sorted, the id of each in that order, and each id's place
+        in it (ids that no string has are never looked up)."""
         self.end_batch()
         strings = sorted(self.runs)
         by_string = np.fromiter(map(self.ids.__getitem__, strings), np.int64, len(strings))
-        ranks = np.empty(len(strings), np.int64)
+        ranks = np.zeros(self.size, np.int64)
         ranks[by_string] = np.arange(len(strings), dtype=np.int64)
         return strings, by_string, ranks
+
+
+def itemgetter_list(items: Sequence[str], positions: IntArray) -> list[str]:
+    """``items`` at ``positions``."""
+    return [items[i] for i in positions.tolist()]
 
 
 class CoreStream:
@@ -87,7 +100,8 @@ class CoreStream:
         self._parts: dict[str, _Part] = {}
         self._names = _Numbering()
         self._words = _Numbering()
-        self._factor: list[float] = []  # per name, in arrival order
+        self._weighed: list[int] = []  # ids of the names weighed, in arrival order
+        self._factor: list[float] = []  # ... their factors
         self._specific: list[bool] = []
         self._twice = False  # a file added twice: its first tags' names would linger
 
@@ -101,24 +115,38 @@ class CoreStream:
             self._words.end_batch()
 
     def _add(self, tags: FileTags) -> None:
+        """``graph.file_segments`` of the file with its names numbered (the same
+        arithmetic, so the same bits)."""
         if tags.path in self._parts:
             self._twice = True
             return
-        seg = file_segments(tags)
-        refs, fresh = self._names.number(seg.ref_names)
-        self._weigh(fresh)
-        defined = [n for n in seg.def_names if n is not None]
-        def_ids, fresh = self._names.number(defined)
-        self._weigh(fresh)
-        if len(defined) < len(seg.def_names):  # the one row of a file without definitions
+        refs = tags.references
+        ref_names = list(refs)
+        ref_ids = self._number_names(ref_names)
+        factor = np.sqrt(np.fromiter(refs.values(), np.float64, len(refs)))
+        if tags.language == "python" and refs:
+            builtin = np.fromiter(map(PYTHON_BUILTINS.__contains__, ref_names), bool, len(refs))
+            factor = np.where(builtin, BUILTIN_DAMPING * factor, factor)
+        defs = tags.definitions
+        if defs:
+            def_ids = self._number_names([d.name for d in defs])
+            def_lines = np.fromiter((d.line for d in defs), np.int64, len(defs))
+        else:  # the one row of a file without definitions
             def_ids = np.full(1, NO_NAME, np.int64)
+            def_lines = np.zeros(1, np.int64)
         words, _ = self._words.number(tags.words)
-        self._parts[tags.path] = _Part(tags, refs, seg.ref_factor, def_ids, seg.def_lines, words)
+        self._parts[tags.path] = _Part(tags, ref_ids, factor, def_ids, def_lines, words)
 
-    def _weigh(self, names: list[str]) -> None:
-        specific = list(map(is_specific, names))
-        self._specific.extend(specific)
-        self._factor.extend(map(_name_factor, names, specific))
+    def _number_names(self, names: list[str]) -> IntArray:
+        """The ids of ``names``; the names new to the numbering are weighed."""
+        ids, fresh = self._names.number(names)
+        if len(fresh):
+            new = itemgetter_list(names, fresh)
+            specific = list(map(is_specific, new))
+            self._weighed.extend(ids[fresh].tolist())
+            self._specific.extend(specific)
+            self._factor.extend(map(_name_factor, new, specific))
+        return ids
 
     def core(self, tags: Mapping[str, FileTags]) -> GraphCore | None:
         """``build_core(tags)``, if ``tags`` are exactly the tags added (the same
@@ -145,8 +173,8 @@ class CoreStream:
         return GraphCore(
             files,
             names,
-            np.asarray(self._factor, np.float64)[by_name],
-            np.asarray(self._specific, bool)[by_name],
+            _by_id(self._names.size, self._weighed, self._factor, np.float64)[by_name],
+            _by_id(self._names.size, self._weighed, self._specific, bool)[by_name],
             _offsets([len(p.ref_names) for p in parts]),
             name_rank[refs],
             np.concatenate([np.zeros(0), *(p.ref_factor for p in parts)]),
@@ -168,6 +196,13 @@ def _name_factor(name: str, specific: bool) -> float:
     if name.startswith("_"):
         weight *= 0.1
     return weight
+
+
+def _by_id(size: int, ids: list[int], values: list[Any], dtype: type) -> npt.NDArray[Any]:
+    """``values`` placed at their ``ids`` in an array of ``size``."""
+    out: npt.NDArray[Any] = np.zeros(size, dtype)
+    out[np.asarray(ids, np.int64)] = np.asarray(values, dtype)
+    return out
 
 
 def _joined(arrays: list[IntArray], dtype: type) -> IntArray:

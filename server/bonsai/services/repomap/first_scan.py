@@ -33,7 +33,7 @@ import math
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -165,23 +165,31 @@ def read_sources(root: Path, paths: Sequence[str], scanned: Sequence[bool]) -> S
     return Sources(heads, SourceScan(files, starts, text, frozenset(languages)))
 
 
-def defined_names(scan: SourceScan) -> dict[bytes, list[int]]:
-    """Lower-cased name -> ids of the files defining it (``DEFINERS``)."""
+def defined_names(
+    scan: SourceScan, wanted: Collection[bytes] | None = None
+) -> dict[bytes, list[int]]:
+    """Lower-cased name -> ids of the files defining it (``DEFINERS``); only the
+    names of ``wanted`` when given (the text's words: one regular-expression
+    search per keyword for just those names, instead of a Python step per
+    definition of the repository)."""
     keywords = sorted({k for lang in scan.languages for k in DEFINERS.get(lang, ())})
-    text, match = scan.text, _IDENT.match
+    if wanted is None:
+        name = _IDENT.pattern
+    elif wanted:  # longest first; the lookahead keeps only whole names
+        ordered = sorted(wanted, key=lambda w: (-len(w), w))
+        name = b"(?:" + b"|".join(map(re.escape, ordered)) + b")(?![a-z0-9_$])"
+    else:
+        return {}
+    text = scan.text
     out: dict[bytes, list[int]] = {}
-    for keyword in keywords:
-        step = len(keyword)
-        pos = text.find(keyword)
-        while pos >= 0:
+    for keyword in keywords:  # the match holds the keyword only: the next starts after it
+        for found in re.finditer(re.escape(keyword) + b"(?=(" + name + b"))", text):
+            pos = found.start()
             if pos == 0 or text[pos - 1] in _SPACE:
-                found = match(text, pos + step)
-                if found is not None:
-                    fids = out.setdefault(found.group(), [])
-                    fid = scan.file_at(pos)
-                    if not fids or fids[-1] != fid:
-                        fids.append(fid)
-            pos = text.find(keyword, pos + step)
+                fids = out.setdefault(found.group(1), [])
+                fid = scan.file_at(pos)
+                if not fids or fids[-1] != fid:
+                    fids.append(fid)
     for fids in out.values():
         if len(fids) > 1:
             fids[:] = sorted(set(fids))
@@ -190,12 +198,13 @@ def defined_names(scan: SourceScan) -> dict[bytes, list[int]]:
 
 def definition_scores(scan: SourceScan, text: str) -> dict[str, float]:
     """Per file, the weight of the text's words it defines (module doc)."""
-    defined = defined_names(scan)
+    written = {w for w in set(_TEXT_IDENT.findall(text)) if len(w) >= 2}
+    defined = defined_names(scan, {w.lower().encode() for w in written})
     code = _code_words(text)
     weights: dict[bytes, float] = {}
-    for word in set(_TEXT_IDENT.findall(text)):
+    for word in written:
         key = word.lower().encode()
-        if len(word) < 2 or key not in defined:
+        if key not in defined:
             continue
         weight = min(1.0, specificity(word) * (3.0 if word in code else 1.0))
         weights[key] = max(weights.get(key, 0.0), weight)

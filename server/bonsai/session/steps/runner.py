@@ -7,6 +7,8 @@ each one a pass over :data:`TURN_STEPS`.
 
 from __future__ import annotations
 
+import asyncio
+
 from bonsai.domain import StoredMessage
 from bonsai.services.providers.types import ChatRequest, UsageReport
 from bonsai.session.steps.background_summary import BackgroundSummaryStep
@@ -61,6 +63,7 @@ class TurnSteps:
         request = await bridge.build_request(history, turn)
         assert bridge.last is not None
         built = Built(history=history, turn=turn, before=before, assembly=bridge.last)
+        await asyncio.sleep(0)  # the loop's others run between the build and its events
         for step in self.steps:
             step.after_request(built)
         return request
