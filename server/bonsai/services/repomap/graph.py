@@ -218,11 +218,14 @@ class RefEdges(NamedTuple):
 
 class DefEdges(NamedTuple):
     """A view's identifier -> file edges (one per definer pair), which follow the
-    reference edges in the view's edge arrays."""
+    reference edges in the view's edge arrays; ``n_definers``: the view's per
+    name, which the pairs' shares divide by (``definer_shares``)."""
 
     sources: IntArray
     targets: IntArray
     weights: FloatArray
+    n_definers: IntArray | None = None
+    pair_name: IntArray | None = None
 
 
 def joined_edges(
@@ -257,6 +260,11 @@ def definer_shares(tail: DefEdges) -> FloatArray:
     sum of ones: exact, so this division is the one ``transition`` makes)."""
     if not len(tail.sources):
         return np.zeros(0)
+    if tail.n_definers is not None and tail.pair_name is not None:
+        # an identifier's out-edges are its definer pairs: their count is its
+        # name's definers (the same integer the count below finds)
+        given: FloatArray = tail.weights / tail.n_definers[tail.pair_name]
+        return given
     local = tail.sources - int(tail.sources.min())
     result: FloatArray = tail.weights / np.bincount(local)[local]
     return result
@@ -291,19 +299,26 @@ class RepoGraph:
         self.files = core.files
         self.file_index = file_index or {p: i for i, p in enumerate(core.files)}
         n_files = len(core.files)
-        named_rows = core.def_names >= 0
         row_fid = np.repeat(np.arange(n_files, dtype=np.int64), np.diff(core.def_offsets))
-        self.counts = counts or derive_counts(core, row_fid, named_rows)
+        self.counts = counts or derive_counts(core, row_fid, core.def_names >= 0)
         self.pair_name, self.pair_fid, self.n_definers, self.n_users, self.static = self.counts
+        # per name, with one more entry at the end that a file-only row's name id,
+        # -1, reads: its node (-1) and its definers (1), so the definition table's
+        # columns are one gather each, without a mask
+        n_names = len(self.n_definers)
         defined = self.n_definers > 0
-        numbers = np.cumsum(
-            defined, dtype=np.int64
-        )  # the j-th defined name is node n_files + j - 1
-        self.n_nodes = n_files + (int(numbers[-1]) if len(numbers) else 0)
+        node_ext = np.empty(n_names + 1, dtype=np.int64)
+        numbers = node_ext[:n_names]  # the j-th defined name is node n_files + j - 1
+        np.cumsum(defined, dtype=np.int64, out=numbers)
+        self.n_nodes = n_files + (int(numbers[-1]) if n_names else 0)
         numbers += n_files - 1
-        self.node_of_name = np.where(defined, numbers, -1)
-        def_src = self.node_of_name[self.pair_name]
-        tail = DefEdges(def_src, self.pair_fid, np.ones(len(def_src)))
+        numbers[~defined] = -1
+        node_ext[n_names] = -1
+        self.node_of_name = numbers
+        def_src = numbers[self.pair_name]
+        tail = DefEdges(
+            def_src, self.pair_fid, np.ones(len(def_src)), self.n_definers, self.pair_name
+        )
         whole = None if ref_edges is None else ref_edges(self, tail)
         whole = self._ref_edges(n_files, tail) if whole is None else whole
         self.sources, self.targets, self.weights = whole.sources, whole.targets, whole.weights
@@ -312,14 +327,15 @@ class RepoGraph:
         self.ref_edges = RefEdges(  # views into the whole edge arrays: no second copy
             self.sources[:n_ref], self.targets[:n_ref], self.weights[:n_ref], whole.offsets
         )
-        if len(core.names):  # a file-only row's name id, -1, reads the last name: masked
-            row_node = np.where(named_rows, self.node_of_name[core.def_names], -1)
-            row_ndef = np.where(named_rows, self.n_definers[core.def_names], 1)
-        else:  # no name at all: every row is a file's
-            row_node = np.full(len(core.def_names), -1, dtype=np.int64)
-            row_ndef = np.ones(len(core.def_names), dtype=np.int64)
+        ndef_ext = np.empty(n_names + 1, dtype=np.float64)
+        ndef_ext[:n_names] = self.n_definers
+        ndef_ext[n_names] = 1.0
         self.table = DefTable(
-            row_fid, row_node, row_ndef.astype(np.float64), core.def_lines, core.def_offsets
+            row_fid,
+            node_ext[core.def_names],
+            ndef_ext[core.def_names],
+            core.def_lines,
+            core.def_offsets,
         )
 
     def _ref_edges(self, n_files: int, tail: DefEdges) -> RefEdges:

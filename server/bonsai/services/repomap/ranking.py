@@ -363,7 +363,9 @@ def _gets_bonus(graph: RepoGraph, name: str, weight: float) -> bool:
 
 
 def _bonus_vectors(graph: RepoGraph, mentions: Mentions) -> tuple[FloatArray, FloatArray]:
-    ident_bonus = np.zeros(graph.n_nodes)
+    """The named-identifier bonus per node, with one more entry (0) at the end
+    for a file-only row's node, -1; the named-file bonus per file."""
+    ident_bonus = np.zeros(graph.n_nodes + 1)
     for name, weight in mentions.idents.items():
         node = graph.node(name)
         if node is not None and _gets_bonus(graph, name, weight):
@@ -387,12 +389,18 @@ def row_base(
     named-identifier bonus); per file, the named-file bonus. With
     ``file_score`` a file's best row scores its file score and its other rows
     that times their PageRank score relative to the best, so the rows fill the
-    map in the files' order."""
+    map in the files' order. A file-only row (node -1, one definer) reads the
+    extra last entry of the per-node vectors: no rank (0 / 1 = 0) and no bonus."""
     file_rank = ranks[: len(graph.files)]
-    is_def = table.node >= 0
-    node = np.where(is_def, table.node, 0)
-    flow = np.where(is_def, ranks[node] / table.ndef, 0.0)
-    base = flow + np.where(is_def, UNREFERENCED_SHARE, FILE_ONLY_SHARE) * file_rank[table.fid]
+    ranks_ext = np.empty(len(ranks) + 1)
+    ranks_ext[:-1] = ranks
+    ranks_ext[-1] = 0.0
+    flow = ranks_ext[table.node]
+    flow /= table.ndef
+    share = np.where(table.node >= 0, UNREFERENCED_SHARE, FILE_ONLY_SHARE)
+    share *= file_rank[table.fid]
+    base = flow
+    base += share
     if file_score is not None and len(base):
         starts = table.offsets[:-1]
         best = np.maximum.reduceat(base, np.minimum(starts, len(base) - 1))
@@ -400,9 +408,8 @@ def row_base(
         base = file_score[table.fid] * base / best[table.fid]
     ident_bonus, file_bonus = _bonus_vectors(graph, mentions)
     # the few rows of named identifiers (every other row's bonus is 0, base + 0 = base)
-    named = np.flatnonzero(ident_bonus[node] != 0)
-    named = named[is_def[named]]
-    row_bonus = ident_bonus[node[named]] / table.ndef[named]
+    named = np.flatnonzero(ident_bonus[table.node] != 0)
+    row_bonus = ident_bonus[table.node[named]] / table.ndef[named]
     if file_score is not None and BONUS_BY_FILE and len(base):
         row_bonus = row_bonus * file_score[table.fid[named]]  # in units of the file's score
         file_bonus = file_bonus * file_score
