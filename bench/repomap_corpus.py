@@ -175,6 +175,7 @@ def release_dir(project: str, version: str) -> Path | None:
     if not download.exists() or not any(download.iterdir()):
         download.mkdir(parents=True, exist_ok=True)
         pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", project]
+        pip += ["--build-constraint", str(_build_constraints())]
         proc = subprocess.run(
             [*pip, "-q", "-d", str(download), f"{project}=={version}"],
             capture_output=True,
@@ -187,6 +188,18 @@ def release_dir(project: str, version: str) -> Path | None:
             return None
     (archive,) = sorted(download.iterdir())
     return unpack_sdist(archive, dest)
+
+
+def _build_constraints() -> Path:
+    """pip builds an sdist's metadata with the newest setuptools, which no longer
+    has ``setuptools.dep_util`` (removed in 70): astropy's ``setup.py`` up to 5.1
+    imports it, so no astropy release could be had. The build environment gets
+    an older setuptools instead (``pip download --build-constraint``)."""
+    path = CACHE / "build-constraints.txt"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("setuptools<70\n")
+    return path
 
 
 def applies(root: Path, diff: str) -> bool:
