@@ -68,7 +68,15 @@ def cold_run(root: Path, task: str, ours_cmd: list[str], scratch: Path) -> dict:
         }
         result = _child(ours_cmd, job)
     result["files"] = len(job["files"])
+    result["sources"] = sources(job["files"])
     return result
+
+
+def sources(files: list[str]) -> int:
+    """How many of ``files`` have a grammar: what the plain parse parses."""
+    from bonsai.services.repomap.languages import language_for_path
+
+    return sum(language_for_path(f) is not None for f in files)
 
 
 def cold_builds(
@@ -109,6 +117,7 @@ def row_of(runs: list[dict]) -> dict:
     early = [r for r in runs if "first_map_s" in r]
     row = {
         "files": runs[0]["files"],
+        "sources": runs[0].get("sources", 0),
         "parsed": min(r["parsed"] for r in runs),
         "shared": max(r.get("shared", 0) for r in runs),
         "parse_s": med([r["parse_only_s"] for r in runs]),
@@ -117,6 +126,8 @@ def row_of(runs: list[dict]) -> dict:
         "complete_x": med([r["build_s"] / r["parse_only_s"] for r in runs]),
         "tree_cpu_s": med([_tree_cpu(r) for r in runs]),
         "tree_cpu_x": med([_tree_cpu(r) / r["parse_only_cpu_s"] for r in runs]),
+        "idle_s": med([_idle(r) for r in runs]),
+        "idle_x": med([_idle(r) / r["parse_only_cpu_s"] for r in runs]),
         "peak_mb": max(r["peak_tree_mb"] for r in runs),
         "worker_mb": max(r["peak_worker_mb"] for r in runs),
         "load": med([r.get("load", 0.0) for r in runs]),
@@ -129,6 +140,16 @@ def row_of(runs: list[dict]) -> dict:
     return row
 
 
+def _idle(r: dict) -> float:
+    """The complete map's wall on two otherwise idle cores, estimated: the busier
+    of the building process (its serial parts and its share of the parse) and
+    the parse workers, in CPU seconds. The plain parse's CPU is its own idle
+    wall, so the ratio of the two is the 1.2× aim without the machine's load
+    (``repomap_timeline.py``'s critical path, from a build without timestamps)."""
+    main = float(r["build_cpu_s"])
+    return max(main, _tree_cpu(r) - main)
+
+
 def _tree_cpu(r: dict) -> float:
     """The tree's CPU as sampled from outside (runs before it: process + reaped children)."""
     return float(r.get("build_tree_cpu_sampled_s") or r["build_tree_cpu_s"])
@@ -138,11 +159,11 @@ def print_cold(results: dict[str, list[dict]]) -> dict[str, dict]:
     """The per-release table (markdown) and the median over releases; the rows."""
     rows = {name: row_of(runs) for name, runs in results.items() if runs}
     print(
-        "\n| release | files | plain parse wall / CPU | cold → early first map (× parse wall)"
-        " | cold → complete map (× parse wall) | tree CPU (× parse CPU) | tree peak (worker)"
-        " | load |"
+        "\n| release | files (with a grammar) | plain parse wall / CPU | cold → early first map (× parse wall)"
+        " | cold → complete map (× parse wall) | tree CPU (× parse CPU)"
+        " | idle-core estimate (× parse CPU) | tree peak (worker) | load |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, r in sorted(rows.items(), key=lambda kv: kv[1]["files"]):
         early = (
             f"{r['early_s']:.2f} s ({r['early_x']:.2f}×), {r['early_files']} files"
@@ -150,19 +171,31 @@ def print_cold(results: dict[str, list[dict]]) -> dict[str, dict]:
             else "— (whole map at once)"
         )
         print(
-            f"| {name} | {r['files']:,} | {r['parse_s']:.2f} s / {r['parse_cpu_s']:.2f} s | {early}"
+            f"| {name} | {r['files']:,} ({r['sources']:,}) | {r['parse_s']:.2f} s / {r['parse_cpu_s']:.2f} s | {early}"
             f" | {r['complete_s']:.2f} s ({r['complete_x']:.2f}×) | {r['tree_cpu_s']:.2f} s"
-            f" ({r['tree_cpu_x']:.2f}×) | {r['peak_mb']:.0f} MB ({r['worker_mb']:.0f} MB)"
+            f" ({r['tree_cpu_x']:.2f}×) | {r['idle_s']:.2f} s ({r['idle_x']:.2f}×)"
+            f" | {r['peak_mb']:.0f} MB ({r['worker_mb']:.0f} MB)"
             f" | {r['load']:.1f} |"
         )
     if rows:
         print(median_line(list(rows.values())))
+        by_project: dict[str, list[dict]] = {}
+        for name, r in rows.items():  # django has seven releases: one vote per project too
+            by_project.setdefault(name.rsplit("-", 1)[0], []).append(r)
+        if len(by_project) < len(rows):
+            print(median_line([_median_row(rs) for rs in by_project.values()], "projects"))
         for line in aims(list(rows.values())):
             print(line)
     return rows
 
 
-def median_line(rows: list[dict]) -> str:
+def _median_row(rows: list[dict]) -> dict:
+    """One row of the medians of ``rows`` (a project's releases)."""
+    keys = {k for r in rows for k, v in r.items() if isinstance(v, int | float)}
+    return {k: statistics.median(r[k] for r in rows if k in r) for k in keys}
+
+
+def median_line(rows: list[dict], what: str = "") -> str:
     def med(key: str) -> float:
         return statistics.median(r[key] for r in rows if key in r)
 
@@ -172,10 +205,12 @@ def median_line(rows: list[dict]) -> str:
         else "—"
     )
     return (
-        f"| median of {len(rows)} | {med('files'):,.0f} | {med('parse_s'):.2f} s /"
+        f"| median of {len(rows)} {what}".rstrip()
+        + f" | {med('files'):,.0f} ({med('sources'):,.0f}) | {med('parse_s'):.2f} s /"
         f" {med('parse_cpu_s'):.2f} s | {early} | {med('complete_s'):.2f} s"
         f" ({med('complete_x'):.2f}×) | {med('tree_cpu_s'):.2f} s ({med('tree_cpu_x'):.2f}×)"
-        f" | {med('peak_mb'):.0f} MB | {med('load'):.1f} |"
+        f" | {med('idle_s'):.2f} s ({med('idle_x'):.2f}×) | {med('peak_mb'):.0f} MB"
+        f" | {med('load'):.1f} |"
     )
 
 
@@ -183,16 +218,22 @@ def aims(rows: list[dict]) -> list[str]:
     """Each aim of issue 26's cold build against these rows, one line each."""
     complete = statistics.median(r["complete_s"] for r in rows)
     ratio = [r for r in rows if r["complete_x"] <= AIM_RATIO]
-    large = [r for r in rows if r["files"] <= 2000]
+    large = [r for r in rows if r["files"] <= 2000 or 0 < r["sources"] <= 2000]
     under4 = [r for r in large if r["complete_s"] <= AIM_2000_S]
     lean = [r for r in rows if r["peak_mb"] <= AIM_PEAK_MB]
     cold = [r for r in rows if r["shared"] == 0 and r["parsed"] > 0]
+    idle = statistics.median(r["idle_s"] for r in rows)
+    idle_ratio = [r for r in rows if r["idle_x"] <= AIM_RATIO]
+    idle_large = [r for r in large if r["idle_s"] <= AIM_2000_S]
     return [
         f"cold builds (no shared tags, files parsed): {len(cold)} of {len(rows)} releases",
         f"complete map ≤ {AIM_RATIO}× the plain parse (wall): {len(ratio)} of {len(rows)}",
         f"complete map median ≤ {AIM_MEDIAN_S} s: {complete:.2f} s",
         f"complete map ≤ {AIM_2000_S} s up to 2,000 files: {len(under4)} of {len(large)}",
         f"tree peak ≤ {AIM_PEAK_MB:.0f} MB: {len(lean)} of {len(rows)}",
+        f"on 2 idle cores (estimated from CPU): median {idle:.2f} s, ≤ {AIM_RATIO}× the"
+        f" parse in {len(idle_ratio)} of {len(rows)}, ≤ {AIM_2000_S} s up to 2,000 files in"
+        f" {len(idle_large)} of {len(large)}",
     ]
 
 

@@ -190,15 +190,19 @@ def release_dir(project: str, version: str) -> Path | None:
     return unpack_sdist(archive, dest)
 
 
+BUILD_CONSTRAINTS = "setuptools<70\nCython<3\n"
+
+
 def _build_constraints() -> Path:
-    """pip builds an sdist's metadata with the newest setuptools, which no longer
-    has ``setuptools.dep_util`` (removed in 70): astropy's ``setup.py`` up to 5.1
-    imports it, so no astropy release could be had. The build environment gets
-    an older setuptools instead (``pip download --build-constraint``)."""
+    """pip builds an sdist's metadata with the newest build tools, which old
+    releases' ``setup.py`` no longer runs with: astropy up to 5.1 imports
+    ``setuptools.dep_util`` (removed in setuptools 70), scikit-learn up to 1.2
+    cythonizes its sources and fails under Cython 3. The build environment gets
+    older ones (``pip download --build-constraint``)."""
     path = CACHE / "build-constraints.txt"
-    if not path.exists():
+    if not path.exists() or path.read_text() != BUILD_CONSTRAINTS:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("setuptools<70\n")
+        path.write_text(BUILD_CONSTRAINTS)
     return path
 
 
