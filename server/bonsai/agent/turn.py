@@ -320,12 +320,13 @@ class Turn:
     # ------------------------------------------------------------ log
     def _append(self, messages: list[Message]) -> None:
         deps = self.deps
-        stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
-        ToolRuns(deps.turns.conn).answered(
-            deps.session_id, [msg.tool_call_id for msg in messages if msg.tool_call_id]
-        )
+        with deps.store.conn:  # one transaction: the messages, their calls answered, no partial
+            stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
+            ToolRuns(deps.turns.conn).answered(
+                deps.session_id, [msg.tool_call_id for msg in messages if msg.tool_call_id]
+            )
+            deps.turns.clear_partial(deps.session_id, deps.turn_id)
         self.history.extend(stored)
-        deps.turns.clear_partial(deps.session_id, deps.turn_id)
         if deps.on_appended is not None:
             deps.on_appended(stored)
 
