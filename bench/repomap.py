@@ -43,6 +43,7 @@ import sysconfig
 import time
 from pathlib import Path
 
+from repomap_cold import cold_builds, corpus_releases, print_cold, save
 from repomap_corpus import CACHE
 from repomap_localise import localise, print_early, print_lanes, print_localise
 from repomap_sampler import OutsideSampler
@@ -212,8 +213,10 @@ def run_ours(job: dict) -> dict:
     out["build_cpu_s"] = time.process_time() - c0
     out["build_tree_cpu_s"] = out["build_cpu_s"] + _children_cpu()  # + the parse workers
     out["peak_tree_mb"], out["peak_worker_mb"] = sampler.stop()  # the build, summed
+    out["build_tree_cpu_sampled_s"] = sampler.tree_cpu_s  # from outside: reaped or not
+    out["load"] = os.getloadavg()[0]
     out["graph"] = service.graph_origin
-    out["parsed"] = stats.parsed
+    out["parsed"], out["shared"], out["trusted"] = stats.parsed, stats.shared, stats.trusted
     if job["tasks"]:  # a session's first map has the user's words to rank by
         t1 = time.perf_counter()
         service.get(tokens=1024, mentions=job["tasks"][0]["text"])
@@ -533,6 +536,16 @@ def _early(cold: dict) -> str:
     return f"{cold['first_map_s']:.2f} s ({cold['first_map_s'] / cold['parse_only_s']:.2f}×)"
 
 
+def _swe_text(project: str) -> str:
+    """The issue text of the SWE-bench instance of ``project`` (its first map's
+    task), or "" without the trajectories."""
+    try:
+        found = [i for i in swe_instances() if SWE_REPOS[i["instance"]][0] == project]
+    except OSError:
+        return ""
+    return str(found[0]["text"]) if found else ""
+
+
 RECALL_REPORT = OUT / "repomap-recall.json"
 
 
@@ -637,12 +650,32 @@ def main() -> None:
         action="store_true",
         help="then one more cold build per repository, its timeline (bench/repomap_timeline.py)",
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="corpus: cold builds of every release, one fresh process each (bench/repomap_cold.py)",
+    )
+    parser.add_argument("--cold-runs", type=int, default=1, help="cold builds per release")
     parser.add_argument("--ours", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.ours:
-        print(json.dumps(run_ours(json.loads(args.ours))))
+    if args.ours:  # a job as JSON, or @FILE holding it (a long file list)
+        ours = Path(args.ours[1:]).read_text() if args.ours.startswith("@") else args.ours
+        print(json.dumps(run_ours(json.loads(ours))))
         return
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.corpus and args.cold:  # bonsai alone: no aider needed
+        wanted = set(args.corpus_repos.split(",")) if args.corpus_repos else None
+        releases = corpus_releases(wanted)
+        for name, version in SDISTS.items():  # the SWE-bench repositories known here
+            if f"{name.lower()}-{version}" not in releases and (not wanted or name in wanted):
+                releases[f"{name.lower()}-{version}"] = {"root": str(prepare_repo(name))}
+                releases[f"{name.lower()}-{version}"]["task"] = _swe_text(name)
+        ours_cmd = [sys.executable, str(Path(__file__).resolve()), "--ours"]
+        log = lambda m: print(m, flush=True)  # noqa: E731
+        results = cold_builds(releases, ours_cmd, log, args.cold_runs)
+        save(results, OUT / "repomap-cold.json")
+        print_cold(results)
+        return
     problem = "skipped (--no-aider)" if args.no_aider else ensure_aider()
     if problem:
         print("aider:", problem)

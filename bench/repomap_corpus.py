@@ -175,6 +175,7 @@ def release_dir(project: str, version: str) -> Path | None:
     if not download.exists() or not any(download.iterdir()):
         download.mkdir(parents=True, exist_ok=True)
         pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", project]
+        pip += ["--build-constraint", str(_build_constraints())]
         proc = subprocess.run(
             [*pip, "-q", "-d", str(download), f"{project}=={version}"],
             capture_output=True,
@@ -187,6 +188,22 @@ def release_dir(project: str, version: str) -> Path | None:
             return None
     (archive,) = sorted(download.iterdir())
     return unpack_sdist(archive, dest)
+
+
+BUILD_CONSTRAINTS = "setuptools<70\nCython<3\n"
+
+
+def _build_constraints() -> Path:
+    """pip builds an sdist's metadata with the newest build tools, which old
+    releases' ``setup.py`` no longer runs with: astropy up to 5.1 imports
+    ``setuptools.dep_util`` (removed in setuptools 70), scikit-learn up to 1.2
+    cythonizes its sources and fails under Cython 3. The build environment gets
+    older ones (``pip download --build-constraint``)."""
+    path = CACHE / "build-constraints.txt"
+    if not path.exists() or path.read_text() != BUILD_CONSTRAINTS:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(BUILD_CONSTRAINTS)
+    return path
 
 
 def applies(root: Path, diff: str) -> bool:

@@ -24,6 +24,7 @@ from bonsai.daemon.state import Daemon
 from bonsai.domain import Message
 from bonsai.protocol.methods import BY_NAME
 from bonsai.services.store.db import open_database
+from bonsai.services.store.sessions import SessionStore
 from bonsai.session import versions
 from bonsai.session.loop_store import LoopStore
 from bonsai.session.view_store import MessageCache
@@ -144,3 +145,33 @@ def test_an_encoded_answer_is_framed_with_its_exact_length() -> None:
         head, _, body = frame.partition(b"\r\n\r\n")
         assert head == b"Content-Length: %d" % len(body)
         assert json.loads(body) == {"jsonrpc": "2.0", "id": msg_id, "result": result.dump()}
+
+
+def test_a_turns_history_on_the_loop_is_read_as_it_grew(daemon: Daemon, tmp_path: Path) -> None:
+    """The loop's own connection counts every change of a message row, so a turn's
+    history is the kept log plus the rows appended since: never a stale row."""
+    store, db = daemon.store, daemon.db
+    assert isinstance(store, LoopStore)
+    sid = store.create(str(tmp_path)).session_id
+    for n in range(6):
+        store.append(sid, Message(role="user" if n % 2 == 0 else "assistant", content=f"m{n}"))
+    first = store.messages(sid)
+    whole = store.cache.whole_reads
+    store.append_many(sid, [Message(role="user", content="next")])
+    grown = store.messages(sid)
+    assert grown == SessionStore(db).messages(sid) and grown[0] is first[0]
+    assert store.cache.whole_reads == whole, "only the appended row was read"
+
+    db.execute("UPDATE messages SET content = 'edited' WHERE id = ?", (first[1].message_id,))
+    edited = store.messages(sid)
+    assert edited[1].message.content == "edited", "an edit through the loop is seen at once"
+    assert store.cache.whole_reads == whole + 1
+
+    with contextlib.suppress(RuntimeError), db:  # rows seen inside a rolled-back transaction
+        store.append(sid, Message(role="user", content="rolled back"))
+        assert store.messages(sid)[-1].message.content == "rolled back"
+        raise RuntimeError("abandon the transaction")
+    store.append(sid, Message(role="user", content="kept"))  # the same seq again
+    after = store.messages(sid)
+    assert [s.message.content for s in after][-2:] == ["next", "kept"]
+    assert after == SessionStore(db).messages(sid)

@@ -2,8 +2,9 @@
 
 **Invariants**
 - Nothing half-written reaches the model's context: streamed text lives in the
-  ``partials`` table until the step commits; a cancelled or failed step is
-  recorded as ``interrupted`` (visible to users, excluded from requests).
+  ``partials`` table until the step commits (its messages and the partial's deletion
+  in one transaction: a reply is never kept beside its own partial); a cancelled or
+  failed step is recorded as ``interrupted`` (visible to users, excluded from requests).
 - Tool-call/result pairing is never broken: every committed call gets a
   result, a synthetic one ("cancelled", "denied", "failed") when needed.
 - Every event carries a per-session sequence number; all attached clients
@@ -320,12 +321,13 @@ class Turn:
     # ------------------------------------------------------------ log
     def _append(self, messages: list[Message]) -> None:
         deps = self.deps
-        stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
-        ToolRuns(deps.turns.conn).answered(
-            deps.session_id, [msg.tool_call_id for msg in messages if msg.tool_call_id]
-        )
+        with deps.store.conn:  # one transaction: the messages, their calls answered, no partial
+            stored = deps.store.append_many(deps.session_id, messages, turn_id=deps.turn_id)
+            ToolRuns(deps.turns.conn).answered(
+                deps.session_id, [msg.tool_call_id for msg in messages if msg.tool_call_id]
+            )
+            deps.turns.clear_partial(deps.session_id, deps.turn_id)
         self.history.extend(stored)
-        deps.turns.clear_partial(deps.session_id, deps.turn_id)
         if deps.on_appended is not None:
             deps.on_appended(stored)
 

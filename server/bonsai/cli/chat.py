@@ -18,6 +18,7 @@ from bonsai.home import bonsai_home
 from bonsai.services.workspace import workspace_problem
 
 CONFIG_ERROR = ConfigError.code
+INTERRUPTED = 130  # what a shell reports for a command ended by Ctrl-C (128 + SIGINT)
 
 
 def pick_session(
@@ -58,6 +59,7 @@ def connect(command: str, *, start: bool = True) -> DaemonClient:
 def chat_command(args: argparse.Namespace) -> int:
     from bonsai.cli.interact import ClientRequests, notifications  # not needed by `ctx`
     from bonsai.cli.render import TurnPrinter
+    from bonsai.cli.silence import SilenceWatch
 
     workspace = Path(args.workspace).resolve()
     what = workspace_problem(workspace)
@@ -69,8 +71,14 @@ def chat_command(args: argparse.Namespace) -> int:
         )
         return 2
     printer = TurnPrinter()
-    client = connect("bonsai chat")
+    try:
+        client = connect("bonsai chat")
+    except KeyboardInterrupt:
+        print("bonsai chat: interrupted before the message was sent", file=sys.stderr)
+        return INTERRUPTED
     created = None
+    session_id: str | None = None
+    turn_id: str | None = None
     try:
         if not client.started:
             status = client.request("bonsai/daemon/status")
@@ -81,25 +89,73 @@ def chat_command(args: argparse.Namespace) -> int:
         settings = from_environment("bonsai chat")
         session_id, fresh = pick_session(client, args.session, workspace, True, settings)
         created = session_id if fresh else None
-        client.on_notification = notifications(printer)
-        client.on_request = ClientRequests(printer, auto=args.yes)
+        watch = SilenceWatch(printer)
+        shown_events = notifications(printer)
+
+        def on_notification(method: str, params: dict[str, Any]) -> None:
+            watch.heard()
+            shown_events(method, params)
+
+        client.on_notification = on_notification
+        client.on_request = watch.asking(ClientRequests(printer, auto=args.yes))
         client.request("bonsai/session/attach", {"sessionId": session_id})
         sent = client.request(
             "bonsai/chat/send", {"sessionId": session_id, "text": args.message, "client": settings}
         )
         created = None  # the turn runs: the session is the user's now
-        while sent["turnId"] not in printer.finished:
-            client.pump()
+        turn_id = str(sent["turnId"])
+        watch.heard()
+        with watch:
+            while turn_id not in printer.finished:
+                client.pump()
         print(f"(session {session_id})", file=sys.stderr)
-        return 0 if printer.finished[sent["turnId"]] == "done" else 1
+        return 0 if printer.finished[turn_id] == "done" else 1
     except RpcError as error:
         print(shown(f"bonsai chat: {error}"), file=sys.stderr)
         return 2 if error.code == CONFIG_ERROR else 1
+    except KeyboardInterrupt:
+        printer.end_line()
+        print(cancelled(session_id, turn_id), file=sys.stderr)
+        return INTERRUPTED
+    except (ConnectionError, OSError) as error:
+        printer.end_line()
+        print(daemon_lost(error, session_id, turn_id), file=sys.stderr)
+        created = None  # the daemon that made it is gone: nothing to delete it with
+        return 1
     finally:
         if created is not None:  # a chat that failed before its first step leaves no session
             with contextlib.suppress(RpcError, OSError, ConnectionError):
                 client.request("bonsai/session/delete", {"sessionId": created})
         client.close()
+
+
+def cancelled(session_id: str | None, turn_id: str | None) -> str:
+    """Ctrl-C: cancel the turn (over a connection of its own: the interrupted one may
+    be mid-frame) and the line that says what happened."""
+    if session_id is None or turn_id is None:
+        return "bonsai chat: interrupted before the message was sent"
+    try:
+        with contextlib.closing(DaemonClient.connect(bonsai_home(), start=False)) as other:
+            params = {"sessionId": session_id, "turnId": turn_id}
+            other.request("bonsai/chat/cancel", params)
+    except (RpcError, OSError, ConnectionError, KeyboardInterrupt):
+        return (
+            f"bonsai chat: interrupted, but the turn could not be cancelled: it may still "
+            f"run (session {session_id})"
+        )
+    return f"bonsai chat: cancelled; the reply so far is kept as interrupted (session {session_id})"
+
+
+def daemon_lost(error: Exception, session_id: str | None, turn_id: str | None) -> str:
+    """The daemon went away under a running command: what was lost, where to look."""
+    log = bonsai_home() / "logs" / "daemon.log"
+    during = "during the turn" if turn_id is not None else "before the turn started"
+    kept = "; the reply so far is kept as interrupted" if turn_id is not None else ""
+    where = f" (session {session_id})" if session_id is not None else ""
+    return shown(
+        f"bonsai chat: lost the daemon {during} ({error}){kept}{where}; its log is {log}, "
+        "and the next bonsai command starts a new daemon"
+    )
 
 
 def ctx_command(args: argparse.Namespace) -> int:

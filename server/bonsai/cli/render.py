@@ -77,14 +77,19 @@ class TurnPrinter:
                 self._line(self._dim(f"    {mark if i == 0 else ' '} {_cut(line, 110)}"))
         elif kind == "notice":
             self._line(self._dim(f"  · {params.get('message')}"))
+        elif kind == "retry":
+            self._line(self._dim(f"  » {params.get('text')}"))
         elif kind == "done":
             self._line("")
             self.finished[params["turnId"]] = "done"
-        elif kind == "notice":
-            self._line(shown(f"  i {params.get('message')}"))
         elif kind == "error":
             self._line(shown(f"  ! {params.get('message')}"))
             self.finished[params["turnId"]] = "error"
+
+    def end_line(self) -> None:
+        """End a reply cut off mid-line, so what follows starts on a line of its own."""
+        if self._overwrite or self.in_text:
+            self._line("")
 
     def progress(self, params: dict[str, Any]) -> None:
         """``$/progress`` (work done progress) as one line when it begins and ends."""

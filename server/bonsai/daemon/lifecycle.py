@@ -13,12 +13,12 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bonsai.own_python import python_command
 from bonsai.services.fs.atomic import atomic_write
 
 MAX_SOCKET_PATH = 100
@@ -91,7 +91,7 @@ def spawn_daemon(home: Path, timeout: float = 30.0) -> socket.socket:
         with open(err_fd, "ab") as err:
             env = {**os.environ, "BONSAI_HOME": str(home)}
             process = subprocess.Popen(
-                [sys.executable, "-m", "bonsai", "serve", "--socket", "auto"],
+                python_command("-m", "bonsai", "serve", "--socket", "auto"),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=err,

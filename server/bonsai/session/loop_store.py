@@ -14,18 +14,27 @@ database, ``bonsai.session.views.FRESH_S``). A state value is kept as its JSON t
 and decoded on each read, so no caller gets an object another one may change. A
 read inside an open transaction is not kept (a write in it has moved the version,
 and a rollback would not move it back).
+
+The log is read as it grew: this connection counts every change or deletion of a
+message row (the session's edits count, :func:`bonsai.session.versions.edits`), so
+while that count stands since the last whole read, a turn's history is the kept log
+and the rows appended since (``MessageCache.grown``: their number checked, at most
+``VERIFY_S`` after the last whole read), not every row read again and compared. Inside
+an open transaction the log is read whole and the read is not trusted later (a
+rollback would take back rows it saw).
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import apsw
 
-from bonsai.services.store.sessions import SessionRow
+from bonsai.domain import StoredMessage
+from bonsai.services.store.sessions import SessionRow, SessionStore
 from bonsai.session import versions
 from bonsai.session.view_store import VERIFY_S, CachedStore, MessageCache
 
@@ -64,6 +73,21 @@ class LoopStore(CachedStore):
         while len(self._kept) > KEPT:
             self._kept.popitem(last=False)
         return value
+
+    def messages(self, session_id: str, after_seq: int = 0) -> list[StoredMessage]:
+        if after_seq <= 0 and not self.conn.in_transaction:
+            edits = versions.edits(self.conn, session_id)
+            grown = self.cache.grown(self.conn, session_id, edits)
+            if grown is not None:
+                return grown
+        return SessionStore.messages(self, session_id, after_seq)
+
+    def _read_messages(
+        self, rows: Iterable[Any], session_id: str, whole: bool
+    ) -> list[StoredMessage]:
+        trusted = whole and not self.conn.in_transaction  # the edits count it was read at
+        edits = versions.edits(self.conn, session_id) if trusted else None
+        return self.cache.messages([tuple(r) for r in rows], session_id, whole, edits)
 
     def get(self, session_id: str) -> SessionRow:
         read = super().get

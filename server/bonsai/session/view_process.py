@@ -51,7 +51,6 @@ import logging
 import os
 import struct
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -60,6 +59,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bonsai import errors
+from bonsai.own_python import python_command
 from bonsai.protocol.models import ClientSettings, Wire
 from bonsai.services.config import LoadedSettings
 from bonsai.services.providers.discovery import ServerFacts
@@ -356,14 +356,13 @@ class ViewProcess:
         tell_r, tell_w = os.pipe()
         try:
             proc = self._proc = subprocess.Popen(
-                [
-                    sys.executable,
+                python_command(
                     "-m",
                     "bonsai.session.view_child",
                     str(self.home),
                     str(self.db_path),
                     f"{ask_w},{tell_r}",
-                ],
+                ),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 close_fds=True,

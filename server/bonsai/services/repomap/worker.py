@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from bonsai.own_python import python_command
 from bonsai.services.repomap.cache import CachedFile, CacheRow
 from bonsai.services.repomap.discovery import Candidate
 from bonsai.services.repomap.indexer_core import FileResult, index_chunk, tags_of
@@ -56,7 +57,7 @@ PIPE_BYTES = 1 << 20
 
 def spawn_worker() -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from bonsai.services.repomap.worker import main; main()"],
+        python_command("-c", "from bonsai.services.repomap.worker import main; main()"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
