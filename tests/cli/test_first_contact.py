@@ -87,3 +87,30 @@ def test_a_mistyped_workspace_is_refused_and_creates_nothing(home: Path, tmp_pat
     assert listing.returncode == 1 and "does not exist" in listing.stderr
     assert not missing.exists(), "no folder tree was made at the typo"
     assert "Traceback" not in chat.stderr + remember.stderr + listing.stderr
+
+
+def test_recall_searches_the_workspaces_latest_session_as_ctx_shows_it(
+    home: Path, tmp_path: Path, sim: SimulatorThread
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"BONSAI_PROVIDER": "sim", "BONSAI_BASE_URL": sim.openai_base_url}
+    chat = run(home, "chat", "where is the invoice rounding done?", cwd=project, **env)
+    assert chat.returncode == 0, chat.stderr
+    session = chat.stderr.split("(session ")[1].split(")")[0]
+
+    found = run(home, "recall", "invoice rounding", cwd=project)
+    assert found.returncode == 0, found.stderr
+    assert "where is the [invoice] [rounding] done?" in found.stdout
+    assert f"(session {session})" in found.stderr, "says which session it searched"
+
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    none = run(home, "recall", "invoice", cwd=elsewhere)
+    assert none.returncode == 1
+    assert none.stderr.strip() == (
+        f"bonsai recall: no session for {elsewhere}; start one with `bonsai chat`, "
+        "or pass --session ID"
+    )
+    named = run(home, "recall", "--session", session, "invoice", cwd=elsewhere)
+    assert "[invoice]" in named.stdout, "--session still picks any session"

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run
 
+from bonsai.cli.silence import SILENT_S
 from bonsai.sim import Fault
 from bonsai.sim.runner import SimulatorThread
 from bonsai.sim.script import Reply, Script
@@ -125,3 +126,15 @@ def test_a_provider_backing_off_is_shown_while_it_waits(home: Path, workspace: P
     assert chat.returncode == 0, chat.stderr
     assert "» retrying in 1 s (rate limited; attempt 2)" in chat.stdout
     assert chat.stdout.index("retrying") < chat.stdout.index("Made it.")
+
+
+def test_a_silent_provider_is_said_once_while_the_chat_waits(
+    home: Path, workspace: Path, hung_sim: SimulatorThread
+) -> None:
+    chat = start_chat(home, workspace, hung_sim)
+    wait_for_request(hung_sim)
+    time.sleep(SILENT_S + 5)  # the line, and the time to say it twice if it were repeated
+    chat.send_signal(signal.SIGINT)
+    out, err = chat.communicate(timeout=30)
+    said = "no reply for 10 s yet: the provider is slow, or another turn of this session runs first"
+    assert out.count(said) == 1, out + err

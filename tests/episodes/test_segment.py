@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import json
+import random
 
-from bonsai.core.history.episodes import CARD_MAX_CHARS, card, segment, segment_entries
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bonsai.core.context import AssemblyMemo, Item
+from bonsai.core.context.episodes_stage import spans
+from bonsai.core.history.episodes import (
+    CARD_MAX_CHARS,
+    Segmenter,
+    card,
+    segment,
+    segment_entries,
+)
 from bonsai.domain import Message, StoredMessage, ToolCall
 
 
@@ -181,3 +193,68 @@ def test_items_and_the_log_segment_alike() -> None:
     entries = [(s.message_id, s.seq, s.message) for s in log]
     assert [e.ids for e in segment(log)] == [e.ids for e in segment_entries(entries)]
     assert [e.number for e in segment(log)] == [1, 2]
+
+
+def _random_log(rng: random.Random, size: int) -> list[Message]:
+    """User tasks, title calls that open or keep a topic, real work, answers."""
+    out: list[Message] = []
+    while len(out) < size:
+        roll = rng.random()
+        n = len(out)
+        if roll < 0.25:
+            out.append(user(f"task {n}"))
+        elif roll < 0.45:
+            out += [
+                title(f"T{n}", rng.choice(("new_topic", "same_topic")), f"t{n}"),
+                result(f"t{n}"),
+            ]
+        elif roll < 0.8:
+            out += work(f"w{n}", rng.choice(("a.py", "b.py")))
+        else:
+            out.append(Message(role="assistant", content=f"done {n}"))
+    return out[:size]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_a_segmentation_fed_in_pieces_gives_what_one_pass_gives(seed: int) -> None:
+    """However the log arrives (with resets, continuing a resumed span), the episodes
+    after each piece are those of one pass over everything fed so far."""
+    rng = random.Random(seed)
+    log = log_of(*_random_log(rng, rng.randint(0, 40)))
+    entries = [(s.message_id, s.seq, s.message) for s in log]
+    resets = sorted(rng.sample(range(1, 45), rng.randint(0, 3)))
+    resume = None
+    if rng.random() < 0.4:
+        opened = segment_entries([(f"old{i}", -5 + i, user("before")) for i in range(3)])[-1]
+        resume = opened.resumed()
+        resume.work = rng.randint(0, 2)
+        entries = [("u0", 0, user("go on")), *entries]  # a window starts at a user message
+    segmenter = Segmenter(resets, resume)
+    fed = 0
+    while fed < len(entries):
+        step = rng.randint(1, 6)
+        segmenter.feed(entries[fed : fed + step])
+        fed = min(fed + step, len(entries))
+        assert segmenter.episodes() == segment_entries(entries[:fed], resets, resume)
+    for episode in segmenter.episodes():
+        episode.ids.append("changed by a caller")  # copies: the pass keeps its own
+    assert segmenter.episodes() == segment_entries(entries, resets, resume)
+
+
+def test_a_sessions_episodes_pass_goes_on_over_its_new_items_only() -> None:
+    """With a memo the items seen before are not segmented again; any other log (an
+    edit, another branch, another resumed span) starts the pass again."""
+    rng = random.Random(11)
+    messages = _random_log(rng, 60)
+    items = [Item(id=f"m{i}", seq=i, turn=1, message=m) for i, m in enumerate(messages, 1)]
+    memo = AssemblyMemo()
+    for end in (10, 25, 26, 60):
+        assert spans(items[:end], memo=memo) == spans(items[:end])
+    assert len(memo.segments.segmenter.log) == 60, "each item fed once"
+    kept = memo.segments.segmenter
+    edited = items[30].model_copy(update={"message": user("edited")})
+    branch = [*items[:30], edited]
+    assert spans(branch, memo=memo) == spans(branch)
+    assert memo.segments.segmenter is not kept and len(memo.segments.segmenter.log) == 31
+    assert spans(branch, resets=[12], memo=memo) == spans(branch, resets=[12])

@@ -59,6 +59,7 @@ def connect(command: str, *, start: bool = True) -> DaemonClient:
 def chat_command(args: argparse.Namespace) -> int:
     from bonsai.cli.interact import ClientRequests, notifications  # not needed by `ctx`
     from bonsai.cli.render import TurnPrinter
+    from bonsai.cli.silence import SilenceWatch
 
     workspace = Path(args.workspace).resolve()
     what = workspace_problem(workspace)
@@ -88,16 +89,25 @@ def chat_command(args: argparse.Namespace) -> int:
         settings = from_environment("bonsai chat")
         session_id, fresh = pick_session(client, args.session, workspace, True, settings)
         created = session_id if fresh else None
-        client.on_notification = notifications(printer)
-        client.on_request = ClientRequests(printer, auto=args.yes)
+        watch = SilenceWatch(printer)
+        shown_events = notifications(printer)
+
+        def on_notification(method: str, params: dict[str, Any]) -> None:
+            watch.heard()
+            shown_events(method, params)
+
+        client.on_notification = on_notification
+        client.on_request = watch.asking(ClientRequests(printer, auto=args.yes))
         client.request("bonsai/session/attach", {"sessionId": session_id})
         sent = client.request(
             "bonsai/chat/send", {"sessionId": session_id, "text": args.message, "client": settings}
         )
         created = None  # the turn runs: the session is the user's now
         turn_id = str(sent["turnId"])
-        while turn_id not in printer.finished:
-            client.pump()
+        watch.heard()
+        with watch:
+            while turn_id not in printer.finished:
+                client.pump()
         print(f"(session {session_id})", file=sys.stderr)
         return 0 if printer.finished[turn_id] == "done" else 1
     except RpcError as error:

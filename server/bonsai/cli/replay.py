@@ -51,7 +51,8 @@ from bonsai.services.replay.corpus import (
 )
 from bonsai.services.replay.source import ReplaySource
 from bonsai.services.store.db import StoreError
-from bonsai.services.store.sessions import UnknownSession
+from bonsai.services.store.sessions import SessionStore, UnknownSession
+from bonsai.services.workspace import workspace_key
 
 IMPORT_METHOD = "bonsai/session/import"
 METHOD_NOT_FOUND = -32601
@@ -272,21 +273,35 @@ def print_report(result: RunResult, args: Any, spec: ConfigSpec) -> None:
 
 # ------------------------------------------------------------------ recall
 def cmd_recall(args: argparse.Namespace) -> int:
-    """Search a stored session's messages."""
+    """Search a stored session's messages: ``--session``'s, else the workspace's latest
+    (the session ``bonsai chat`` and ``bonsai ctx`` pick there)."""
     conn = open_readonly(bonsai_home())
     try:
-        hits = recall(conn, args.session, args.query, args.limit)
+        session = args.session or _latest_session(conn, args.workspace)
+        hits = recall(conn, session, args.query, args.limit)
     finally:
         conn.close()
+    if not args.session:
+        print(f"(session {session})", file=sys.stderr)
     if args.json:
         print(json.dumps({"results": [h.model_dump(by_alias=True) for h in hits]}, indent=2))
         return 0
     if not hits:
-        print(f"no match for {args.query!r} in session {args.session}")
+        print(f"no match for {args.query!r} in session {session}")
     for n, hit in enumerate(hits, 1):
         snippet = shown(hit.snippet, newlines=False)
         print(f"{n:>3}. {hit.message_id} [{hit.role}] score {hit.score:.2f}: {snippet}")
     return 0
+
+
+def _latest_session(conn: Any, workspace: str) -> str:
+    folder = workspace_key(workspace)
+    sessions = SessionStore(conn).list_sessions(folder)
+    if not sessions:
+        raise CliError(
+            f"no session for {folder}; start one with `bonsai chat`, or pass --session ID"
+        )
+    return sessions[0].session_id
 
 
 # ------------------------------------------------------------------ wiring
@@ -353,7 +368,10 @@ def add_replay_commands(sub: Any) -> None:
     rep.set_defaults(func=_guarded("replay", cmd_replay))
 
     rec = sub.add_parser("recall", help="search a stored session's messages")
-    rec.add_argument("--session", required=True, metavar="ID", help="the session to search")
+    rec.add_argument(
+        "--session", metavar="ID", help="the session to search (default: latest for the workspace)"
+    )
+    rec.add_argument("--workspace", default=".", help="workspace whose latest session to search")
     rec.add_argument("query", help="words to search its messages for")
     rec.add_argument(
         "--limit", type=_positive, default=10, help="at most this many hits (default 10)"

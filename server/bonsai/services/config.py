@@ -115,6 +115,16 @@ PROJECT_REFUSED: dict[tuple[str, str], str] = {
     ("providers", "base_url"): "it would send your key and code to a server the repository names",
     ("providers", "api_key"): "it would send your code to an account the repository names",
     ("memory", "allow_download"): "a repository cannot start a download",
+    ("context", "operator_suffix"): (
+        "it would put the repository's text in the system prompt as your own instructions"
+    ),
+}
+# (section, key, value): a value a repository may not choose (others it may)
+PROJECT_REFUSED_VALUES: dict[tuple[str, str, str], str] = {
+    ("memory", "promotion", "auto"): (
+        "it would write what the repository's text says into your memory unasked "
+        "(your user memory reaches every project); it may ask for 'suggest'"
+    ),
 }
 
 
@@ -128,6 +138,13 @@ def read_project_file(workspace: Path, problems: list[str]) -> Json:
         if isinstance(part, dict) and key in part:
             data = {**data, section: {k: v for k, v in part.items() if k != key}}
             problems.append(f"{path}: {section}.{key} ignored: {why}; set it in {where}")
+    for (section, key, value), why in PROJECT_REFUSED_VALUES.items():
+        part = data.get(section)
+        if isinstance(part, dict) and part.get(key) == value:
+            data = {**data, section: {k: v for k, v in part.items() if k != key}}
+            problems.append(
+                f"{path}: {section}.{key} ignored ({value!r}): {why}; set it in {where}"
+            )
     tools = data.get("tools")
     policy = tools.get("policy") if isinstance(tools, dict) else None
     if isinstance(tools, dict) and isinstance(policy, dict):

@@ -26,15 +26,16 @@ end
 --- Put the cursor on the node labelled with the first user message, once the
 --- ledger is up to date (no refresh in flight), and return its id.
 ---@param state string? wait until the ledger shows the node in this state
+---@param label string? another node's label (default: the first user message)
 ---@return string
-local function cursor_on_message_node(state)
+local function cursor_on_message_node(state, label)
   local found = H.wait(function()
     if lv.loading or lv.dirty then
       return nil
     end
     for l, node_id in pairs(lv.node_at) do
       for _, node in ipairs(lv.result.nodes) do
-        local wanted = node.label:find("hello ledger", 1, true)
+        local wanted = node.label:find(label or "hello ledger", 1, true)
           and (not state or node.state == state)
         if node.id == node_id and wanted then
           return { l, node_id }
@@ -104,6 +105,24 @@ H.test("d drops the node, r restores it, s stubs it", function()
       return daemon_state(id) == step[2]
     end, ("`%s` to leave the node %s"):format(step[1], step[2]))
   end
+end)
+
+H.test("the cursor stays on the node it acted on: s moves it up, r restores it", function()
+  -- the reply: stubbed, it moves up into the stubs section above the messages
+  local id = cursor_on_message_node("full", "The ledger has something")
+  local line_before = vim.api.nvim_win_get_cursor(0)[1]
+  vim.cmd("normal s")
+  H.wait(function()
+    return daemon_state(id) == "stubbed"
+  end, "the daemon to report the node stubbed")
+  H.wait(function()
+    return not lv.loading and vim.api.nvim_get_current_line():find("stubbed", 1, true)
+  end, "the cursor on the stubbed node's line", 20000)
+  H.truthy(vim.api.nvim_win_get_cursor(0)[1] ~= line_before, "the node moved to the stubs section")
+  vim.cmd("normal r") -- no cursor move in between: what a user does
+  H.wait(function()
+    return daemon_state(id) == "full"
+  end, "r right after s to restore the same node")
 end)
 
 H.test("<CR> shows the node's full text", function()

@@ -56,9 +56,11 @@ function M.refresh(lv, cb)
       local win = vim.fn.bufwinid(lv.buf)
       local width = win ~= -1 and vim.api.nvim_win_get_width(win) or 80
       local out = render.render(result, config.get().ledger.bar_width, width)
+      local kept = win ~= -1 and (lv.node_at or {})[vim.api.nvim_win_get_cursor(win)[1]] or nil
       lv.node_at = out.node_at
       ui.set_lines(lv.buf, out.lines)
       M.mark_notes(lv.buf, out.lines)
+      M.follow(win, out.node_at, kept)
     end
     if lv.dirty then
       lv.dirty = false
@@ -67,6 +69,23 @@ function M.refresh(lv, cb)
       cb()
     end
   end)
+end
+
+--- Keep the cursor on the node it was on before a redraw: an action moves a node
+--- to another section (a stub to `stubs`), and the next key must act on it again.
+---@param win integer the ledger's window, -1 when it is not shown
+---@param node_at table<integer, string> the redrawn lines' node ids
+---@param id string? the node under the cursor before the redraw
+function M.follow(win, node_at, id)
+  if win == -1 or not id then
+    return
+  end
+  for line, node_id in pairs(node_at) do
+    if node_id == id then
+      vim.api.nvim_win_set_cursor(win, { line, vim.api.nvim_win_get_cursor(win)[2] })
+      return
+    end
+  end
 end
 
 local notes_ns = vim.api.nvim_create_namespace("bonsai.ledger.notes")

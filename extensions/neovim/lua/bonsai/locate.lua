@@ -79,9 +79,10 @@ function M.find(workspace, trust_check)
     end
   end
   if executable("python3") then
-    vim.fn.system({ "python3", "-c", "import bonsai" })
+    -- -P: never import from Neovim's directory (a workspace may hold a bonsai/ of its own)
+    vim.fn.system({ "python3", "-P", "-c", "import bonsai" })
     if vim.v.shell_error == 0 then
-      return { cmd = { "python3", "-m", "bonsai", "connect" }, how = "python3 -m bonsai" }, tried
+      return { cmd = { "python3", "-P", "-m", "bonsai", "connect" }, how = "python3 -m bonsai" }, tried
     end
   end
   table.insert(tried, "python3 -m bonsai")

@@ -160,7 +160,7 @@ export class DaemonConnection implements Rpc {
         }
       },
       pythonHasBonsai: (python) =>
-        spawnSync(python, ["-c", "import bonsai"], { stdio: "ignore", timeout: 10_000 }).status === 0,
+        spawnSync(python, ["-P", "-c", "import bonsai"], { stdio: "ignore", timeout: 10_000 }).status === 0,
     });
     if (found === undefined) {
       throw new Error(

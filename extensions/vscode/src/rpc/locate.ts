@@ -17,7 +17,7 @@ export interface Located extends Launch {
 
 export interface Probes {
   isExecutable(path: string): boolean;
-  /** Does `python3 -c "import bonsai"` succeed? */
+  /** Does `python3 -P -c "import bonsai"` succeed (never importing from the current directory)? */
   pythonHasBonsai(python: string): boolean;
   env: NodeJS.ProcessEnv;
   home?: string;
@@ -65,7 +65,8 @@ export function locate(
     }
   }
   if (probes.pythonHasBonsai("python3")) {
-    return { found: { command: "python3", args: ["-m", "bonsai", "connect"], how: "python3 -m bonsai" }, tried };
+    // -P: never import from the current directory (a workspace may hold a bonsai/ of its own)
+    return { found: { command: "python3", args: ["-P", "-m", "bonsai", "connect"], how: "python3 -m bonsai" }, tried };
   }
   tried.push("python3 -m bonsai");
   if (workspace !== undefined && !trusted) {

@@ -35,7 +35,7 @@ describe("locate", () => {
     );
     expect(locate("/w", true, probes([], true)).found).toEqual({
       command: "python3",
-      args: ["-m", "bonsai", "connect"],
+      args: ["-P", "-m", "bonsai", "connect"], // never importing a workspace's own bonsai/
       how: "python3 -m bonsai",
     });
     const { tried } = locate("/w", true, probes([]));

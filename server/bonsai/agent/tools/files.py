@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import hashlib
 import os
@@ -33,6 +34,7 @@ MAX_LIST = 1_000
 
 WHOLE_FILE_REDACTION_BYTES = 8 * 1024 * 1024  # larger files are redacted per window
 MAX_EDIT_BYTES = 8 * 1024 * 1024  # larger files are refused by edit_file
+MAX_LINE_BYTES = 64 * 1024  # of a line of a larger file, what is kept (the rest is hashed)
 
 
 @dataclass(frozen=True)
@@ -62,14 +64,22 @@ def _read_lines(fd: int, name: str, offset: int, limit: int) -> LinesRead:
             raise ToolFailure(f"{name} is a binary file ({size} bytes)")
         handle.seek(0)
         keep_all = os.fstat(handle.fileno()).st_size <= WHOLE_FILE_REDACTION_BYTES
-        for raw in handle:
+        # a larger file is read in pieces: one line of gigabytes (a dump, a bundle,
+        # a sparse file) is hashed whole, but only its first piece is kept
+        piece = -1 if keep_all else MAX_LINE_BYTES
+        while raw := handle.readline(piece):
             total += 1
-            whole.update(raw)
             in_window = offset <= total < offset + limit
-            if in_window:
-                part.update(raw)
+            kept = raw
+            while True:
+                whole.update(raw)
+                if in_window:
+                    part.update(raw)
+                if raw.endswith(b"\n") or len(raw) < MAX_LINE_BYTES:
+                    break
+                raw = handle.readline(piece)
             if keep_all or in_window:
-                raw_lines.append(raw)
+                raw_lines.append(kept if keep_all or kept.endswith(b"\n") else kept + b"\n")
     if keep_all:
         text = b"".join(raw_lines).decode("utf-8", errors="replace")
         cleaned = redact(text)
@@ -87,7 +97,12 @@ async def read_file(ctx: ToolContext, args: Args) -> ToolResult:
     raw = arg_str(args, "path")
     offset = max(1, arg_int(args, "offset", 1) or 1)
     limit = max(1, arg_int(args, "limit", DEFAULT_LINES) or DEFAULT_LINES)
-    with workspace(ctx.workspace) as ws:
+    # off the event loop: a file of gigabytes takes seconds to hash
+    return await asyncio.to_thread(_read_file, ctx.workspace, raw, offset, limit)
+
+
+def _read_file(root: Path, raw: str, offset: int, limit: int) -> ToolResult:
+    with workspace(root) as ws:
         fd, rel = _open_file(ws, raw)
         read = _read_lines(fd, rel, offset, limit)
     numbered = "\n".join(f"{offset + i:6}\t{line}" for i, line in enumerate(read.lines))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
-import re
 import stat
+import time
 from collections.abc import Iterator
-from pathlib import PurePosixPath
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import regex
 
 from bonsai.agent.tools.base import (
     Args,
@@ -26,6 +30,9 @@ from bonsai.services.redaction import redact
 
 MAX_RESULTS = 500
 MAX_FILE_BYTES = 5 * 1024 * 1024
+FILE_BUDGET_S = 2.0  # one file's search (a backtracking pattern over a minified line)
+TOTAL_BUDGET_S = 20.0  # one grep's
+LONG_LINE = 256  # characters from which a line's search has a timeout
 
 
 async def glob_tool(ctx: ToolContext, args: Args) -> ToolResult:
@@ -80,37 +87,94 @@ def _grep_text(fd: int) -> str | None:
     return redact(data.decode("utf-8", errors="replace")).text
 
 
-def _grep_lines(text: str, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+def _grep_lines(
+    text: str, pattern: regex.Pattern[str], budget: _Budget
+) -> Iterator[tuple[int, str]]:
+    """Matching lines; TimeoutError once the file's share of the budget is spent.
+
+    A long line (minified, generated) is searched with what is left of it as
+    ``regex``'s timeout: backtracking grows with a line's length. A timeout costs
+    each call about 3 µs, three times an ordinary line's search, so the lines of
+    ordinary code are searched without one and the clock is read between them."""
+    deadline = budget.file_deadline()
     for number, line in enumerate(text.splitlines(), 1):
-        if regex.search(line):
+        if len(line) < LONG_LINE:
+            found = pattern.search(line)
+            if number % 256 == 0 and time.monotonic() > deadline:
+                raise TimeoutError
+        else:
+            found = pattern.search(line, timeout=max(deadline - time.monotonic(), 0.001))
+        if found:
             yield number, line[:300]
 
 
+@dataclass
+class _Budget:
+    """How long one grep may search: ``FILE_BUDGET_S`` in any one file (a pattern
+    that backtracks past it there gives that file up), ``TOTAL_BUDGET_S`` in all."""
+
+    started: float = field(default_factory=time.monotonic)
+    given_up: list[str] = field(default_factory=list)
+    stopped: bool = False
+
+    def file_deadline(self) -> float:
+        return min(time.monotonic() + FILE_BUDGET_S, self.started + TOTAL_BUDGET_S)
+
+    def spent(self) -> bool:
+        self.stopped = time.monotonic() >= self.started + TOTAL_BUDGET_S
+        return self.stopped
+
+    def note(self) -> str:
+        notes = []
+        if self.given_up:
+            shown = ", ".join(shown_name(rel) for rel in self.given_up[:5])
+            more = " …" if len(self.given_up) > 5 else ""
+            notes.append(
+                f"\n[the pattern took too long in {len(self.given_up)} file(s), not searched "
+                f"to the end: {shown}{more}; a pattern with fewer '.*' runs searches them]"
+            )
+        if self.stopped:
+            notes.append(f"\n[stopped after {TOTAL_BUDGET_S:.0f} s; the other files not searched]")
+        return "".join(notes)
+
+
 async def grep(ctx: ToolContext, args: Args) -> ToolResult:
-    flags = re.IGNORECASE if args.get("ignore_case") else 0
+    flags = regex.IGNORECASE if args.get("ignore_case") else 0
     try:
-        regex = re.compile(arg_str(args, "pattern"), flags)
-    except re.error as error:
+        pattern = regex.compile(arg_str(args, "pattern"), flags)
+    except (regex.error, OverflowError) as error:
         raise ToolFailure(f"invalid regular expression: {error}") from None
     name_glob = arg_str(args, "glob", required=False)
     if "\0" in name_glob:
         raise ToolFailure("'glob' contains a NUL byte; refused")
-    walk = Walk()
+    path = arg_str(args, "path", required=False) or "."
+    # off the event loop (``regex`` lets go of the GIL while it matches): every
+    # other session streams and every client is answered while a search runs
+    return await asyncio.to_thread(_grep, ctx.workspace, pattern, name_glob, path)
+
+
+def _grep(root: Path, pattern: regex.Pattern[str], name_glob: str, path: str) -> ToolResult:
+    walk, budget = Walk(), _Budget()
     hits: list[str] = []
-    with workspace(ctx.workspace) as ws:
-        is_file, base = _base_dir(ws, arg_str(args, "path", required=False) or ".")
+    with workspace(root) as ws:
+        is_file, base = _base_dir(ws, path)
         for rel, text in _texts(ws, base, is_file, walk):
             if name_glob and not PurePosixPath(rel).match(name_glob):
                 continue
-            for number, line in _grep_lines(text, regex):
-                hits.append(f"{shown_name(rel)}:{number}: {line}")
-                if len(hits) > MAX_RESULTS:
-                    break
+            try:
+                for number, line in _grep_lines(text, pattern, budget):
+                    hits.append(f"{shown_name(rel)}:{number}: {line}")
+                    if len(hits) > MAX_RESULTS:
+                        break
+            except TimeoutError:
+                budget.given_up.append(rel)
             if len(hits) > MAX_RESULTS:
                 hits[MAX_RESULTS:] = [f"[stopped after {MAX_RESULTS} matches]"]
                 break
-    text = "\n".join(hits) if hits else f"no matches for {regex.pattern!r}"
-    return ToolResult(text + walk.note(), Evidence(kind="search", path=base))
+            if budget.spent():
+                break
+    text = "\n".join(hits) if hits else f"no matches for {pattern.pattern!r}"
+    return ToolResult(text + walk.note() + budget.note(), Evidence(kind="search", path=base))
 
 
 def _texts(ws: Workspace, base: str, is_file: bool, walk: Walk) -> Iterator[tuple[str, str]]:

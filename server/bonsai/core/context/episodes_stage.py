@@ -26,18 +26,21 @@ branch of the conversation tree (none of their messages here) wait untouched.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bonsai.core.context.boundary import resumed, window_items
 from bonsai.core.context.context_state import ArchiveEntry, ContextState, EpisodeState, with_ids
 from bonsai.core.context.groups import group_of
+from bonsai.core.context.memo import AssemblyMemo
 from bonsai.core.context.pipeline_types import AssembleInput, EpisodeRow, Item, Record
 from bonsai.core.context.pricing import payback_ratio
 from bonsai.core.context.stubbing import cache_note, work_pays
 from bonsai.core.context.view import card_message
 from bonsai.core.context.work import Work, analyse
-from bonsai.core.history.episodes import Episode, card, segment_entries
+from bonsai.core.history.episodes import Episode, Segmenter, card, segment_entries
+from bonsai.domain import Message
 
 # Recency protects the current work from GC and folds; a closed episode is not
 # current work (its topic ended), so only the other protections hold it.
@@ -45,14 +48,63 @@ RECENT = frozenset({"recent message group", "latest user message", ""})
 
 
 def spans(
-    items: list[Item], resume: Episode | None = None, resets: Sequence[int] = ()
+    items: list[Item],
+    resume: Episode | None = None,
+    resets: Sequence[int] = (),
+    memo: AssemblyMemo | None = None,
 ) -> list[Episode]:
     """The episodes of these items (the active path), in order. A history window
     passes the episode open at its start as ``resume``: it is continued (numbers
     go on from it) and left out when none of its messages are among ``items``.
-    ``resets`` are the seqs of hard resets (``EpisodeState.resets``)."""
-    entries = [(item.id, item.seq, item.message) for item in items]
-    return [e for e in segment_entries(entries, resets, resume) if e.ids]
+    ``resets`` are the seqs of hard resets (``EpisodeState.resets``). With a memo
+    the segmentation of the items seen before goes on over the new ones only."""
+    if memo is None:
+        entries = [(item.id, item.seq, item.message) for item in items]
+        return [e for e in segment_entries(entries, resets, resume) if e.ids]
+    return [e for e in _kept_segments(memo, items, resume, resets).episodes() if e.ids]
+
+
+@dataclass(slots=True)
+class KeptSegments:
+    """A session's episodes pass (in its ``AssemblyMemo``): what it was fed, as the
+    messages and their (id, seq), and under which resets and resumed span."""
+
+    messages: list[Message]
+    keys: list[tuple[str, int]]
+    start: tuple[tuple[int, ...], Episode | None]
+    segmenter: Segmenter
+
+    def goes_on(self, items: list[Item], start: tuple[tuple[int, ...], Episode | None]) -> bool:
+        """``items`` are the ones fed, then more, under the same start (a message read
+        again as another object counts when it is equal, and is kept from then on)."""
+        n = len(self.messages)
+        if start != self.start or len(items) < n:
+            return False
+        head = items[:n]
+        if self.keys != [(i.id, i.seq) for i in head]:
+            return False
+        messages = self.messages
+        fed = [i.message for i in head]
+        for pos in [p for p, same in enumerate(map(operator.is_, messages, fed)) if not same]:
+            if messages[pos] != fed[pos]:
+                return False
+            messages[pos] = fed[pos]
+        return True
+
+
+def _kept_segments(
+    memo: AssemblyMemo, items: list[Item], resume: Episode | None, resets: Sequence[int]
+) -> Segmenter:
+    """The memo's pass brought to ``items`` (begun again unless they only grew)."""
+    start = (tuple(resets), resume)
+    kept: KeptSegments | None = memo.segments
+    if kept is None or not kept.goes_on(items, start):
+        kept = memo.segments = KeptSegments([], [], start, Segmenter(resets, resume))
+    new = items[len(kept.messages) :]
+    kept.segmenter.feed((i.id, i.seq, i.message) for i in new)
+    kept.messages.extend(i.message for i in new)
+    kept.keys.extend((i.id, i.seq) for i in new)
+    return kept.segmenter
 
 
 def resets_of(state: ContextState) -> list[int]:
@@ -86,7 +138,8 @@ def prepare(inp: AssembleInput) -> tuple[AssembleInput, list[Episode], list[Reco
         return inp.model_copy(update={"state": state}), [], [note]
     boundary = inp.state.boundary
     items = window_items(inp.items, boundary)  # a window's root is no episode's
-    episodes = spans(items, resumed(boundary.episode) if boundary else None, resets_of(inp.state))
+    resume = resumed(boundary.episode) if boundary else None
+    episodes = spans(items, resume, resets_of(inp.state), inp.memo)
     state, records = repair(inp.state, items, episodes)
     return inp.model_copy(update={"state": state}), episodes, records
 

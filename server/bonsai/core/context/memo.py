@@ -5,8 +5,9 @@ and keep it between calls. It remembers, per item id, the message's token
 count, its digest for the prefix hash, its ledger row and its stub's count, and
 re-checks the message on every hit (identity first, then equality), so a stale
 entry can never change a result. The superseded reads are kept up to date as
-the log grows (``supersede.Supersession``), and the whole per-item analysis is
-carried from call to call on the session's tape (``tape.Tape``). Assembling with or
+the log grows (``supersede.Supersession``), the whole per-item analysis is
+carried from call to call on the session's tape (``tape.Tape``), and so is the
+episodes' segmentation (``episodes_stage.KeptSegments``). Assembling with or
 without a memo gives the same bytes.
 """
 
@@ -66,6 +67,7 @@ class AssemblyMemo:
         self.summary_entries = _Table()  # a message's entries in a deterministic summary
         self.supersession: Any = None  # a ``supersede.Supersession``, made on first use
         self.tape: Any = None  # a ``tape.Tape``: the last analysis, per item (first use)
+        self.segments: Any = None  # ``episodes_stage.KeptSegments``: the episodes' pass
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]

@@ -19,10 +19,14 @@ _SEP = b"\x1e"
 def prefix_hash(
     system: list[SystemPart], tools: list[dict[str, Any]], digests: Iterable[bytes]
 ) -> str:
-    digest = prefix_head(system, tools)
+    return hash_on(prefix_head(system, tools), digests)
+
+
+def hash_on(head: Any, digests: Iterable[bytes]) -> str:
+    """The prefix hash from its head (``prefix_head``, consumed) and the messages' digests."""
     for message_digest in digests:
-        digest.update(message_digest)
-    return digest.hexdigest()[:16]
+        head.update(message_digest)
+    return str(head.hexdigest()[:16])
 
 
 def prefix_head(system: list[SystemPart], tools: list[dict[str, Any]]) -> Any:

@@ -20,7 +20,8 @@ these for the items and the state it saw last. Each call (``sync``) it
 A ledger row is rebuilt only where its node changed or its protection reason
 did (``ledger.message_rows``; the recent tail's protection moves every call).
 What still touches every message on every call runs at C speed: list copies,
-sums, the prefix digest over the joined per-message digests. A different token
+sums, the prefix digest over the joined per-message digests (its head, the system
+parts and the tools, hashed once per frame: ``Tape.prefix_head``). A different token
 counter (the model switched) starts the tape again. A property test checks
 that a call with the tape assembles exactly what a call without any memo does
 (``tests/context/test_ctx_tape.py``).
@@ -42,6 +43,7 @@ from bonsai.core.context.groups import Group, add_item
 from bonsai.core.context.harness import is_harness_note
 from bonsai.core.context.memo import AssemblyMemo, message_digest
 from bonsai.core.context.pipeline_types import Item, LedgerRow, SystemPart, TokenCounter
+from bonsai.core.context.prefix import prefix_head
 from bonsai.core.context.reuse import pointer_target
 from bonsai.core.context.supersede import Supersession
 from bonsai.core.context.view import Marks, Node, changed_keys, node_of
@@ -90,6 +92,7 @@ class Tape:
         self.row_reasons: dict[str, str] = {}  # the protection the rows were built with
         self._frame: tuple[tuple[Any, ...], Frame] | None = None  # (what it is made of, it)
         self._head: tuple[Frame, str, list[LedgerRow]] | None = None  # its system/tool rows
+        self._prefix: tuple[Frame, Any] | None = None  # a frame and its prefix head
 
     def _facts(self) -> None:
         """Forget the items' facts (not the nodes)."""
@@ -300,6 +303,13 @@ class Tape:
         if self._head is None or self._head[0] is not frame or self._head[1] != key:
             self._head = (frame, key, build())
         return list(self._head[2])
+
+    def prefix_head(self, frame: Frame) -> Any:
+        """``prefix.prefix_head`` of ``frame`` (a copy to go on from), hashed again only
+        for another frame (the tape keeps its frame while what it is made of stands)."""
+        if self._prefix is None or self._prefix[0] is not frame:
+            self._prefix = (frame, prefix_head(frame.system, frame.tools))
+        return self._prefix[1].copy()
 
     def superseded(self) -> dict[str, str]:
         return self.supersession.view

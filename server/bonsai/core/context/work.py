@@ -14,7 +14,7 @@ from bonsai.core.context.frame import Frame, build_frame
 from bonsai.core.context.groups import Group, call_names, group_items
 from bonsai.core.context.memo import AssemblyMemo, message_digest
 from bonsai.core.context.pipeline_types import AssembleInput
-from bonsai.core.context.prefix import prefix_hash
+from bonsai.core.context.prefix import hash_on, prefix_hash
 from bonsai.core.context.pricing import Pricing, family_rule
 from bonsai.core.context.protect import protected_ids, protection
 from bonsai.core.context.supersede import superseded_of
@@ -84,7 +84,7 @@ class Work:
             messages = [*filter(None, sent[:pos]), message, *filter(None, sent[pos:])]
             head, tail = filter(None, digests[:pos]), filter(None, digests[pos:])
             joined = b"".join([*head, message_digest(message), *tail])
-        return messages, prefix_hash(self.frame.system, self.frame.tools, [joined])
+        return messages, hash_on(snap.tape.prefix_head(self.frame), [joined])
 
     def _wire_from_memo(self) -> tuple[list[Message], str]:
         memo = self.inp.memo

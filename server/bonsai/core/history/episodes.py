@@ -22,7 +22,7 @@ A history window that starts inside an episode relies on this.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from bonsai.domain import Message, StoredMessage
@@ -117,30 +117,56 @@ def segment_entries(
     between two consecutive entries when ``previous seq < reset <= seq`` (the
     resumed span's ``last_seq`` counts as the entry before the first); a reset
     after the last entry closes the last span without opening another."""
-    first = replace(resume, files=list(resume.files)) if resume is not None else None
-    episodes = [first or Episode(number=1, title="")]
-    owner: dict[int, Episode] = {}
-    reset_seqs = sorted(set(resets))
-    previous = first.last_seq if first is not None else None
-    for index, (message_id, seq, message) in enumerate(log):
-        current = episodes[-1]
-        if _reset_between(reset_seqs, previous, seq) and current.size:
-            current = _open_next(episodes, current, index, log, owner, at_user=False)
-        previous = seq
-        action = _action(message) if message.role == "assistant" else None
-        if action is not None:
-            kind, title = action
-            if kind == "new_topic" and current.work > 0:
-                current = _open_next(episodes, current, index, log, owner, at_user=True)
-            if title:
-                current.title = title
-        owner[index] = current
-        current.ids.append(message_id)
-        current.last_seq = seq
-        _note_work(current, message)
-    if episodes[-1].size and any(previous is not None and r > previous for r in reset_seqs):
-        episodes[-1].closed = True  # a reset after the last message: closed, nothing new yet
-    return _renumbered([e for e in episodes if e.size], episodes[0].number)
+    segmenter = Segmenter(resets, resume)
+    segmenter.feed(log)
+    return segmenter.episodes()
+
+
+class Segmenter:
+    """:func:`segment_entries` as a pass that goes on: ``feed`` entries in conversation
+    order; ``episodes`` gives, at any point, what ``segment_entries`` of every entry fed
+    so far gives (copies: the pass keeps its own spans). A ``new_topic`` looks back only
+    into the open span, so the spans before it never change once closed, and a log that
+    grew costs its new entries (a session's assembly keeps one, ``episodes_stage``)."""
+
+    def __init__(self, resets: Sequence[int] = (), resume: Episode | None = None) -> None:
+        first = None
+        if resume is not None:  # its own lists: the pass appends to the open span's
+            first = replace(resume, ids=list(resume.ids), files=list(resume.files))
+        self.log: list[Entry] = []
+        self.spans = [first or Episode(number=1, title="")]
+        self.owner: dict[int, Episode] = {}
+        self.resets = sorted(set(resets))
+        self.previous = first.last_seq if first is not None else None
+
+    def feed(self, entries: Iterable[Entry]) -> None:
+        log, spans, owner, resets = self.log, self.spans, self.owner, self.resets
+        for entry in entries:
+            index = len(log)
+            log.append(entry)
+            message_id, seq, message = entry
+            current = spans[-1]
+            if _reset_between(resets, self.previous, seq) and current.size:
+                current = _open_next(spans, current, index, log, owner, at_user=False)
+            self.previous = seq
+            action = _action(message) if message.role == "assistant" else None
+            if action is not None:
+                kind, title = action
+                if kind == "new_topic" and current.work > 0:
+                    current = _open_next(spans, current, index, log, owner, at_user=True)
+                if title:
+                    current.title = title
+            owner[index] = current
+            current.ids.append(message_id)
+            current.last_seq = seq
+            _note_work(current, message)
+
+    def episodes(self) -> list[Episode]:
+        made = [replace(e, ids=list(e.ids), files=list(e.files)) for e in self.spans if e.size]
+        last = self.previous
+        if made and self.spans[-1].size and any(last is not None and r > last for r in self.resets):
+            made[-1].closed = True  # a reset after the last message: closed, nothing new yet
+        return _renumbered(made, self.spans[0].number)
 
 
 def _reset_between(resets: Sequence[int], previous: int | None, seq: int) -> bool:
