@@ -27,6 +27,10 @@ prints where each cold build's parsers wait (``repomap_timeline.py``).
 task family (bench/repomap_tasks.py): identifier-naming tasks, behaviour-only
 tasks made from docstrings, and real SWE-bench issues with the files of their
 patch as the answer (repositories marshmallow and pydicom come from PyPI sdists).
+
+``--corpus --cold`` times cold builds of every corpus release (and marshmallow,
+pydicom), one fresh process and empty cache per build, beside a plain parse of
+the same files in the same process (bench/repomap_cold.py).
 """
 
 from __future__ import annotations
