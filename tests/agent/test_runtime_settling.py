@@ -48,3 +48,23 @@ async def test_post_turn_steps_longer_than_the_bound_are_refused() -> None:
     await ended.wait()
     assert not await rt.settled(within_s=0.1)
     rt.cancel(None)
+
+
+async def test_a_request_sent_as_the_last_delta_arrives_waits_for_the_turns_end() -> None:
+    """The reply's last delta is shown before the provider's stream has ended: a tree
+    move sent then waits for the end (and the post-turn steps) instead of a refusal."""
+    rt = SessionRuntime("s_test", lambda _: None)
+    last_delta = asyncio.Event()
+
+    async def run_turn(turn_id: str, text: str) -> str:
+        rt.emit(turn_id, m.DeltaEvent(text="the whole reply"))
+        last_delta.set()
+        await asyncio.sleep(0.2)  # the stream's end still on its way
+        rt.emit(turn_id, m.DoneEvent())
+        await asyncio.sleep(0.1)  # post-turn steps
+        return "done"
+
+    rt.send("hello", run_turn)
+    await last_delta.wait()
+    assert await rt.settled(within_s=5.0), "refused a turn about to end"
+    assert rt.running is None

@@ -30,6 +30,9 @@ log = logging.getLogger("bonsai.agent")
 
 SETTLE_S = 30.0  # how long a tree or retry request waits for a finished turn's post-turn steps
 SETTLE_POLL_S = 0.02
+# how long a turn still streaming may take to send its end before a tree or retry request
+# is refused: its last delta may be shown before the provider's stream has ended
+STREAM_END_GRACE_S = 1.0
 RunTurn = Callable[[str, str], Awaitable[str]]  # (turn_id, text) -> status
 Publish = Callable[[m.ChatEventWire], None]
 
@@ -116,16 +119,21 @@ class SessionRuntime:
             finally:
                 self.running, self.settling = None, False
 
-    async def settled(self, within_s: float = SETTLE_S) -> bool:
+    async def settled(
+        self, within_s: float = SETTLE_S, grace_s: float = STREAM_END_GRACE_S
+    ) -> bool:
         """Whether no turn runs, waiting up to ``within_s`` for one that has already
         sent its end (its reply is shown) to finish its post-turn steps; a turn still
-        streaming is not waited for."""
-        deadline = asyncio.get_running_loop().time() + within_s
-        while self.running is not None and self.settling:
-            if asyncio.get_running_loop().time() >= deadline:
+        streaming is waited for only ``grace_s`` (a request sent as its last delta
+        arrived, before its end), then refused."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        while self.running is not None:
+            waited = loop.time() - start
+            if waited >= (within_s if self.settling else min(grace_s, within_s)):
                 return False
             await asyncio.sleep(SETTLE_POLL_S)
-        return self.running is None
+        return True
 
     def cancel(self, turn_id: str | None) -> bool:
         targets = [turn_id] if turn_id else list(self.tasks)

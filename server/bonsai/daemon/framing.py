@@ -1,4 +1,4 @@
-"""LSP base-protocol framing (``Content-Length`` headers) over an asyncio stream.
+"""LSP base-protocol framing (``Content-Length`` headers), split as bytes arrive.
 
 A broken *frame* (bad header, missing length, oversized body) cannot be
 resynchronised, so it ends that connection only. A well-framed body that is
@@ -9,12 +9,8 @@ the connection goes on.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # imported where used: the CLI's client needs only ``encode``
-    import asyncio
+from typing import Any, cast
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 8 * 1024
@@ -32,47 +28,86 @@ class BadMessage:
     message: str
 
 
-async def read_frames(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
-    """Yield frame bodies until EOF. Raises FrameError on a broken frame."""
-    import asyncio
-
-    while True:
-        length = await _read_headers(reader)
-        if length is None:
-            return
-        try:
-            body = await reader.readexactly(length)
-        except asyncio.IncompleteReadError as error:
-            raise FrameError(f"stream ended inside a {length}-byte frame") from error
-        yield body
+# the longest header line taken (as the stream reader this replaced took at most its limit)
+LINE_LIMIT = 2**20
 
 
-async def _read_headers(reader: asyncio.StreamReader) -> int | None:
-    import asyncio
+class FrameSplitter:
+    """Frame bodies split from a byte stream as its bytes arrive, synchronously.
 
-    length: int | None = None
-    seen = 0
-    while True:
-        try:
-            line = await reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError as error:
-            if not error.partial and seen == 0:
-                return None
-            raise FrameError("stream ended inside the frame headers") from error
-        except asyncio.LimitOverrunError as error:
-            raise FrameError("header line too long") from error
-        seen += len(line)
-        if seen > MAX_HEADER_BYTES:
-            raise FrameError("frame headers too long")
-        text = line.rstrip(b"\r\n")
-        if not text:
-            if length is None:
-                if seen <= 2:  # stray blank line between frames
-                    seen = 0
+    :meth:`feed` the bytes as they come, in chunks of any size; :meth:`next` gives each
+    whole body once it is in, None until more bytes come, or raises :class:`FrameError`
+    (after which the splitter is spent); :meth:`end` at the end of the stream raises
+    when it ended inside a frame. The rules: header lines end with ``\n`` (``\r\n``
+    too), at most ``LINE_LIMIT`` bytes before it and ``MAX_HEADER_BYTES`` for one
+    frame's headers; ``Content-Length`` (any case) is required and at most
+    ``MAX_FRAME_BYTES``; other headers are skipped; a stray blank line between frames
+    is skipped. No task and no await: a connection's ``data_received`` dispatches
+    each frame as soon as its last byte is read."""
+
+    __slots__ = ("_body", "_buffer", "_length", "_line_limit", "_seen")
+
+    def __init__(self, line_limit: int = LINE_LIMIT) -> None:
+        self._buffer = bytearray()
+        self._line_limit = line_limit
+        self._length: int | None = None  # the Content-Length of the headers read so far
+        self._seen = 0  # bytes of this frame's headers so far
+        self._body: int | None = None  # the body's length, once its headers are read
+
+    def feed(self, data: bytes) -> None:
+        self._buffer += data
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet handed out as a body."""
+        return len(self._buffer)
+
+    def next(self) -> bytes | None:
+        """The next whole frame's body; None until more bytes come."""
+        if self._body is None and not self._headers():
+            return None
+        length = cast(int, self._body)
+        if len(self._buffer) < length:
+            return None
+        body = bytes(self._buffer[:length])
+        del self._buffer[:length]
+        self._body = None
+        return body
+
+    def end(self) -> None:
+        """The stream ended: raises FrameError when it ended inside a frame."""
+        if self._body is not None:
+            raise FrameError(f"stream ended inside a {self._body}-byte frame")
+        if self._buffer or self._seen:
+            raise FrameError("stream ended inside the frame headers")
+
+    def _headers(self) -> bool:
+        """Read header lines while whole ones are in; True once the blank line ended them."""
+        buffer = self._buffer
+        while True:
+            newline = buffer.find(b"\n")
+            if newline < 0:
+                if len(buffer) > self._line_limit:
+                    raise FrameError("header line too long")
+                return False
+            if newline > self._line_limit:
+                raise FrameError("header line too long")
+            line = bytes(buffer[: newline + 1])
+            del buffer[: newline + 1]
+            self._seen += len(line)
+            if self._seen > MAX_HEADER_BYTES:
+                raise FrameError("frame headers too long")
+            text = line.rstrip(b"\r\n")
+            if text:
+                self._length = _parse_header(text, self._length)
+                continue
+            if self._length is None:
+                if self._seen <= 2:  # stray blank line between frames
+                    self._seen = 0
                     continue
                 raise FrameError("frame without a Content-Length header")
-            return length
-        length = _parse_header(text, length)
+            self._body, self._length, self._seen = self._length, None, 0
+            return True
 
 
 def _parse_header(text: bytes, length: int | None) -> int | None:

@@ -41,6 +41,7 @@ from pygls.protocol.language_server import lsp_method
 
 from bonsai import __version__
 from bonsai.daemon import framing
+from bonsai.daemon.reader import FramedReader, feed_from
 from bonsai.daemon.state import Connection, Daemon
 from bonsai.errors import BonsaiError, ConfigError, NotFound, Unauthorized
 from bonsai.protocol.methods import BY_NAME, Method
@@ -433,6 +434,82 @@ def handle_body(ctx: Ctx, body: bytes) -> None:
             request_trace.end(token)
 
 
+class _Served:
+    """One connection as :class:`~bonsai.daemon.reader.FramedReader` serves it."""
+
+    def __init__(self, ctx: Ctx, close: Callable[[], None]) -> None:
+        self.ctx, self.close = ctx, close
+        self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ending: asyncio.Task[None] | None = None
+
+    def body(self, data: bytes) -> None:
+        handle_body(self.ctx, data)
+
+    def broken(self, error: framing.FrameError) -> None:
+        log.warning("closing client %s: %s", self.ctx.connection.id, error)
+        _send_error(self.ctx, None, -32700, f"Parse error: {error}; closing the connection")
+
+    def ended(self) -> None:
+        if self._ending is None:
+            self._ending = asyncio.ensure_future(self._end())
+
+    async def _end(self) -> None:
+        try:
+            await _drain(self.ctx.protocol)
+        finally:
+            self.ctx.daemon.remove_connection(self.ctx.connection)
+            self.close()
+            if not self.finished.done():
+                self.finished.set_result(None)
+
+
+def _open(
+    daemon: Daemon, kind: str, writer: Writer, close: Callable[[], None], token: str | None
+) -> _Served:
+    ctx = build_server(daemon, kind, writer, close)
+    if token is not None:
+        ctx.protocol.token = token
+        ctx.connection.authenticated = False
+    return _Served(ctx, close)
+
+
+class ServedReader(FramedReader):
+    """A client's connection (the local socket, TCP, a pipe): served from its transport's
+    read callback. ``admit`` may refuse it at once (another user's); ``write`` replaces
+    the transport's (stdio answers on stdout); ``on_close`` follows its close."""
+
+    def __init__(
+        self,
+        daemon: Daemon,
+        kind: str,
+        token: str | None = None,
+        admit: Callable[[asyncio.BaseTransport], bool] | None = None,
+        write: Callable[[bytes], Any] | None = None,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.daemon, self.kind, self.token, self.admit = daemon, kind, token, admit
+        self.write, self.on_close = write, on_close
+        self.served: _Served | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if self.admit is not None and not self.admit(transport):
+            transport.close()
+            return
+
+        def close() -> None:
+            if not transport.is_closing():
+                transport.close()
+            if self.on_close is not None:
+                self.on_close()
+
+        write = self.write or cast(asyncio.WriteTransport, transport).write
+        self.served = self.endpoint = _open(
+            self.daemon, self.kind, Writer(write, close), close, self.token
+        )
+
+
 async def serve_stream(
     daemon: Daemon,
     kind: str,
@@ -441,24 +518,19 @@ async def serve_stream(
     close: Callable[[], None],
     token: str | None = None,
 ) -> None:
-    """Serve one client until it disconnects, sends ``exit`` or breaks framing."""
-    ctx = build_server(daemon, kind, writer, close)
-    protocol = ctx.protocol
-    if token is not None:
-        protocol.token = token
-        ctx.connection.authenticated = False
+    """Serve one client handed over as a stream reader (tests, benches) until it
+    disconnects, sends ``exit`` or breaks framing: the same reader and dispatch as a
+    socket's (:class:`ServedReader`), fed from the stream."""
+    served = _open(daemon, kind, writer, close, token)
+    framed = FramedReader(served)
+    feeding = asyncio.ensure_future(feed_from(reader, framed))
     try:
-        async for body in framing.read_frames(reader):
-            handle_body(ctx, body)
-    except framing.FrameError as error:
-        log.warning("closing client %s: %s", ctx.connection.id, error)
-        _send_error(ctx, None, -32700, f"Parse error: {error}; closing the connection")
-    except (ConnectionResetError, BrokenPipeError):
-        log.info("client %s reset the connection", ctx.connection.id)
+        await served.finished  # its end, an exit or a broken frame: no more is read
     finally:
-        await _drain(protocol)
-        daemon.remove_connection(ctx.connection)
-        close()
+        feeding.cancel()
+        if not served.finished.done():  # this task cancelled: the connection ends too
+            framed.connection_lost(None)
+            await served.finished
 
 
 async def _drain(protocol: BonsaiProtocol, timeout: float = 10.0) -> None:

@@ -27,7 +27,7 @@ from bonsai import __version__
 from bonsai.agent.tools import procs
 from bonsai.daemon import heap, last_words, lifecycle, stalls
 from bonsai.daemon.backups import BackupKeeper
-from bonsai.daemon.rpc import Writer, serve_stream
+from bonsai.daemon.rpc import ServedReader
 from bonsai.daemon.socket_dir import UnsafeSocketDir, prepare_socket_dir
 from bonsai.daemon.state import Daemon
 from bonsai.protocol.models import ConfigChangedParams
@@ -90,63 +90,76 @@ def peer_uid(sock: socket.socket) -> int | None:
     return int(struct.unpack("3i", raw)[1])
 
 
-async def _stdin_reader() -> asyncio.StreamReader:
-    """stdin as a stream; a file or /dev/null (which epoll refuses) is read by a thread."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=2**20)
-    kind = os.fstat(sys.stdin.fileno()).st_mode
-    if stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind):
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-        return reader
+class _PumpedStdin(asyncio.ReadTransport):
+    """stdin read by a thread (a file or /dev/null, which epoll refuses), as a transport."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._closing = False
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        self._closing = True
+
+    def is_reading(self) -> bool:
+        return not self._closing
+
+    def pause_reading(self) -> None:  # stdio's answers are written at once: never backed up
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def _pump_stdin(loop: asyncio.AbstractEventLoop, protocol: asyncio.Protocol) -> None:
+    transport = _PumpedStdin()
+    protocol.connection_made(transport)
 
     def pump() -> None:
         fd = sys.stdin.fileno()
-        while True:
+        while not transport.is_closing():
             try:
                 chunk = os.read(fd, 65536)
             except OSError:
                 chunk = b""
             if not chunk:
-                loop.call_soon_threadsafe(reader.feed_eof)
+                loop.call_soon_threadsafe(protocol.eof_received)
                 return
-            loop.call_soon_threadsafe(reader.feed_data, chunk)
+            loop.call_soon_threadsafe(protocol.data_received, chunk)
 
     threading.Thread(target=pump, name="bonsai-stdin", daemon=True).start()
-    return reader
 
 
 async def _serve_stdio(daemon: Daemon) -> None:
-    reader = await _stdin_reader()
+    """The one client on stdin and stdout; its going away (or ``exit``) stops the daemon."""
+    loop = asyncio.get_running_loop()
     out = sys.stdout.buffer
 
     def write(data: bytes) -> None:
         out.write(data)
         out.flush()
 
-    def close() -> None:
-        daemon.stop_requested.set()
-
-    await serve_stream(daemon, "stdio", reader, Writer(write, lambda: None), close)
+    protocol = ServedReader(daemon, "stdio", write=write, on_close=daemon.stop_requested.set)
+    kind = os.fstat(sys.stdin.fileno()).st_mode
+    if stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind):
+        await loop.connect_read_pipe(lambda: protocol, sys.stdin)
+    else:
+        _pump_stdin(loop, protocol)
+    if protocol.served is not None:
+        await protocol.served.finished
     daemon.stop_requested.set()
 
 
-def _stream_handler(daemon: Daemon, kind: str, token: str | None = None):  # type: ignore[no-untyped-def]
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        sock = writer.get_extra_info("socket")
-        if kind == "unix" and sock is not None:
-            uid = peer_uid(sock)
-            if uid is not None and uid != os.getuid():
-                log.warning("refused a connection from uid %s", uid)
-                writer.close()
-                return
-
-        def close() -> None:
-            if not writer.is_closing():
-                writer.close()
-
-        await serve_stream(daemon, kind, reader, Writer(writer.write, close), close, token)
-
-    return handle
+def _same_user(transport: asyncio.BaseTransport) -> bool:
+    """A connection to the local socket from another uid is refused (logged)."""
+    sock = transport.get_extra_info("socket")
+    uid = peer_uid(sock) if sock is not None else None
+    if uid is not None and uid != os.getuid():
+        log.warning("refused a connection from uid %s", uid)
+        return False
+    return True
 
 
 async def _start_unix(daemon: Daemon, path: Path) -> asyncio.Server:
@@ -163,8 +176,8 @@ async def _start_unix(daemon: Daemon, path: Path) -> asyncio.Server:
         path.unlink()
     old = os.umask(0o177)
     try:
-        server = await asyncio.start_unix_server(
-            _stream_handler(daemon, "unix"), path=str(path), limit=2**20
+        server = await asyncio.get_running_loop().create_unix_server(
+            lambda: ServedReader(daemon, "unix", admit=_same_user), path=str(path)
         )
     finally:
         os.umask(old)
@@ -251,9 +264,7 @@ async def _run(options: ServeOptions, db_path: Path) -> int:
         if options.tcp is not None:
             token = secrets.token_urlsafe(24)
             host, port = options.tcp
-            tcp = await asyncio.start_server(
-                _stream_handler(daemon, "tcp", token), host, port, limit=2**20
-            )
+            tcp = await loop.create_server(lambda: ServedReader(daemon, "tcp", token), host, port)
             servers.append(tcp)
             info["tcp"] = {"host": host, "port": tcp.sockets[0].getsockname()[1]}
             info["token"] = token
