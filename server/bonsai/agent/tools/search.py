@@ -21,12 +21,12 @@ from bonsai.agent.tools.base import (
     arg_str,
     schema,
 )
-from bonsai.agent.tools.names import shown_name
 from bonsai.agent.tools.paths import workspace
 from bonsai.agent.tools.walk import Glob, PatternError, Walk, compile_glob, entries
 from bonsai.domain import Evidence
 from bonsai.services.fs.confined import ConfinementError, Workspace, open_entry
 from bonsai.services.redaction import redact
+from bonsai.shown_names import shown_name
 
 MAX_RESULTS = 500
 MAX_FILE_BYTES = 5 * 1024 * 1024
