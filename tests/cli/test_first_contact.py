@@ -135,3 +135,15 @@ def test_output_piped_to_a_reader_that_left_is_no_traceback(home: Path, tmp_path
             check=False,
         )
         assert piped.stderr == "", piped.stderr
+
+
+def test_the_map_leaves_out_bonsais_own_folder(home: Path, tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    (code / ".bonsai" / "memory").mkdir(parents=True)
+    (code / "app.py").write_text("def main():\n    return 1\n")
+    (code / ".bonsai" / "memory" / "tests-use-pytest.md").write_text("---\nname: x\n---\nfact\n")
+    (code / ".bonsai" / "config.json").write_text('{"context": {"preset": "keep"}}')
+    done = run(home, "repomap", str(code))
+    assert done.returncode == 0, done.stderr
+    assert "app.py" in done.stdout
+    assert ".bonsai" not in done.stdout, "memory and settings are not the project's code"
