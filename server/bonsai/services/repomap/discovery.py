@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from bonsai.services.repomap.ignore_patterns import git_pattern
+
 if TYPE_CHECKING:  # imported on first use: a parse worker needs only ``Candidate``
     import pathspec
 
@@ -86,7 +88,7 @@ class IgnoreRules:
             else:
                 import pathspec  # on first use: see the top (0.1-0.2 s of a worker's start)
 
-                self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines)
+                self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines, git_pattern())
         return self._specs[rel_dir]
 
     def gitignored(self, rel: str, is_dir: bool) -> bool:
