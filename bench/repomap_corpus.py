@@ -16,7 +16,7 @@ candidates of ``RELEASES`` are tried newest first and the first one on which
 the submission's library part applies (``patch --dry-run``) is taken. sdists
 are downloaded with pip (``--no-deps --no-binary PROJECT``: the project as its
 source release; pip may fetch wheels of its build requirements to read its
-metadata) into the benchmark
+metadata, with older build tools for old releases: ``_build_constraints``) into the benchmark
 cache (``$BONSAI_BENCH_CACHE``, default ``~/.cache/bonsai-bench``), outside the
 repository, and unpacked there once.
 
@@ -190,15 +190,16 @@ def release_dir(project: str, version: str) -> Path | None:
     return unpack_sdist(archive, dest)
 
 
-BUILD_CONSTRAINTS = "setuptools<70\nCython<3\n"
+BUILD_CONSTRAINTS = "setuptools<70\nCython<3\nmarkupsafe<2.1\n"
 
 
 def _build_constraints() -> Path:
     """pip builds an sdist's metadata with the newest build tools, which old
     releases' ``setup.py`` no longer runs with: astropy up to 5.1 imports
-    ``setuptools.dep_util`` (removed in setuptools 70), scikit-learn up to 1.2
-    cythonizes its sources and fails under Cython 3. The build environment gets
-    older ones (``pip download --build-constraint``)."""
+    ``setuptools.dep_util`` (removed in setuptools 70) and, in 4.x, a Jinja2
+    that needs markupsafe's ``soft_unicode`` (gone in 2.1); scikit-learn up to
+    1.2 cythonizes its sources and fails under Cython 3. The build environment
+    gets older ones (``pip download --build-constraint``)."""
     path = CACHE / "build-constraints.txt"
     if not path.exists() or path.read_text() != BUILD_CONSTRAINTS:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,8 +25,6 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-import tree_sitter as ts
-
 from bonsai.services.repomap import tags as T
 from bonsai.services.repomap.discovery import Candidate, IgnoreRules, discover
 from bonsai.services.repomap.indexer_core import _read, index_file
@@ -65,7 +63,7 @@ def main() -> None:
             tree = parsers[lang].parse(data)
             if after < 1:
                 continue
-            captures = ts.QueryCursor(compiled[lang].query).captures(tree.root_node)
+            captures = compiled[lang].captures(tree.root_node)
             if after < 2:
                 continue
             paired = T._paired(captures, data)

@@ -150,6 +150,8 @@ def test_bonsai_chat_prints_the_streamed_reply(home: Path, workspace: Path) -> N
         assert (
             "context " in ctx.stdout and "usable tokens" in ctx.stdout and "read_file" in ctx.stdout
         )
+        # the estimate's confidence in the editors' words ("estimate high" read as too high)
+        assert "reserve 16,000; high confidence)" in ctx.stdout, ctx.stdout
 
 
 def test_bonsai_demo_runs_offline_without_a_key(tmp_path: Path) -> None:

@@ -79,6 +79,14 @@ async def test_archive_recall_restore_through_the_agent_loop(home: Path, workspa
         [card] = [n for n in ledger["nodes"] if n["kind"] == "episode"]
         assert (card["section"], card["state"]) == ("episodes", "archived")
         assert sum(1 for n in ledger["nodes"] if n["state"] == "archived") > 8
+        # each says, in words a user acts on (no protocol method), how to bring it back
+        archived = [n for n in ledger["nodes"] if n["state"] == "archived"]
+        assert not any("bonsai/" in n["reason"] for n in archived), archived[:2]
+        assert all(
+            "restorable from the episodes list" in n["reason"]
+            for n in archived
+            if n["kind"] != "episode"
+        )
         assert ledger["totals"]["used"] == sum(
             n["tokens"] for n in ledger["nodes"] if n["state"] != "dropped"
         )

@@ -8,7 +8,7 @@ import pytest
 import tree_sitter as ts
 
 from bonsai.services.repomap.languages import language_for_path, load_language
-from bonsai.services.repomap.tags import extract_tags
+from bonsai.services.repomap.tags import MAX_IDENT_CHARS, extract_tags
 
 LANGS = Path(__file__).parent / "fixtures" / "langs"
 
@@ -199,3 +199,45 @@ def test_definition_lines_are_the_parsers_rows_whatever_the_line_endings(newline
     assert got == rows
     if newline != b"\r":  # a lone CR is no line break to tree-sitter
         assert got == {"Outer": 2, "first": 5, "inner": 6, "second": 9, "last": 11}
+
+
+def test_constants_are_the_upper_case_names_assigned_at_module_level_only() -> None:
+    # the module-level pattern runs on a cursor of its own that starts no match
+    # below the root (queries.py, ``top_level``): what it finds must be exactly
+    # the module's own statements, wherever they are in the file
+    source = b"\n".join(
+        [
+            b"LIMIT = 3",
+            b"lower = 1",
+            b"A = B = 2",
+            b"TYPED: int = 4",
+            b"class Box:",
+            b"    INSIDE = 1",
+            b"    def method(self):",
+            b"        def deeper():",
+            b"            DEEP = 2",
+            b"if True:",
+            b"    GUARDED = int",
+            b"def f():",
+            b"    LOCAL = 1",
+            b"LATE = 5",
+            b"",
+        ]
+    )
+    tags = extract_tags("m.py", source, "python")
+    constants = {(d.name, d.line) for d in tags.definitions if d.kind == "constant"}
+    assert constants == {("LIMIT", 1), ("A", 3), ("TYPED", 4), ("LATE", 14)}
+    go = b"package m\n\nconst Pi = 3.14\n\nfunc f() int {\n\tconst local = 1\n\treturn local\n}\n"
+    go_tags = extract_tags("m.go", go, "go")
+    assert {(d.name, d.kind) for d in go_tags.definitions} == {
+        ("Pi", "constant"),
+        ("f", "function"),
+    }
+
+
+def test_reference_counts_keep_names_up_to_the_length_limit() -> None:
+    kept, dropped = "a" * MAX_IDENT_CHARS, "b" * (MAX_IDENT_CHARS + 1)
+    source = f"{kept}()\n{kept}()\n{dropped}()\nobj.café()\nclass K(Base): pass\n".encode()
+    refs = extract_tags("m.py", source, "python").references
+    assert refs == {"Base": 1, kept: 2, "café": 1}
+    assert list(refs) == sorted(refs)

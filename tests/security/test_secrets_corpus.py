@@ -23,6 +23,7 @@ from bonsai.sim.script import Reply, Rule
 from bonsai_testing import rpc
 
 DAEMON_KEY = "corp-gateway-7Hq2-Zx81-PLAIN-KEY"  # the daemon's own key, no known shape
+AGE_KEY = "AGE-SECRET-KEY-1" + ("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2)[:58]  # bech32
 
 # name -> (a line holding the secret, the secret itself)
 CORPUS: dict[str, tuple[str, str]] = {
@@ -81,6 +82,32 @@ CORPUS: dict[str, tuple[str, str]] = {
         '{"auths": {"ghcr.io": {"auth": "Ym90OmdocF9zZWNyZXQ="}}}',
         "Ym90OmdocF9zZWNyZXQ=",
     ),
+    # shapes the engine missed until the tenth round's pass (each leaked by every path)
+    "slack_app": (
+        "SLACK_APP=xapp-1-A0123456789-1234567890123-" + "0a1b2c3d" * 8,
+        "xapp-1-A0123456789-1234567890123-" + "0a1b2c3d" * 8,
+    ),
+    "npm": ("//registry: npm_" + "aB3dE5gH7jK9" * 3, "npm_" + "aB3dE5gH7jK9" * 3),
+    "stripe_webhook": ("whsec_" + "Ab12Cd34" * 4, "whsec_" + "Ab12Cd34" * 4),
+    "docker_pat": ("docker login -p dckr_pat_" + "Xy9Zw8" * 5, "dckr_pat_" + "Xy9Zw8" * 5),
+    "google_oauth": (
+        "GOCSPX-" + "Ab12Cd34Ef56Gh78Ij90Kl12Mn34",
+        "GOCSPX-" + "Ab12Cd34Ef56Gh78Ij90Kl12Mn34",
+    ),
+    "google_access": ("ya29.a0Af" + "Ab12Cd34" * 8, "ya29.a0Af" + "Ab12Cd34" * 8),
+    "grafana": ("glsa_" + "Ab12Cd34" * 4 + "_0a1b2c3d", "glsa_" + "Ab12Cd34" * 4 + "_0a1b2c3d"),
+    "groq": ("gsk_" + "Ab12Cd34" * 6 + "Ef56", "gsk_" + "Ab12Cd34" * 6 + "Ef56"),
+    "xai": ("xai-" + "Ab12Cd34" * 10, "xai-" + "Ab12Cd34" * 10),
+    "perplexity": ("pplx-" + "0a1b2c3d" * 6, "pplx-" + "0a1b2c3d" * 6),
+    "replicate": ("r8_" + "Ab12Cd34" * 5, "r8_" + "Ab12Cd34" * 5),
+    "linear": ("lin_api_" + "Ab12Cd34" * 5, "lin_api_" + "Ab12Cd34" * 5),
+    "notion": ("ntn_" + "1234567890ab" + "Ab12Cd34" * 4, "ntn_" + "1234567890ab" + "Ab12Cd34" * 4),
+    "age": (AGE_KEY, AGE_KEY),
+    "square": ("sq0atp-" + "Ab12Cd34Ef56Gh78Ij90Kl", "sq0atp-" + "Ab12Cd34Ef56Gh78Ij90Kl"),
+    "url_password": ("REDIS_URL=redis://:r3dis-Passw0rd-77@cache:6379/0", "r3dis-Passw0rd-77"),
+    "curl_user": ("curl -u deploy:curlPassw0rd-55 https://api.example.com", "curlPassw0rd-55"),
+    "password_flag": ("pg_dump --password=flagPassw0rd-66 prod", "flagPassw0rd-66"),
+    "mysql": ("mysql -uroot -pMyS3cretPass-1 prod < dump.sql", "MyS3cretPass-1"),
     "daemon_key": (f"the gateway key is {DAEMON_KEY}", DAEMON_KEY),
 }
 PEM_BODY = "MIIEpAIBAAKCAQEAuSecretPemBodyLine0001"
@@ -126,6 +153,13 @@ def test_ordinary_code_and_output_are_left_alone() -> None:
         "We use basic authentication; the Authorization header is set by requests.",
         'config = {"auth": "token"}',
         "at 12:34:56 the AAA battery",
+        "git push -u origin main",
+        "docker run -u 1000:1000 --rm image",
+        "pg_dump --password-file /run/secrets/db prod",
+        "psql --password $DB_PASSWORD",
+        "mysql -u root -p prod",
+        "npm_config_cache=/tmp/npm",
+        "see https://example.com:8080/path@v2",
     ):
         assert redact(text).text == text, text
 

@@ -189,6 +189,12 @@ const sharedApproval: Step = {
       return box.top >= area.top - 1 && box.bottom <= area.bottom + 1;
     });
     assert(inView, "window 2 did not scroll its chat to the pending approval");
+    // The command's directory (a long path in a narrow side bar) wraps inside the card.
+    const where = await otherCard.locator(".where").evaluate((el) => ({
+      content: el.scrollWidth,
+      shown: el.clientWidth,
+    }));
+    assert(where.content <= where.shown, `the directory runs out of the approval card: ${JSON.stringify(where)}`);
     await first.locator(".entry.approval.pending").waitFor();
     await context.page.locator(APPROVAL_ITEM, { hasText: "approve bash" }).waitFor();
     // One evaluation: the prompt is up and the statusline says so (read apart, they race a redraw).

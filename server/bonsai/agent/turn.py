@@ -2,8 +2,9 @@
 
 **Invariants**
 - Nothing half-written reaches the model's context: streamed text lives in the
-  ``partials`` table until the step commits; a cancelled or failed step is
-  recorded as ``interrupted`` (visible to users, excluded from requests).
+  ``partials`` table until the step commits (its messages and the partial's deletion
+  in one transaction: a reply is never kept beside its own partial); a cancelled or
+  failed step is recorded as ``interrupted`` (visible to users, excluded from requests).
 - Tool-call/result pairing is never broken: every committed call gets a
   result, a synthetic one ("cancelled", "denied", "failed") when needed.
 - Every event carries a per-session sequence number; all attached clients

@@ -33,7 +33,7 @@ def _totals(totals: dict[str, Any]) -> list[str]:
         f"context  {fill_bar(totals['percent'])} {totals['percent']:5.1f}%  "
         f"{totals['used']:,} / {totals['usable']:,} usable tokens "
         f"(window {totals['window']:,}, reserve {totals['reserve']:,}; "
-        f"estimate {totals.get('confidence', 'low')})",
+        f"{totals.get('confidence', 'low')} confidence)",
     ]
     if totals.get("windowSource"):
         lines.append(f"window from {totals['windowSource']}")

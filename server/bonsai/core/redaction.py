@@ -7,9 +7,12 @@ The pattern set comes from the maintained ``detect-secrets`` plugins (their
 process's first redaction (a process that never redacts never imports the
 library); by hand there is only the glue: rules the library lacks or keeps too
 narrow (``github_pat_``, Google API keys, provider key shapes, Stripe test keys,
-Hugging Face, Shopify, DigitalOcean, Telegram and Discord tokens, basic-auth
-headers and config ``"auth"`` values, bearer tokens, a PEM block with no END in
-view), the assignment rule (env,
+Hugging Face, Shopify, DigitalOcean, Telegram and Discord tokens, Slack app
+tokens, npm, Stripe webhook, Docker, Google OAuth, Grafana, Groq, xAI,
+Perplexity, Replicate, Linear, Notion, Square and age keys, a URL's password
+with no user, ``curl -u``, ``--password=`` and ``mysql -p`` passwords,
+basic-auth headers and config ``"auth"`` values, bearer tokens, a PEM block with
+no END in view), the assignment rule (env,
 shell, JSON, YAML, TOML; tolerant of ``N:`` and ``path:N:`` prefixes because it
 anchors on the name, not the line start), and the daemon-key rule (by value,
 whatever its shape).
@@ -218,6 +221,65 @@ _HAND_RULES = [
         "basic-auth-header",
         re.compile(r"(?i)\bauthorization:\s*basic\s+([A-Za-z0-9+/]{8,}={0,2})"),
         ("authorization",),
+        group=1,
+    ),
+    Rule(  # Slack app-level tokens (the bot and user ones are ``xox…``)
+        "slack-app", re.compile(rf"{_B}xapp-[0-9]+-[A-Za-z0-9\-]{{20,}}"), ("xapp-",), at=0
+    ),
+    Rule("npm", re.compile(rf"{_B}npm_[A-Za-z0-9]{{36}}"), ("npm_",), at=0),
+    Rule("stripe-webhook", re.compile(rf"{_B}whsec_[A-Za-z0-9]{{24,}}"), ("whsec_",), at=0),
+    Rule("docker-pat", re.compile(rf"{_B}dckr_pat_[A-Za-z0-9_\-]{{20,}}"), ("dckr_pat_",), at=0),
+    Rule(  # an OAuth client secret and an access token
+        "google-oauth",
+        re.compile(rf"{_B}(?:GOCSPX-[A-Za-z0-9_\-]{{28}}|ya29\.[A-Za-z0-9_\-]{{20,}})"),
+        ("GOCSPX-", "ya29."),
+        at=0,
+    ),
+    Rule(
+        "grafana", re.compile(rf"{_B}gl(?:sa|c)_[A-Za-z0-9_\-+/=]{{32,}}"), ("glsa_", "glc_"), at=0
+    ),
+    Rule(  # Groq, xAI, Perplexity, Replicate
+        "model-api-key",
+        re.compile(
+            rf"{_B}(?:gsk_[A-Za-z0-9]{{40,}}|xai-[A-Za-z0-9]{{40,}}|pplx-[A-Za-z0-9]{{40,}}"
+            r"|r8_[A-Za-z0-9]{30,})"
+        ),
+        ("gsk_", "xai-", "pplx-", "r8_"),
+        at=0,
+    ),
+    Rule("linear", re.compile(rf"{_B}lin_api_[A-Za-z0-9]{{32,}}"), ("lin_api_",), at=0),
+    Rule("notion", re.compile(rf"{_B}ntn_[A-Za-z0-9]{{40,}}"), ("ntn_",), at=0),
+    Rule(  # an age identity (bech32)
+        "age-key",
+        re.compile(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+        ("AGE-SECRET-KEY-1",),
+        at=0,
+    ),
+    Rule("square-token", re.compile(rf"{_B}sq0atp-[A-Za-z0-9_\-]{{22,}}"), ("sq0atp-",), at=0),
+    Rule(  # a URL's password with no user name (redis://:pass@host), which the library misses
+        "url-password",
+        re.compile(r"\b[a-z][a-z0-9+.\-]*://:([^\s/@]{3,})@"),
+        ("://:",),
+        group=1,
+    ),
+    Rule(  # curl -u user:secret
+        "curl-user",
+        re.compile(r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:(?!\$)([^\s'\"]{3,})"),
+        ("curl",),  # on a curl line only: ``docker run -u 1000:1000`` is no password
+        group=1,
+    ),
+    Rule(  # --password=… / --password … on a command line (a variable is not the secret)
+        "password-flag",
+        re.compile(
+            r"--(?:password|passwd|client-secret|api-key|apikey)[= ]['\"]?(?!\$)([^\s'\"]{6,})"
+        ),
+        ("--pass", "--client-secret", "--api-key", "--apikey"),
+        group=1,
+    ),
+    Rule(  # mysql -pPASSWORD (no space: a space means "ask for it")
+        "mysql-password",
+        re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?!\$)([^\s'\"]{4,})"),
+        ("mysql", "mariadb"),
         group=1,
     ),
     Rule(  # a Docker or npm config's "auth": base64 of user:password

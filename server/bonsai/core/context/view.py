@@ -128,7 +128,7 @@ def _archived_node(
 ) -> Node:
     reason = (
         f'archived in episode #{entry.number} "{entry.title}" '
-        f"({tokens:,} tokens restorable with bonsai/episodes/restore)"
+        f"({tokens:,} tokens restorable from the episodes list)"
     )
     if item.id != entry.ids[0]:
         return Node(item, "archived", None, 0, tokens, conf, reason)

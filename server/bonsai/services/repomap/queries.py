@@ -5,7 +5,12 @@ Conventions:
 
 * a definition pattern captures the whole node as ``@definition.KIND`` and its
   name as ``@name``; the signature is cut from the definition node;
-* a reference pattern captures the referenced identifier as ``@ref``.
+* a reference pattern captures the referenced identifier as ``@ref``;
+* a pattern rooted at the tree's root node (a module-level constant) goes in
+  ``top_level``: it runs on a cursor that starts no match below the root
+  (``QueryCursor.set_max_start_depth(0)``), which descends only as far as the
+  pattern's own steps. In the general query its root's state stays open over
+  the whole walk and every node visited tests it (2% of a parse, measured).
 
 References are deliberately broader than aider's "calls only": type uses,
 imported names, base classes and decorators are the strongest signals of which
@@ -20,13 +25,15 @@ from typing import NamedTuple
 class TagQueries(NamedTuple):
     definitions: str
     references: str
+    top_level: str = ""  # definition patterns rooted at the root node (see above)
 
 
 PYTHON = TagQueries(
     definitions="""
 (class_definition name: (identifier) @name) @definition.class
 (function_definition name: (identifier) @name) @definition.function
-(module (expression_statement
+""",
+    top_level="""(module (expression_statement
   (assignment left: (identifier) @name) @definition.constant)
   (#match? @name "^[A-Z][A-Za-z0-9_]*$"))
 """,
@@ -105,8 +112,9 @@ GO = TagQueries(
 (method_declaration name: (field_identifier) @name) @definition.method
 (type_spec name: (type_identifier) @name) @definition.type
 (method_elem name: (field_identifier) @name) @definition.method
-(source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 """,
+    top_level="(source_file (const_declaration (const_spec name: (identifier) @name)"
+    " @definition.constant))\n",
     references="""
 (call_expression function: (identifier) @ref)
 (call_expression function: (selector_expression field: (field_identifier) @ref))

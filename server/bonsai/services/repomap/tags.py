@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 import tree_sitter as ts
 
@@ -32,13 +33,26 @@ class GrammarUnavailable(RuntimeError):
 
 class _Compiled:
     """One query per language holding both the definition and the reference
-    patterns, compiled once per process: a file's tags come from one pass."""
+    patterns, compiled once per process: a file's tags come from one pass over
+    its tree; and the patterns rooted at the root node (``top_level``), whose
+    cursor walks only as deep as they reach."""
 
     def __init__(self, language: ts.Language, name: str) -> None:
         queries = QUERIES[name]
         self.language = language
         self.query = ts.Query(language, queries.definitions + "\n" + queries.references)
+        self.top = ts.Query(language, queries.top_level) if queries.top_level else None
         self.body = language.field_id_for_name("body")  # None: the grammar has no bodies
+
+    def captures(self, root: ts.Node) -> dict[str, list[ts.Node]]:
+        """The nodes each capture name holds, over both queries."""
+        captures = ts.QueryCursor(self.query).captures(root)
+        if self.top is not None:
+            top = ts.QueryCursor(self.top)
+            top.set_max_start_depth(0)
+            for name, nodes in top.captures(root).items():
+                captures.setdefault(name, []).extend(nodes)
+        return captures
 
 
 _compiled: dict[str, _Compiled] = {}
@@ -161,16 +175,28 @@ def _nest(paired: list[_Paired], source: bytes, body_field: int | None) -> list[
     return [Definition(n, k, ln, sig, depth) for ln, n, k, depth, sig in sorted(out)]
 
 
+_START = attrgetter("start_byte")  # ~4x cheaper than ``end_byte`` or ``byte_range``
+_END = attrgetter("end_byte")
+
+
 def _references(refs: list[ts.Node], source: bytes, skip: set[int]) -> dict[str, int]:
-    counts: dict[bytes, int] = {}
-    get = counts.get  # a plain dict: Counter's += costs a Python-level call per use
-    for node in refs:
-        start = node.start_byte
-        end = node.end_byte
-        if end - start <= MAX_IDENT_CHARS and start not in skip:
-            name = source[start:end]
-            counts[name] = get(name, 0) + 1
-    named = ((name.decode("utf-8", "replace"), n) for name, n in counts.items())
+    """Each referenced name (at most ``MAX_IDENT_CHARS`` bytes) with its count,
+    in name order; a reference at a definition's name (its start in ``skip``)
+    is not one. The starts and ends come from C-level ``map``s and the counts
+    from ``Counter``: no Python-level attribute lookup or dict update per
+    reference."""
+    starts = list(map(_START, refs))
+    if skip.isdisjoint(starts):
+        counts = Counter([source[s:e] for s, e in zip(starts, map(_END, refs), strict=True)])
+    else:
+        counts = Counter(
+            source[s:e] for s, e in zip(starts, map(_END, refs), strict=True) if s not in skip
+        )
+    named = (
+        (name.decode("utf-8", "replace"), n)
+        for name, n in counts.items()
+        if len(name) <= MAX_IDENT_CHARS
+    )
     return dict(sorted(named))
 
 
@@ -188,7 +214,7 @@ def extract_tags(path: str, source: bytes, language: str, parse: Parse | None = 
     compiled = _compiled_for(language)
     parser = _parser(language, compiled)
     tree = parser.parse(source) if parse is None else parse(parser, source)
-    captures = ts.QueryCursor(compiled.query).captures(tree.root_node)
+    captures = compiled.captures(tree.root_node)
     paired = _paired(captures, source)
     refs = _references(captures.get("ref", []), source, {p[5] for p in paired})
     definitions = tuple(_nest(paired, source, compiled.body))
