@@ -6,14 +6,28 @@ output checked stage by stage, then the ledger command it prints, run as is.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from bonsai_testing import BONSAI, bonsai_env, stop_daemon
+from bonsai.cli.demo import this_bonsai
+from bonsai_testing import bonsai_env, stop_daemon
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def newcomer_path() -> str:
+    """A shell's PATH before the venv is activated: what a user has after ``./run demo``."""
+    return os.pathsep.join(
+        entry
+        for entry in os.environ.get("PATH", "").split(os.pathsep)
+        if entry and Path(entry).resolve() != VENV_BIN.resolve()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -21,10 +35,15 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     tmp = tmp_path_factory.mktemp("demo")
     fake_home = tmp / "user-home"
     fake_home.mkdir()
-    env = bonsai_env(tmp / "unused", TMPDIR=str(tmp), HOME=str(fake_home))
+    env = bonsai_env(tmp / "unused", TMPDIR=str(tmp), HOME=str(fake_home), PATH=newcomer_path())
     env.pop("BONSAI_HOME")
-    result = subprocess.run(
-        [*BONSAI, "demo"], env=env, capture_output=True, text=True, timeout=300, check=False
+    result = subprocess.run(  # as `./run demo` runs it: the venv's script, not on PATH
+        [str(VENV_BIN / "bonsai"), "demo"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout, fake_home
@@ -72,11 +91,11 @@ def test_the_printed_ledger_command_opens_the_same_session(demo: tuple[str, Path
     line = re.search(r"the session's ledger: +(.+)$", out, re.M).group(1)  # type: ignore[union-attr]
     words = shlex.split(line)
     home = Path(words[0].split("=", 1)[1])
-    assert words[1:4] == ["bonsai", "ctx", "--session"]
+    assert words[2:4] == ["ctx", "--session"]
     try:
-        result = subprocess.run(
-            [*BONSAI, *words[2:]],
-            env=bonsai_env(home),
+        result = subprocess.run(  # pasted as is into a shell that has not activated the venv
+            ["sh", "-c", line],
+            env={**bonsai_env(home), "PATH": newcomer_path()},
             capture_output=True,
             text=True,
             timeout=120,
@@ -93,3 +112,14 @@ def test_the_printed_ledger_command_opens_the_same_session(demo: tuple[str, Path
 def test_the_demo_leaves_the_users_home_alone(demo: tuple[str, Path]) -> None:
     _, fake_home = demo
     assert list(fake_home.rglob("*")) == []
+
+
+def test_the_printed_command_is_plain_bonsai_once_the_venv_is_on_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    script = str(VENV_BIN / "bonsai")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(VENV_BIN), newcomer_path()]))
+    assert this_bonsai(script) == "bonsai"
+    monkeypatch.setenv("PATH", newcomer_path())
+    assert this_bonsai(script) == shlex.quote(script)
+    assert this_bonsai("/src/bonsai/server/bonsai/__main__.py").endswith(" -m bonsai")

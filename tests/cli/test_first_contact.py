@@ -7,6 +7,8 @@ starts itself and the simulator as the provider.
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from cli_helpers import run
 
 from bonsai.sim.runner import SimulatorThread
 from bonsai.sim.script import Reply, Script
+from bonsai_testing import BONSAI, bonsai_env
 
 
 @pytest.fixture
@@ -114,3 +117,33 @@ def test_recall_searches_the_workspaces_latest_session_as_ctx_shows_it(
     )
     named = run(home, "recall", "--session", session, "invoice", cwd=elsewhere)
     assert "[invoice]" in named.stdout, "--session still picks any session"
+
+
+def test_output_piped_to_a_reader_that_left_is_no_traceback(home: Path, tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    for n in range(40):
+        (code / f"mod{n}.py").write_text(f"def function_{n}():\n    return {n}\n")
+    command = " ".join(shlex.quote(word) for word in [*BONSAI, "repomap", str(code)])
+    for reader in ("true", "head -n 1"):  # gone before the first write; after one line
+        piped = subprocess.run(
+            ["sh", "-c", f"{command} | {reader}"],
+            env=bonsai_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert piped.stderr == "", piped.stderr
+
+
+def test_the_map_leaves_out_bonsais_own_folder(home: Path, tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    (code / ".bonsai" / "memory").mkdir(parents=True)
+    (code / "app.py").write_text("def main():\n    return 1\n")
+    (code / ".bonsai" / "memory" / "tests-use-pytest.md").write_text("---\nname: x\n---\nfact\n")
+    (code / ".bonsai" / "config.json").write_text('{"context": {"preset": "keep"}}')
+    done = run(home, "repomap", str(code))
+    assert done.returncode == 0, done.stderr
+    assert "app.py" in done.stdout
+    assert ".bonsai" not in done.stdout, "memory and settings are not the project's code"

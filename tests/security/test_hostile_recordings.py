@@ -10,6 +10,7 @@ the daemon goes on serving.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -62,3 +63,49 @@ async def test_json_nested_too_deeply_is_a_clear_error(
         message = await _refused(stdio_client, deep, fmt, tmp_path)
         assert "deep.jsonl" in message and "nested too deeply" in message, (fmt, message)
     assert (await rpc(stdio_client, "bonsai/daemon/status"))["sessions"] == 0
+
+
+GITHUB_TOKEN = "ghp_" + "R3c0rd3dT0k3n" * 3
+AWS_ID = "AKIA" + "RECORDED0KEY0ID7"  # AKIA and 16
+
+
+async def test_secrets_in_an_imported_recording_are_not_stored(
+    stdio_client: LanguageClient, tmp_path: Path, home: Path
+) -> None:
+    """A recording someone handed you holds their tool outputs, keys and all: the
+    import stored them byte for byte, where every live path redacts before storing."""
+    recording = tmp_path / "handed.json"
+    recording.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "user", "content": "deploy it"},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {
+                                    "name": "bash",
+                                    "arguments": json.dumps({"command": f"gh auth {GITHUB_TOKEN}"}),
+                                },
+                            }
+                        ],
+                    },
+                    {"role": "tool", "tool_call_id": "c1", "content": f"id {AWS_ID}\nok\n"},
+                    {"role": "assistant", "content": f"Done with {GITHUB_TOKEN}."},
+                ]
+            }
+        )
+    )
+    params = {"path": str(recording), "format": "openai", "workspace": str(tmp_path)}
+    imported = await rpc(stdio_client, "bonsai/session/import", params)
+    assert imported["messages"] == 4
+    got = await rpc(stdio_client, "bonsai/ctx/get", {"sessionId": imported["sessionId"]})
+    stored = b"".join(p.read_bytes() for p in sorted(home.glob("bonsai.db*")) if p.is_file())
+    for secret in (GITHUB_TOKEN, AWS_ID):
+        assert secret.encode() not in stored, f"{secret} stored"
+        assert secret not in json.dumps(got), f"{secret} in the ledger"
+    assert b"[REDACTED]" in stored, "the messages are there, redacted"

@@ -63,3 +63,23 @@ async def test_a_backtracking_grep_over_a_minified_file_blocks_nobody_and_ends(
     assert "src/app.js:1: function load(config) {" in content
     assert "dist/app.min.js" in content and "took too long" in content, content
     assert [e["kind"] for e in of_turn("done")] == ["done"]
+
+
+async def test_a_glob_of_many_stars_over_a_long_file_name_ends_at_once(
+    home: Path, tmp_path: Path
+) -> None:
+    """``*a*a*a*a*a*b`` became ``[^/]*a[^/]*a…`` for ``re``: over one file named with
+    200 a's it backtracked for 505 s, on the event loop."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ("a" * 200)).write_text("x\n")
+    (workspace / "ab").write_text("x\n")
+    script = Script(
+        steps=[Reply(tool_calls=[call("glob", pattern="*a*a*a*a*a*b")]), Reply(text="Done.")]
+    )
+    async with make_rig(script, home, workspace) as rig:
+        events = await rig.turn(await rig.session(), "list them", timeout=60)
+    [result] = rig.tool_results(events)
+    assert not result["isError"], result
+    assert result["result"] == "no files match '*a*a*a*a*a*b'"
+    assert events[-1]["kind"] == "done"

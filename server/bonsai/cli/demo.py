@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -154,6 +156,7 @@ def _show_summary(client: DaemonClient, printer: DemoPrinter, session_id: str, n
 
 
 def run_demo() -> int:
+    command = this_bonsai()  # before the agent's PATH is set below
     root = Path(tempfile.mkdtemp(prefix="bonsai-demo-"))
     home, workspace = root / "home", make_workspace(root / "stats")
     printer = DemoPrinter()
@@ -178,7 +181,7 @@ def run_demo() -> int:
         finally:
             client.request("bonsai/daemon/stop")
             client.close()
-    return _finish(root, home, workspace, session_id, outcomes, printer.stage)
+    return _finish(root, home, workspace, session_id, outcomes, printer.stage, command)
 
 
 def _session(client: DaemonClient, printer: DemoPrinter, workspace: Path) -> tuple[str, list[str]]:
@@ -207,7 +210,13 @@ def fill_chart(fills: list[tuple[int, int, int]], width: int = 24) -> list[str]:
 
 
 def _finish(
-    root: Path, home: Path, workspace: Path, session_id: str, outcomes: list[str], stage: Stage
+    root: Path,
+    home: Path,
+    workspace: Path,
+    session_id: str,
+    outcomes: list[str],
+    stage: Stage,
+    command: str,
 ) -> int:
     print()
     report = root / "replay.html"
@@ -230,7 +239,21 @@ def _finish(
         + ("all three tasks done" if ok else "something failed (see above)")
         + (f"; not shown this time: {', '.join(missing)}" if missing else "")
     )
-    print(f"  the session's ledger:  BONSAI_HOME={home} bonsai ctx --session {session_id}")
+    ledger = f"BONSAI_HOME={shlex.quote(str(home))} {command} ctx --session {session_id}"
+    print(f"  the session's ledger:  {ledger}")
     print(f"  the replay report:     {report}")
     print(f"  (the demo's files are kept in {root}; delete the folder when done)")
     return 0 if ok else 1
+
+
+def this_bonsai(argv0: str | None = None) -> str:
+    """The shell words that run this bonsai: ``bonsai`` when that is it on ``PATH``, else
+    its path (``./run demo`` runs ``.venv/bin/bonsai``, which a fresh shell does not have
+    on ``PATH``), or ``python -m bonsai`` for a module run."""
+    script = Path(argv0 if argv0 is not None else sys.argv[0]).absolute()
+    if script.name != "bonsai" or not script.is_file():
+        return f"{shlex.quote(sys.executable)} -m bonsai"
+    found = shutil.which("bonsai")
+    if found is not None and Path(found).resolve() == script.resolve():
+        return "bonsai"
+    return shlex.quote(str(script))

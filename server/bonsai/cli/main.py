@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 
 from bonsai import __version__
 from bonsai.home import bonsai_home
+
+PIPE_CLOSED = 141  # a shell's code for a command ended by SIGPIPE (128 + 13), as `git log | head`
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -237,4 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    return int(args.func(args))
+    try:
+        code = int(args.func(args))
+        sys.stdout.flush()  # a reader that left (`| head`) shows here, not at the exit
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the exit's own flush cannot fail again
+        return PIPE_CLOSED

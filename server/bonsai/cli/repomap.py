@@ -101,7 +101,7 @@ def empty_note(args: argparse.Namespace) -> str:
     if getattr(args, "files_found", None) == 0:
         return (
             f"bonsai repomap: nothing to map: no files found in {args.path} "
-            "(hidden, git-ignored and dependency folders are skipped)"
+            "(git-ignored, dependency, build and .bonsai folders are skipped)"
         )
     if args.tokens is not None:
         return f"bonsai repomap: the map is empty: --tokens {args.tokens} leaves no room for a file"

@@ -20,12 +20,12 @@ from bonsai.agent.tools.base import (
     arg_str,
     schema,
 )
-from bonsai.agent.tools.names import shown_name
 from bonsai.agent.tools.paths import workspace
 from bonsai.domain import Evidence, content_hash
 from bonsai.services.fs.atomic import write_at
 from bonsai.services.fs.confined import Target, Workspace, read_fd
 from bonsai.services.redaction import redact
+from bonsai.shown_names import shown_name
 
 DEFAULT_LINES = 2_000
 MAX_LINE_CHARS = 2_000

@@ -21,12 +21,12 @@ from bonsai.agent.tools.base import (
     arg_str,
     schema,
 )
-from bonsai.agent.tools.names import shown_name
 from bonsai.agent.tools.paths import workspace
-from bonsai.agent.tools.walk import PatternError, Walk, compile_glob, entries
+from bonsai.agent.tools.walk import Glob, PatternError, Walk, compile_glob, entries
 from bonsai.domain import Evidence
 from bonsai.services.fs.confined import ConfinementError, Workspace, open_entry
 from bonsai.services.redaction import redact
+from bonsai.shown_names import shown_name
 
 MAX_RESULTS = 500
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -39,27 +39,37 @@ async def glob_tool(ctx: ToolContext, args: Args) -> ToolResult:
     pattern = arg_str(args, "pattern")
     try:
         glob = compile_glob(pattern)
-    except PatternError as error:
+    except (PatternError, regex.error) as error:
         raise ToolFailure(str(error)) from None
-    walk = Walk()
+    path = arg_str(args, "path", required=False) or "."
+    # off the event loop: a walk of a large tree takes seconds
+    return await asyncio.to_thread(_glob, ctx.workspace, pattern, glob, path)
+
+
+def _glob(root: Path, pattern: str, glob: Glob, path: str) -> ToolResult:
+    walk, budget = Walk(), _Budget()
     matches: list[str] = []
-    with workspace(ctx.workspace) as ws:
-        _, base = _base_dir(ws, arg_str(args, "path", required=False) or ".")
+    with workspace(root) as ws:
+        _, base = _base_dir(ws, path)
         start = "/".join(p for p in (base, *glob.base) if p not in ("", "."))
         prefix = "" if base == "." else base + "/"
+        deadline = budget.started + TOTAL_BUDGET_S
         try:
             found = entries(ws, start or ".", walk, glob.depth)
             for entry in found:
                 under = entry.rel[len(prefix) :] if entry.rel.startswith(prefix) else entry.rel
-                if glob.regex.match(under):
+                timeout = max(deadline - time.monotonic(), 0.001)
+                if glob.regex.match(under, timeout=timeout):
                     matches.append(entry.rel)
         except (ConfinementError, FileNotFoundError, NotADirectoryError):
             pass  # the pattern's fixed folder is missing or leads out: no matches
+        except TimeoutError:
+            budget.stopped = True
     matches.sort()
     shown = [shown_name(match) for match in matches[:MAX_RESULTS]]
     more = f"\n[{len(matches) - MAX_RESULTS} more]" if len(matches) > MAX_RESULTS else ""
     text = "\n".join(shown) + more if shown else f"no files match {pattern!r}"
-    return ToolResult(text + walk.note(), Evidence(kind="search", path=base))
+    return ToolResult(text + walk.note() + budget.note(), Evidence(kind="search", path=base))
 
 
 def _base_dir(ws: Workspace, raw: str) -> tuple[bool, str]:

@@ -24,6 +24,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from bonsai.shown_names import shown_name
+
 MAX_LINE_CHARS = 100
 GUTTER = "│"
 
@@ -65,9 +67,9 @@ def render_entries(entries: Sequence[MapEntry], order: Callable[[str], Any] | No
     for path in sorted(by_path, key=order):
         tags = by_path[path]
         if not tags:
-            lines.append(_clip(path))
+            lines.append(_clip(shown_name(path)))
             continue
-        lines.append(_clip(path + ":"))
+        lines.append(_clip(shown_name(path) + ":"))
         for tag in sorted(tags):
             lines.append(_clip(GUTTER + "  " * tag.depth + tag.signature))
     return "\n".join(lines) + "\n" if lines else ""
@@ -76,8 +78,8 @@ def render_entries(entries: Sequence[MapEntry], order: Callable[[str], Any] | No
 def _block(path: str, tags: set[MapTag]) -> str:
     """One file's lines as ``render_entries`` writes them, each ending in a newline."""
     if not tags:
-        return _clip(path) + "\n"
-    lines = [_clip(path + ":")]
+        return _clip(shown_name(path)) + "\n"
+    lines = [_clip(shown_name(path) + ":")]
     lines += [_clip(GUTTER + "  " * tag.depth + tag.signature) for tag in sorted(tags)]
     return "\n".join(lines) + "\n"
 

@@ -21,6 +21,7 @@ from bonsai.services.project_context.git import (
     git_root,
     read_status,
 )
+from bonsai.shown_names import shown_name
 
 MAX_LISTED = 30
 
@@ -62,13 +63,13 @@ def git_lines(workspace: Path, baseline: GitBaseline | None) -> list[str]:
     ours: list[str] = []
     theirs: list[str] = []
     for code, path in entries:
-        line = f"{code.strip() or '?'} {path}"
+        line = f"{code.strip() or '?'} {shown_name(path)}"
         if baseline is not None and baseline.unchanged(root, path):
             theirs.append(line)
         else:
             ours.append(line)
     now = {path for _, path in entries}
-    ours += [f"restored {path}" for path in sorted(before) if path not in now]
+    ours += [f"restored {shown_name(path)}" for path in sorted(before) if path not in now]
     lines = [f"Git: {where}."]
     if baseline is None:
         lines.append("Changed files (no session baseline was taken):")
@@ -95,7 +96,7 @@ def stale_lines(workspace: Path, reads: list[Evidence]) -> list[str]:
         if now != ev.content_hash:
             where = "" if lo is None and hi is None else f" lines {lo or 1}-{hi or 'end'}"
             why = " (deleted or unreadable)" if now is None else ""
-            stale.append(f"{path}{where}{why}")
+            stale.append(f"{shown_name(path)}{where}{why}")
     if not stale:
         return ["Stale reads: none."]
     return [

@@ -1,9 +1,10 @@
 """Find the files of a workspace that belong in the repository map.
 
-Rules, in order: never descend into ``.git`` or a vendored/generated directory
-(``node_modules``, ``vendor``, ``.venv``, ``build`` ...); honour every
-``.gitignore`` on the way down (a deeper file overrides a shallower one, the last
-matching pattern wins, as in git); skip files larger than ``max_file_bytes``.
+Rules, in order: never descend into ``.git``, bonsai's own ``.bonsai`` or a
+vendored/generated directory (``node_modules``, ``vendor``, ``.venv``, ``build``
+...); honour every ``.gitignore`` on the way down (a deeper file overrides a
+shallower one, the last matching pattern wins, as in git); skip files larger
+than ``max_file_bytes``.
 Binary files are recognised later, when the indexer reads them (NUL byte in the
 first 8 KiB). The result is sorted by path, so discovery is deterministic.
 """
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # imported on first use: a parse worker needs only ``Candidat
 
 DEFAULT_EXCLUDED_DIRS: frozenset[str] = frozenset(
     {
+        ".bonsai",  # bonsai's own: memory entries, settings, rules (not the project's code)
         ".git",
         ".hg",
         ".svn",

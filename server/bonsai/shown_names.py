@@ -1,4 +1,7 @@
-"""File names as the tools show them: one name, one line, whatever the repository holds.
+"""File names as bonsai shows them: one name, one line, whatever the repository holds.
+
+The tools (``list_dir``, ``glob``, ``grep``, ``read_file``), the repository map and
+the volatile tail's ``git status`` lines all show names through ``shown_name``.
 
 A name may carry a newline (``"a.py\\nb.py"`` would read as two files), a
 carriage return, an escape sequence, a bidirectional override that reverses how
