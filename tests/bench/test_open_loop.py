@@ -5,12 +5,7 @@ virtual clock: the turns' lengths are exact, nothing is timed."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from open_loop import Schedule, offsets, on_schedule, period_for
 

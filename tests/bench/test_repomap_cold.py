@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
 from repomap_cold import cold_builds, print_cold
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"

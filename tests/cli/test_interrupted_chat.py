@@ -73,10 +73,11 @@ def test_ctrl_c_cancels_the_turn_in_one_line_and_frees_the_session(
     chat = start_chat(home, workspace, hung_sim)
     wait_for_request(hung_sim)
     chat.send_signal(signal.SIGINT)
-    _, err = chat.communicate(timeout=30)
+    out, err = chat.communicate(timeout=30)
     assert chat.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert "bonsai chat: cancelled" in err, err
+    assert "turn cancelled" not in out, "said once, not again as the turn's error"
     assert "(session s_" in err, "the session is named, to go on with it"
 
     started = time.monotonic()

@@ -114,6 +114,7 @@ def chat_command(args: argparse.Namespace) -> int:
         print(shown(f"bonsai chat: {error}"), file=sys.stderr)
         return 2 if error.code == CONFIG_ERROR else 1
     except KeyboardInterrupt:
+        client.on_notification = None  # the turn's own "cancelled" error: said here once
         printer.end_line()
         print(cancelled(session_id, turn_id), file=sys.stderr)
         return INTERRUPTED

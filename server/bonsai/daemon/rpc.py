@@ -28,6 +28,7 @@ from pygls.exceptions import (
     JsonRpcException,
     JsonRpcInternalError,
     JsonRpcInvalidParams,
+    JsonRpcRequestCancelled,
 )
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -182,6 +183,7 @@ def _feature(method: Method, handler: Handler, ctx: Ctx) -> Callable[[Any], Awai
         task = asyncio.current_task()
         if task is not None:  # named for what it serves (the stall monitor's report)
             task.set_name(method.name)
+        ctx.protocol.unstarted.discard(ctx.protocol._ctx_msg_id.get())
         try:
             raw = {} if params is None else params
             if not isinstance(raw, dict):
@@ -225,6 +227,12 @@ class BonsaiProtocol(LanguageServerProtocol):
     connection: Connection | None = None
     traced: frozenset[str] = frozenset()  # methods stamped end to end (request_trace)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # this connection's mutating requests whose handler has not begun: while any is
+        # there, no later request of it is answered at once (it must see their writes)
+        self.unstarted: set[Any] = set()
+
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         if self.on_exit is not None:
@@ -260,6 +268,7 @@ class BonsaiProtocol(LanguageServerProtocol):
         :func:`to_rpc_error`, which logged the traceback of a real bug; pygls
         would log each one again at ERROR with a traceback, even errors raised
         on purpose (invalid params, unknown session), burying the real ones."""
+        self.unstarted.discard(msg_id)
         error = None if future.cancelled() else future.exception()
         if isinstance(error, JsonRpcException):
             self._request_futures.pop(msg_id, None)
@@ -283,6 +292,8 @@ class BonsaiProtocol(LanguageServerProtocol):
         if self._shutdown or kind not in (JsonRPCRequestMessage, JsonRPCNotification):
             super().handle_message(message)
         elif kind is JsonRPCRequestMessage:
+            if message.method in MUTATING:
+                self.unstarted.add(message.id)
             copy_context().run(self._handle_request, message.id, message.method, message.params)
         else:
             copy_context().run(self._handle_notification, message.method, message.params)
@@ -424,7 +435,8 @@ def handle_body(ctx: Ctx, body: bytes) -> None:
     traced = protocol.traced and "id" in data and data.get("method") in protocol.traced
     token = request_trace.begin() if traced else None  # its tasks and callbacks inherit it
     try:
-        protocol.handle_message(message)
+        if not _answer_now(ctx, message):
+            protocol.handle_message(message)
     except Exception:
         log.exception("failed to dispatch a message")
         if "method" in data and "id" in data:
@@ -432,6 +444,121 @@ def handle_body(ctx: Ctx, body: bytes) -> None:
     finally:
         if token is not None:
             request_trace.end(token)
+
+
+class Reply:
+    """The answer to one request taken by an :data:`ANSWER_NOW` handler, written by
+    whichever callback has it (the read's own, or the view process's pipe's): the same
+    frame a handler's task would have written, without a task. Until it is given, the
+    request is among the connection's ``_request_futures`` as a handler's task would be:
+    the connection's end waits for it (``_drain``) and ``$/cancelRequest`` cancels it
+    (answered as pygls answers a cancelled task)."""
+
+    def __init__(self, protocol: BonsaiProtocol, method: str, msg_id: Any) -> None:
+        self.protocol, self.method, self.msg_id = protocol, method, msg_id
+        self.trace = request_trace.current()
+        self.given = False
+        self.pending: asyncio.Future[None] | None = None
+
+    def wait(self) -> None:
+        """The answer comes later: the request is pending until it is given."""
+        if self.given:
+            return
+        pending = self.pending = asyncio.get_running_loop().create_future()
+        cast(dict[Any, Any], self.protocol._request_futures)[self.msg_id] = pending
+        pending.add_done_callback(self._cancelled)
+
+    def send(self, result: Encoded) -> None:
+        if not self._give():
+            return
+        if self.trace is not None:
+            self.trace.mark("framed")
+        self.protocol.send_frame(encoded_response(self.msg_id, result, self.trace))
+
+    def fail(self, error: BaseException) -> None:
+        """The error a handler's task would have answered; a cancelled one, pygls' own."""
+        if not self._give():
+            return
+        if isinstance(error, Exception):
+            rpc_error = to_rpc_error(self.method, error)
+        else:
+            rpc_error = JsonRpcRequestCancelled(f'Request with id "{self.msg_id}" is canceled')
+        self.protocol._send_response(self.msg_id, error=rpc_error.to_response_error())
+
+    def settle(self, value: Any, error: BaseException | None) -> None:
+        """A computation's end, as a view hands it to each request waiting for it."""
+        if self.trace is not None:
+            self.trace.mark("back")
+        if error is None:
+            self.send(value)
+        else:
+            self.fail(error)
+
+    def _give(self) -> bool:
+        if self.given:
+            return False
+        self.given = True
+        pending = self.pending
+        if pending is not None:
+            if self.protocol._request_futures.get(self.msg_id) is pending:
+                del self.protocol._request_futures[self.msg_id]
+            if not pending.done():
+                pending.set_result(None)
+        return True
+
+    def _cancelled(self, pending: asyncio.Future[None]) -> None:
+        if pending.cancelled():
+            self.fail(asyncio.CancelledError())
+
+
+# A read-only request answered from the read's callback when it can be: the handler is
+# given the request's params and its Reply, and says whether it took the request (it
+# answered, or a callback will); False: the request goes to its handler's task as usual.
+AnswerNow = Callable[[Ctx, Any, Reply], bool]
+ANSWER_NOW: dict[str, AnswerNow] = {}
+
+
+def answers_now(name: str) -> Callable[[AnswerNow], AnswerNow]:
+    """Register the task-less path of a read-only request (beside its :func:`handles`)."""
+
+    def register(fn: AnswerNow) -> AnswerNow:
+        ANSWER_NOW[name] = fn
+        return fn
+
+    return register
+
+
+def _answer_now(ctx: Ctx, message: Any) -> bool:
+    """Whether ``message`` was taken by its task-less path. Never for a connection shut
+    down, not yet authenticated or with a mutating request not yet begun (the answer
+    must see what the connection asked before it); bad params go the usual way, to
+    get the usual error."""
+    if type(message) is not JsonRPCRequestMessage:
+        return False
+    answer = ANSWER_NOW.get(message.method)
+    protocol = ctx.protocol
+    if answer is None or protocol._shutdown or protocol.unstarted:
+        return False
+    if not ctx.connection.authenticated or message.method not in READ_ONLY:
+        return False
+    if message.id in protocol._request_futures:
+        return False  # an id still in use: pygls' own bookkeeping decides
+    raw = {} if message.params is None else message.params
+    if not isinstance(raw, dict) or params_problem(raw) is not None:
+        return False
+    try:
+        params = BY_NAME[message.method].params.model_validate(raw)
+    except ValidationError:
+        return False
+    reply = Reply(protocol, message.method, message.id)
+    try:
+        taken = answer(ctx, params, reply)
+    except Exception as error:  # taken, then failed: answered with the error
+        reply.fail(error)
+        return True
+    if taken:
+        reply.wait()
+    return taken
 
 
 class _Served:

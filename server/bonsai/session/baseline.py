@@ -16,8 +16,13 @@ from bonsai.services.project_context import take_baseline
 from bonsai.session.host import Host
 
 
+def has_baseline(host: Host, session_id: str) -> bool:
+    """Whether :func:`ensure_baseline` would return at once (the baseline is taken)."""
+    return host.store.has_state(session_id, BASELINE_KEY)
+
+
 async def ensure_baseline(host: Host, session_id: str) -> None:
-    if host.store.has_state(session_id, BASELINE_KEY):
+    if has_baseline(host, session_id):
         return
     workspace = Path(host.store.get(session_id).workspace)
     baseline = await asyncio.to_thread(take_baseline, workspace)

@@ -106,12 +106,7 @@ async def facts_for(daemon: Host, providers: ProviderSettings) -> ServerFacts | 
         return facts
 
     facts = await cache.get(base_url, model, fetch)
-    if (
-        facts.reachable
-        and facts.tools is False
-        and facts.text_tools is None
-        and providers.tool_protocol == "auto"
-    ):
+    if _wants_text_probe(facts, providers):
         text = await probe_text_protocol(base_url, model, headers=headers)
         facts = facts.model_copy(
             update={"text_tools": text.tools, "text_tools_source": text.source}
@@ -124,10 +119,37 @@ async def facts_for(daemon: Host, providers: ProviderSettings) -> ServerFacts | 
     return facts
 
 
+def _wants_text_probe(facts: ServerFacts, providers: ProviderSettings) -> bool:
+    return (
+        facts.reachable
+        and facts.tools is False
+        and facts.text_tools is None
+        and providers.tool_protocol == "auto"
+    )
+
+
 async def ensure_facts(daemon: Host, session_id: str) -> None:
     """Learn the session's server facts (cached) before a bridge is built."""
     row = daemon.store.get(session_id)
     await facts_for(daemon, session_settings(daemon, session_id, row.workspace).providers)
+
+
+def facts_known(daemon: Host, session_id: str) -> bool:
+    """Whether :func:`ensure_facts` would return at once: nothing to discover, or the
+    facts cached and fresh, with no probe due or under way."""
+    row = daemon.store.get(session_id)
+    providers = session_settings(daemon, session_id, row.workspace).providers
+    if not discovers(providers):
+        return True
+    facts = facts_cache(daemon).fresh(base_url_for(providers), providers.model)
+    if facts is None or _wants_text_probe(facts, providers):
+        return False
+    served = facts.served_model
+    return (
+        not served
+        or served == providers.model
+        or facts_cache(daemon).fresh(base_url_for(providers), served) is not None
+    )
 
 
 def window_for(daemon: Host, providers: ProviderSettings) -> WindowFacts:

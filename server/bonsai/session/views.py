@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import functools
 import json
 import logging
 import sys
@@ -90,13 +91,33 @@ class _Kept:
     value: Any
 
 
+# what a request waiting for a view is handed at the computation's end: the value, or
+# the error (an exception, or a cancellation: the computation was cancelled)
+Waiter = Callable[[Any, "BaseException | None"], None]
+
+
 @dataclass
 class _Running:
     stamp: tuple[Any, ...]
     settings: LoadedSettings
-    # each request waiting for this view, its own future: resolved by the computation at
-    # its end (one step of the loop to each request; a request cancelled cancels only its own)
-    waiters: list[asyncio.Future[Any]] = dataclasses.field(default_factory=list)
+    # each request waiting for this view, called by the computation at its end, in the
+    # callback that ended it: a request's own future (one step of the loop to its task; a
+    # request cancelled cancels only its own), or a request answered without a task
+    # (``run_now``: its answer written there)
+    waiters: list[Waiter] = dataclasses.field(default_factory=list)
+    where: tuple[str, str] = ("", "")
+    started: float = 0.0
+
+
+def _resolve(waiting: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if waiting.done():
+        return
+    if isinstance(error, Exception):
+        waiting.set_exception(error)
+    elif error is not None:
+        waiting.cancel()
+    else:
+        waiting.set_result(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +228,40 @@ class ViewWorker:
         request_trace.mark("baseline")
         if key is None or session_id is None:
             return await self._compute(host, session_id, view)
+        value, running, new = self._join(host, session_id, key)
+        if running is None:
+            return cast(T, value)
+        # the same view of the same log already computing: its answer is this one's too
+        mine: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        running.waiters.append(functools.partial(_resolve, mine))
+        if new:
+            self._start(host, session_id, view, running)
+        value = await mine
+        request_trace.mark("back")
+        return cast(T, value)
+
+    def run_now(
+        self, host: Host, session_id: str, view: Callable[[Host], Any], key: str, then: Waiter
+    ) -> tuple[bool, Any]:
+        """:meth:`run`'s answer without a task, for a request taken in its connection's
+        read callback: ``(True, the kept answer)`` when it is still true; else
+        ``(False, None)`` and ``then`` is called with the computed one by the callback
+        that ends its computation (the view process's pipe, the thread's task). The
+        caller has checked that :meth:`run` would not wait before its kept-answer check
+        (the session's baseline is taken)."""
+        request_trace.mark("baseline")
+        value, running, new = self._join(host, session_id, key)
+        if running is None:
+            return True, value
+        running.waiters.append(then)
+        if new:
+            self._start(host, session_id, view, running)
+        return False, None
+
+    def _join(self, host: Host, session_id: str, key: str) -> tuple[Any, _Running | None, bool]:
+        """The kept answer (``value, None, False``) when it is still true; else the
+        computation to wait for (``None, running, new``): one already computing the same
+        view of the same log, or a new one, started once its first waiter is added."""
         settings = host.settings(host.store.get(session_id).workspace)
         stamp = (
             versions.version(host.db, session_id),
@@ -223,22 +278,22 @@ class ViewWorker:
             and now - kept.at < FRESH_S
         ):
             request_trace.mark("kept")
-            return cast(T, kept.value)
+            return kept.value, None, False
         running = self._running.get(where)
         if running is None or running.stamp != stamp or running.settings is not settings:
             # none, or one of a log that has moved since: this view starts its own
             request_trace.mark(_why_new(kept, stamp, settings, now))
-            running = self._running[where] = _Running(stamp, settings)
-            if not self._ask_child(host, session_id, view, where, running, now, whole=False):
-                self._on_thread(host, session_id, view, where, running, now)
-        else:
-            request_trace.mark("shared")
-        # the same view of the same log already computing: its answer is this one's too
-        mine: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        running.waiters.append(mine)
-        value = await mine
-        request_trace.mark("back")
-        return cast(T, value)
+            running = self._running[where] = _Running(stamp, settings, where=where, started=now)
+            return None, running, True
+        request_trace.mark("shared")
+        return None, running, False
+
+    def _start(
+        self, host: Host, session_id: str, view: Callable[[Host], Any], running: _Running
+    ) -> None:
+        where, now = running.where, running.started
+        if not self._ask_child(host, session_id, view, where, running, now, whole=False):
+            self._on_thread(host, session_id, view, where, running, now)
 
     def _ask_child(
         self,
@@ -355,14 +410,10 @@ class ViewWorker:
             if error is None:
                 self._kept[where] = _Kept(running.stamp, running.settings, started, value)
         for waiter in running.waiters:
-            if waiter.done():
-                continue
-            if isinstance(error, Exception):
-                waiter.set_exception(error)
-            elif error is not None:
-                waiter.cancel()
-            else:
-                waiter.set_result(value)
+            try:
+                waiter(value, error)
+            except Exception:  # one request's answer failing to go out: not the others'
+                log.exception("answering a view's waiter failed")
 
     async def call(self, read: Callable[[], T]) -> T:
         """``read()`` on the worker, for a read that brings its own state (the memory

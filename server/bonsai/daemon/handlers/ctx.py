@@ -6,13 +6,14 @@ from collections.abc import Awaitable, Callable
 from typing import Literal, get_args
 
 from bonsai.core.context import Assembly, apply_action, assemble
-from bonsai.daemon.rpc import Ctx, handles
+from bonsai.daemon.rpc import Ctx, Reply, answers_now, handles
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.session import ctx_views, request_trace
 from bonsai.session.base import notify_ctx
+from bonsai.session.baseline import has_baseline
 from bonsai.session.compaction import compact_session
-from bonsai.session.server_facts import ensure_facts
+from bonsai.session.server_facts import ensure_facts, facts_known
 from bonsai.session.views import Encoded, Named
 
 Action = Literal["pin", "unpin", "drop", "stub", "restore"]
@@ -43,9 +44,33 @@ async def get(ctx: Ctx, params: m.CtxGetParams) -> Encoded:
     request_trace.mark("handler")
     await ensure_facts(ctx.daemon, params.session_id)  # on the loop: it may ask the server
     request_trace.mark("facts")
-    key = f"ctx/get:{params.model_dump_json()}"
     view = Named("bonsai/ctx/get", params, ctx_views.answer)
-    return await ctx.daemon.views.run(ctx.daemon, params.session_id, view, key)
+    return await ctx.daemon.views.run(ctx.daemon, params.session_id, view, _key(params))
+
+
+@answers_now("bonsai/ctx/get")
+def get_now(ctx: Ctx, params: m.CtxGetParams, reply: Reply) -> bool:
+    """:func:`get` from the read's callback, when it would not wait before its kept-answer
+    check (the server's facts known, the baseline taken): the kept answer written at
+    once, or a computed one by the view process's pipe callback that reads it."""
+    daemon, sid = ctx.daemon, params.session_id
+    try:
+        ready = facts_known(daemon, sid) and has_baseline(daemon, sid)
+    except Exception:  # an unknown session: its handler gives the error
+        return False
+    if not ready:
+        return False
+    request_trace.mark("handler")
+    request_trace.mark("facts")
+    view = Named("bonsai/ctx/get", params, ctx_views.answer)
+    kept, value = daemon.views.run_now(daemon, sid, view, _key(params), reply.settle)
+    if kept:
+        reply.send(value)
+    return True
+
+
+def _key(params: m.CtxGetParams) -> str:
+    return f"ctx/get:{params.model_dump_json()}"
 
 
 @handles("bonsai/ctx/text", read_only=True)

@@ -372,6 +372,16 @@ class FactsCache:
         found = self._facts.get(self.key(base_url, model))
         return found[1] if found is not None else None
 
+    def fresh(self, base_url: str, model: str) -> ServerFacts | None:
+        """The facts :meth:`get` would return at once, without asking the server or
+        waiting for a probe under way; None when it would not."""
+        key = self.key(base_url, model)
+        found = self._facts.get(key)
+        lock = self._locks.get(key)
+        if found is None or self.clock() - found[0] >= self.ttl_s:
+            return None
+        return None if lock is not None and lock.locked() else found[1]
+
     def put(self, base_url: str, model: str, facts: ServerFacts) -> None:
         self._facts[self.key(base_url, model)] = (self.clock(), facts)
 
