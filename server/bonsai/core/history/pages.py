@@ -1,12 +1,13 @@
 """What the recall tool returns: pages and hits inside an untrusted-data frame.
 
 Recalled text is old conversation and tool output: data, never instructions.
-The frame's closing marker is neutralised inside the content so recalled
-text cannot end the frame early.
+Every tag-like form of the frame's marker is neutralised inside the content so
+recalled text cannot end the frame early.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from bonsai.domain import StoredMessage, content_hash
@@ -17,8 +18,13 @@ PAGE_CHARS = 12_000
 REPEAT_PREFIX = "[recall unchanged]"
 
 
+# any form a reader may take for the frame's marker: capitals, spaces, a newline
+# before the ``>``, an opening one (as the memory note's frame, ``memory/inject.py``)
+_TAG_LIKE = re.compile(r"<(?=\s*/?\s*untrusted-data)", re.IGNORECASE)
+
+
 def frame(body: str) -> str:
-    safe = body.replace(CLOSE, "</untrusted-data\u200b>")
+    safe = _TAG_LIKE.sub("&lt;", body)
     return f"{OPEN}\n{safe}\n{CLOSE}"
 
 
