@@ -24,9 +24,15 @@ HOME_DIR="$ROOT/.tools/llama"
 VENV="$HOME_DIR/venv"
 # The two builds (10-30 min on 2 cores) are kept per user, like pip's own cache, so
 # another clone on the same machine reuses them: $BONSAI_TOOLS_CACHE, default
-# ~/.cache/bonsai-tools. Both are portable builds (GGML_NATIVE=OFF), keyed by version.
+# ~/.cache/bonsai-tools. Both are portable builds, keyed by version: GGML_NATIVE=OFF and
+# no AMX. A native build compiles for the building CPU; on a Sapphire Rapids whose kernel
+# does not grant the AMX tile state (a VM) its first matrix product faults
+# (ldtilecfg, SIGSEGV in libggml-cpu.so) and llama_cpp.server dies at the first turn.
+# llama-cpp-python's own default is native, hence its flags here (and "wheels-portable":
+# a native wheel built by an earlier version of this script is not reused).
 CACHE="${BONSAI_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bonsai-tools}/llama-$LLAMA_CPP_PYTHON_VERSION-$(uname -m)"
-WHEELS="$CACHE/wheels"
+PORTABLE="-DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+WHEELS="$CACHE/wheels-portable"
 BIN="$CACHE/bin"
 STATUS="$HOME_DIR/status"
 PY="${BONSAI_VENV:-$ROOT/.venv}/bin/python"
@@ -84,7 +90,7 @@ install_python() {
     ensure_compilers
     say "building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from its source release (10-15 min on 2 cores; pip reuses a wheel it built before)"
     start=$(now)
-    CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" "$VENV/bin/python" -m pip wheel -q --no-deps \
+    CMAKE_ARGS="$PORTABLE" CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" "$VENV/bin/python" -m pip wheel -q --no-deps --no-cache-dir \
       -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >"$HOME_DIR/wheel.log" 2>&1 \
       || fail "building llama-cpp-python failed (see $HOME_DIR/wheel.log)"
     say "llama-cpp-python wheel built in $(($(now) - start)) s (cached in $WHEELS)"
@@ -127,7 +133,7 @@ install_server() {
   # shellcheck disable=SC2086
   {
     cmake -S "$src/tree/vendor/llama.cpp" -B "$src/build" $generator \
-      -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF \
+      -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $PORTABLE \
       -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
       -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
       -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON &&
