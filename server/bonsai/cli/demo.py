@@ -152,7 +152,7 @@ def _show_summary(client: DaemonClient, printer: DemoPrinter, session_id: str, n
     headings = [line.strip("# ").strip() for line in text.splitlines() if line.startswith("#")]
     if headings:
         printer.stage.seen.add("summary")
-        printer._line(printer._dim(f"    rolling summary headings: {' · '.join(headings)}"))
+        printer.aside(f"    rolling summary headings: {' · '.join(headings)}")
 
 
 def run_demo() -> int:

@@ -49,6 +49,10 @@ class TurnPrinter:
         text = shown(text)
         return f"\033[2m{text}\033[0m" if self.color else text
 
+    def aside(self, text: str) -> None:
+        """A dimmed line of its own (a tool call, a notice, a retry, a progress step)."""
+        self._line(self._dim(text))
+
     def _line(self, text: str) -> None:
         """One line, printed as given: callers pass ``_dim`` or ``shown`` text."""
         if self._overwrite:  # a progress line being updated in place: replace it
@@ -68,17 +72,17 @@ class TurnPrinter:
             self.in_text = True
         elif kind == "toolCall":
             self._calls[str(params.get("toolCallId"))] = (params.get("name"), params.get("args"))
-            self._line(self._dim(f"  ⚙ {params.get('name')} {_short(params.get('args'))}"))
+            self.aside(f"  ⚙ {params.get('name')} {_short(params.get('args'))}")
         elif kind == "toolResult":
             name, args = self._calls.get(str(params.get("toolCallId")), (None, None))
             name = name or params.get("name")
             mark = "✗" if params.get("isError") else "✓"
             for i, line in enumerate(preview(name, args, params.get("result") or "")):
-                self._line(self._dim(f"    {mark if i == 0 else ' '} {_cut(line, 110)}"))
+                self.aside(f"    {mark if i == 0 else ' '} {_cut(line, 110)}")
         elif kind == "notice":
-            self._line(self._dim(f"  · {params.get('message')}"))
+            self.aside(f"  · {params.get('message')}")
         elif kind == "retry":
-            self._line(self._dim(f"  » {params.get('text')}"))
+            self.aside(f"  » {params.get('text')}")
         elif kind == "done":
             self._line("")
             self.finished[params["turnId"]] = "done"
@@ -100,7 +104,7 @@ class TurnPrinter:
             title = str(value.get("title") or "working")
             self._progress[token] = title
             message = f": {value['message']}" if value.get("message") else ""
-            self._line(self._dim(f"  … {title}{message}"))
+            self.aside(f"  … {title}{message}")
         elif kind == "report" and self.color and token in self._progress:
             percent = value.get("percentage")
             done = f" {percent}%" if percent is not None else ""
@@ -112,7 +116,7 @@ class TurnPrinter:
         elif kind == "end":
             title = self._progress.pop(token, "work")
             message = f": {value['message']}" if value.get("message") else ""
-            self._line(self._dim(f"  ✓ {title} done{message}"))
+            self.aside(f"  ✓ {title} done{message}")
 
     def approval(self, params: dict[str, Any], approve: bool, why: str = "") -> dict[str, bool]:
         """Report an approval answered without asking (``--yes``, or no terminal).
@@ -129,10 +133,10 @@ class TurnPrinter:
         described = describe_call(params.get("tool"), params.get("args"))
         if not (diff and params.get("tool") == "bash" and str(diff).strip() == described[0]):
             for line in described:
-                self._line(self._dim(f"    {line}"))
+                self.aside(f"    {line}")
         if diff:
             lines = str(diff).rstrip("\n").split("\n")  # a lone \r stays in its line, shown
             for line in lines[:40]:
-                self._line(self._dim(f"    {line}"))
+                self.aside(f"    {line}")
             if len(lines) > 40:
-                self._line(self._dim(f"    … {len(lines) - 40} more diff lines"))
+                self.aside(f"    … {len(lines) - 40} more diff lines")

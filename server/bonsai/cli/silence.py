@@ -68,9 +68,7 @@ class SilenceWatch:
             if self._told or self._asking or quiet < self.after_s:
                 continue
             self._told = True
-            self.printer._line(
-                self.printer._dim(
-                    f"  … no reply for {self.after_s:.0f} s yet: the provider is slow, or another "
-                    "turn of this session runs first (Ctrl-C cancels)"
-                )
+            self.printer.aside(
+                f"  … no reply for {self.after_s:.0f} s yet: the provider is slow, or another "
+                "turn of this session runs first (Ctrl-C cancels)"
             )

@@ -128,6 +128,11 @@ PROJECT_REFUSED_VALUES: dict[tuple[str, str, str], str] = {
 }
 
 
+def _without(data: Json, section: str, key: str) -> Json:
+    """``data`` with ``section.key`` left out (``data[section]`` is a dict)."""
+    return {**data, section: {k: v for k, v in data[section].items() if k != key}}
+
+
 def read_project_file(workspace: Path, problems: list[str]) -> Json:
     """The workspace's ``.bonsai/config.json`` without what a repository may not set."""
     path = project_config_path(workspace)
@@ -136,12 +141,12 @@ def read_project_file(workspace: Path, problems: list[str]) -> Json:
     for (section, key), why in PROJECT_REFUSED.items():
         part = data.get(section)
         if isinstance(part, dict) and key in part:
-            data = {**data, section: {k: v for k, v in part.items() if k != key}}
+            data = _without(data, section, key)
             problems.append(f"{path}: {section}.{key} ignored: {why}; set it in {where}")
     for (section, key, value), why in PROJECT_REFUSED_VALUES.items():
         part = data.get(section)
         if isinstance(part, dict) and part.get(key) == value:
-            data = {**data, section: {k: v for k, v in part.items() if k != key}}
+            data = _without(data, section, key)
             problems.append(
                 f"{path}: {section}.{key} ignored ({value!r}): {why}; set it in {where}"
             )
