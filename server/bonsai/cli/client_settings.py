@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from bonsai.cli.terminal_text import shown
 from bonsai.env_names import ENV_KEYS, KEY_ENV
 
 FIELDS = {
@@ -67,4 +68,5 @@ def settings_problems(client: Any, workspace: str, command: str) -> list[str]:
     file that is not JSON, a bad value, a key a project file may not set), one
     line each, so a broken config is never ignored in silence."""
     got = client.request("bonsai/config/get", {"workspace": workspace})
-    return [f"{command}: settings: {problem}" for problem in got.get("problems") or []]
+    problems = got.get("problems") or []
+    return [shown(f"{command}: settings: {p}", newlines=False) for p in problems]

@@ -35,7 +35,7 @@ def open_service(args: argparse.Namespace) -> MemoryService:
         raise MemoryStoreError(f"the workspace {workspace} {what}; pass --workspace DIR")
     loaded = load_settings(home, workspace)
     for problem in loaded.problems:
-        print(f"bonsai: settings: {problem}", file=sys.stderr)
+        print(shown(f"bonsai: settings: {problem}", newlines=False), file=sys.stderr)
     return MemoryService(home, workspace, loaded.settings.memory)
 
 
@@ -44,7 +44,7 @@ def _guarded(command: Command) -> Command:
         try:
             return command(args)
         except (MemoryStoreError, MemoryWriteError, ModelBuildError) as error:
-            print(f"bonsai memory: {error}", file=sys.stderr)
+            print(shown(f"bonsai memory: {error}"), file=sys.stderr)
             return 1
 
     run.__name__ = command.__name__

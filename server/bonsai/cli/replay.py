@@ -68,10 +68,10 @@ def _guarded(name: str, command: Command) -> Command:
         try:
             return command(args)
         except (CliError, ImportFormatError, DatabaseMissing, UnknownSession, StoreError) as exc:
-            print(f"bonsai {name}: {exc}", file=sys.stderr)
+            print(shown(f"bonsai {name}: {exc}"), file=sys.stderr)
             return 1
         except ValueError as exc:  # bad input the parser could not catch
-            print(f"bonsai {name}: {exc}", file=sys.stderr)
+            print(shown(f"bonsai {name}: {exc}"), file=sys.stderr)
             return 1
 
     return run
@@ -113,7 +113,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise CliError("give a recording FILE, a folder of recordings, or --session ID")
     loaded = load_settings(bonsai_home(), Path.cwd())
     for problem in loaded.problems:
-        print(f"bonsai replay: settings: {problem}", file=sys.stderr)
+        print(shown(f"bonsai replay: settings: {problem}", newlines=False), file=sys.stderr)
     spec = _spec(args, loaded.settings)
     config = config_of(spec)  # a bad window or model fails here, before any work
     if args.session:
@@ -184,11 +184,11 @@ def _emit(
         print(json.dumps({"kind": "total", **total_json(total, len(runs), spec.cache_read_price)}))
         return 0
     for f in errors:
-        print(f"bonsai replay: skipped {f.source}: {f.error}", file=sys.stderr)
+        print(shown(f"bonsai replay: skipped {f.source}: {f.error}"), file=sys.stderr)
     if len(runs) == 1:
         print_report(runs[0], args, spec)
     else:
-        print("\n".join(corpus_table(runs, total, spec.cache_read_price)))
+        print(shown("\n".join(corpus_table(runs, total, spec.cache_read_price))))
     return 0
 
 
@@ -268,7 +268,7 @@ def print_report(result: RunResult, args: Any, spec: ConfigSpec) -> None:
         lines += _turn_lines(report)
     for warning in result.warnings:
         lines.append(f"  note: {warning}")
-    print("\n".join(lines))
+    print(shown("\n".join(lines)))  # the title and the notes quote the recording
 
 
 # ------------------------------------------------------------------ recall
