@@ -67,6 +67,8 @@ export class ChatController {
     { answer(approved: boolean): void; close(state: "approved" | "rejected" | "expired", verdict: string): void }
   >();
   private approvalCount = 0;
+  /** Chat events that came while this window attached their session. */
+  private backlog: ChatEventParams[] = [];
   private lastTurn: string | undefined;
 
   constructor(
@@ -83,8 +85,11 @@ export class ChatController {
       this.rpc.onNotification("bonsai/session/event", (event) => void this.onSessionEvent(event)),
       this.rpc.onDidChangeState((state) => this.onConnection(state)),
       this.sessions.onDidAttach((result) => {
+        const sessionId = result.session.sessionId;
+        const backlog = this.backlog.filter((event) => event.sessionId === sessionId);
+        this.backlog = [];
         this.transcript = new Transcript();
-        this.transcript.load(result.messages);
+        this.transcript.load(result.messages, backlog);
         this.postReset();
         void this.postSessions();
       }),
@@ -263,6 +268,10 @@ export class ChatController {
   }
 
   private onChatEvent(event: ChatEventParams): void {
+    if (event.sessionId === this.sessions.attaching) {
+      this.backlog.push(event); // the running turn so far: shown with the log the attach loads
+      return;
+    }
     if (event.sessionId !== this.sessions.sessionId) {
       return;
     }
