@@ -64,7 +64,12 @@ export class ChatController {
   private readonly ports = new Set<ChatPort>();
   private readonly approvals = new Map<
     string,
-    { answer(approved: boolean): void; close(state: "approved" | "rejected" | "expired", verdict: string): void }
+    {
+      /** What the card shows: drawn again when the window loads the approval's session again. */
+      request: ApprovalRequestParams & { warning?: string };
+      answer(approved: boolean): void;
+      close(state: "approved" | "rejected" | "expired", verdict: string): void;
+    }
   >();
   private approvalCount = 0;
   /** Chat events that came while this window attached their session. */
@@ -90,6 +95,11 @@ export class ChatController {
         this.backlog = [];
         this.transcript = new Transcript();
         this.transcript.load(result.messages, backlog);
+        for (const [id, { request }] of this.approvals) {
+          if (request.sessionId === sessionId) {
+            this.transcript.addApproval(id, request); // still waiting for this window's answer
+          }
+        }
         this.postReset();
         void this.postSessions();
       }),
@@ -141,7 +151,8 @@ export class ChatController {
     this.approvalCount += 1;
     const id = params.approvalId ?? `${params.turnId}:${this.approvalCount}`;
     const warning = this.ui.review?.(params);
-    const entry = this.transcript.addApproval(id, { ...params, ...(warning ? { warning } : {}) });
+    const request = { ...params, ...(warning ? { warning } : {}) };
+    const entry = this.transcript.addApproval(id, request);
     this.upsert([entry]);
     this.ui.revealChat();
     this.post({ type: "reveal", key: entry.key });
@@ -159,6 +170,7 @@ export class ChatController {
         resolve({ approved });
       };
       this.approvals.set(id, {
+        request,
         answer: (approved) => finish(approved, approved ? "approved" : "rejected"),
         close: (state, verdict) => finish(false, state, verdict),
       });

@@ -5,9 +5,10 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChatController, type ChatPort } from "../../src/chat/chatController";
 import type { Entry } from "../../src/chat/entries";
+import type { Disposable } from "../../src/util/emitter";
 import type { ToWebview } from "../../src/chat/messages";
 import { Sessions, type StateStore } from "../../src/session/sessions";
 import { DaemonRpc, Simulator, tempHome } from "../support/daemonRpc";
@@ -73,6 +74,8 @@ describe("a window opened mid-turn", () => {
           { text: PLAIN_REPLY },
           { text: FIRST_STEP, tool_calls: [{ name: "glob", arguments: { pattern: "*.txt" } }] },
           { text: SECOND_STEP },
+          { text: "Running it.", tool_calls: [{ name: "bash", arguments: { command: "echo late" } }] },
+          { text: "It ran." },
         ],
       },
       home,
@@ -88,11 +91,17 @@ describe("a window opened mid-turn", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
+  const handlers: Disposable[] = [];
+  afterEach(() => handlers.splice(0).forEach((handler) => handler.dispose()));
+
   function window(rpc: DaemonRpc): { controller: ChatController; sessions: Sessions; port: RecordingPort } {
     const env = { BONSAI_PROVIDER: "sim", BONSAI_BASE_URL: sim.baseUrl, BONSAI_MODEL: "gpt-4o-mini" };
     const sessions = new Sessions(rpc, new MemoryStore(), workspace, env);
     const controller = new ChatController(rpc, sessions, { reveal: () => undefined, revealChat: () => undefined });
     controller.subscribe();
+    handlers.push(
+      rpc.onServerRequest("bonsai/approval/request", (params, signal) => controller.requestApproval(params, signal)),
+    );
     const port = new RecordingPort();
     controller.attachPort(port);
     return { controller, sessions, port };
@@ -131,5 +140,27 @@ describe("a window opened mid-turn", () => {
     const tools = two.controller.entries.filter((entry) => entry.kind === "tool");
     expect(tools).toEqual([expect.objectContaining({ name: "glob", pending: false })]);
     expect(assistantTexts(two.controller.entries)).toEqual([FIRST_STEP, SECOND_STEP]);
+  }, 30_000);
+
+  it("shows an approval that waits, and takes its answer", async () => {
+    const one = window(first);
+    const two = window(second);
+    await one.controller.handle({ type: "newSession" });
+    const sessionId = one.sessions.sessionId as string;
+    await one.controller.handle({ type: "send", text: "run the late check" });
+    const pending = (message: ToWebview): boolean =>
+      message.type === "upsert" && message.entries.some((entry) => entry.kind === "approval");
+    await one.port.next(pending);
+    await two.controller.handle({ type: "switchSession", sessionId });
+    await two.port.next(pending);
+    const card = two.controller.entries.find((entry) => entry.kind === "approval");
+    expect(card).toMatchObject({ state: "pending", command: "echo late" });
+    await two.controller.handle({ type: "approval", id: String(card?.key).replace("approval:", ""), approved: true });
+    await one.port.next(turnDone);
+    expect(one.controller.entries.find((entry) => entry.kind === "approval")).toMatchObject({
+      state: "approved",
+      verdict: expect.stringMatching(/^Approved in /),
+    });
+    expect(assistantTexts(one.controller.entries)).toEqual(["Running it.", "It ran."]);
   }, 30_000);
 });
