@@ -101,13 +101,13 @@ export class ChatController {
           }
         }
         this.postReset();
-        void this.postSessions();
+        void this.refreshSessions();
       }),
       this.sessions.onDidChange((sessionId) => {
         if (sessionId === undefined) {
           this.transcript = new Transcript();
           this.postReset();
-          void this.postSessions();
+          void this.refreshSessions();
         }
       }),
     ];
