@@ -121,7 +121,8 @@ export class DaemonConnection implements Rpc {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.output,
-      initializationOptions: { client: "vscode" },
+      // the later chat event kinds this extension shows (else the daemon sends the older shape)
+      initializationOptions: { client: "vscode", chatEventKinds: ["cancelled"] },
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // Failures surface once, through the state change (status chip + one notification).
       initializationFailedHandler: (error) => {
