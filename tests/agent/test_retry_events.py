@@ -27,3 +27,18 @@ async def test_a_429_is_announced_as_retrying_in_n_seconds(home: Path, workspace
         assert retry["retryInS"] == 1.0 and retry["attempt"] == 1
         assert kinds.index("retry") < kinds.index("delta"), "announced before the reply streams"
         assert kinds[-1] == "done"
+
+
+async def test_a_dropped_stream_is_announced_in_words(home: Path, workspace: Path) -> None:
+    # the reason read "(broken stream; ...)", and a refused connection "(connect; ...)"
+    script = Script(
+        steps=[Reply(text="on the second try")],
+        faults={1: Fault(kind="drop", after_events=0)},
+    )
+    async with make_rig(script, home, workspace) as rig:
+        sid = await rig.session()
+        _, events = await rig.turn(sid, "hello")
+        retries = [e["text"] for e in events if e["kind"] == "retry"]
+        assert len(retries) == 1 and retries[0].startswith("retrying in "), retries
+        assert retries[0].endswith(" s (the stream broke off; attempt 2)"), retries
+        assert events[-1]["kind"] == "done"

@@ -14,6 +14,7 @@ from provider_helpers import MakeProvider, SleepRecorder, collect, of_type, requ
 
 from bonsai.domain import Message
 from bonsai.services.providers import Provider, ProviderError, ProviderEvent, make_provider
+from bonsai.services.providers.openai_chat import OpenAIChatProvider
 from bonsai.settings import ProviderSettings
 from bonsai.sim import Fault, Reply, Rule, Script, Simulator
 
@@ -145,6 +146,51 @@ async def test_a_wrong_key_is_an_auth_error_and_not_retried(
     _, err = await failure(make(wire, env={"ANTHROPIC_API_KEY": "wrong-key-123"}), wire)
     assert err.kind == "auth" and err.status == 401 and not err.retryable
     assert len(sim.requests) == 1
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_gateways_html_error_page_is_one_line_with_its_title_and_retried(
+    wire: str, sim: Simulator, make: MakeProvider, sleeps: SleepRecorder
+) -> None:
+    # nginx in front of a provider answers 502 with its own page: the user read
+    # the page's eight lines of markup, "<html>\n<head><title>..." in the error.
+    sim.set_script(Script(rules=[always(Fault(kind="html_page"))]))
+    _, err = await failure(make(wire, max_retries=1), wire)
+    assert err.kind == "server" and err.status == 502 and err.retryable
+    assert err.message.endswith(
+        'server error: HTML page "502 Bad Gateway" (gave up after 2 attempts)'
+    )
+    assert "\n" not in err.message and "<" not in err.message
+    assert await outcomes(sim) == ["fault:html_page"] * 2
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_proxys_sign_in_page_with_200_is_named_and_not_retried(
+    wire: str, sim: Simulator, make: MakeProvider, sleeps: SleepRecorder
+) -> None:
+    # A corporate proxy or captive portal answers 200 with a web page: the user
+    # read "stream ended before [DONE]" after five silent attempts.
+    page = Fault(kind="html_page", status=200, message="Sign in to Example Corp proxy")
+    sim.set_script(Script(rules=[always(page)]))
+    _, err = await failure(make(wire), wire)
+    assert err.kind == "malformed" and not err.retryable and err.status == 200
+    assert "a web page (text/html) instead of an event stream" in err.message
+    assert "Sign in to Example Corp proxy" in err.message and "base_url" in err.message
+    assert len(sim.requests) == 1 and sleeps.delays == []
+
+
+async def test_a_web_page_in_place_of_a_whole_answer_is_named(
+    sim: Simulator, make: MakeProvider
+) -> None:
+    # the unstreamed call (a server that cannot stream a tool call) met the same page
+    page = Fault(kind="html_page", status=200, message="Sign in to Example Corp proxy")
+    sim.set_script(Script(rules=[always(page)]))
+    provider = make()
+    assert isinstance(provider, OpenAIChatProvider)
+    with pytest.raises(ProviderError) as info:
+        _ = [event async for event in provider.complete(request("gpt-4o-mini"))]
+    assert info.value.kind == "malformed" and "not JSON" in info.value.message
+    assert 'HTML page "Sign in to Example Corp proxy"' in info.value.message
 
 
 async def test_bad_request_carries_the_providers_message(

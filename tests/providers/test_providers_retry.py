@@ -142,7 +142,17 @@ def test_status_mapping_and_retry_hints(
     [
         (b'{"error": "model not found"}', "model not found"),  # Ollama
         (b'{"detail": "bad field"}', "bad field"),  # vLLM / FastAPI
-        (b"<html>gateway</html>", "<html>gateway</html>"),
+        (b"<html>gateway</html>", 'HTML page "gateway"'),
+        (b"<!DOCTYPE html><title>503 | Cloudflare</title><p>x</p>", 'HTML page "503 | Cloudflare"'),
+        (
+            b"<html><body><h1>Service\n  Unavailable</h1><script>x()</script>",
+            'HTML page "Service Unavailable"',
+        ),
+        (b"<html><script>var a = 1;</script></html>", "HTML page (no title)"),
+        (
+            b"upstream connect error\n  or disconnect/reset",
+            "upstream connect error or disconnect/reset",
+        ),
         (b"", "(empty response body)"),
     ],
 )

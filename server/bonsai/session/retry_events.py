@@ -14,7 +14,8 @@ REASONS = {
     "rate_limit": "rate limited",
     "server": "the provider had a server error",
     "timeout": "the request timed out",
-    "network": "the connection failed",
+    "connect": "the connection failed",
+    "broken_stream": "the stream broke off",
 }
 
 

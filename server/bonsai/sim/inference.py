@@ -111,6 +111,10 @@ async def send_error(
 
 async def _fail_http(wire: Wire, out: ResponseWriter, fault: Fault, rec: RecordedRequest) -> None:
     headers = {"retry-after": fault.retry_after} if fault.retry_after else {}
+    if fault.kind == "html_page":
+        await out.send_bytes(fault.http_status, fault.html_page, "text/html", headers)
+        rec.outcome = f"fault:{fault.kind}"
+        return
     await send_error(wire, out, fault.http_status, fault.error_message, headers)
     rec.outcome = f"fault:{fault.kind}"
 

@@ -17,6 +17,7 @@ from bonsai.services.store.fork import fork_session
 from bonsai.services.store.tree import load_tree
 from bonsai.services.workspace import workspace_problem
 from bonsai.session import provider_choice
+from bonsai.session.approvals import ask_newcomer
 from bonsai.session.base import bridge_for
 from bonsai.session.convert import session_info, wire_message
 from bonsai.session.host import Host
@@ -75,6 +76,7 @@ async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     running = ctx.daemon.hub.runtimes.get(params.session_id)
     for event in running.catch_up() if running is not None else []:  # redacted as broadcast
         ctx.connection.send("bonsai/chat/event", event_frame("bonsai/chat/event", event))
+    ask_newcomer(ctx.daemon, params.session_id, ctx.connection)  # and what it waits for
     return m.SessionAttachResult(session=session_info(row), messages=messages)
 
 

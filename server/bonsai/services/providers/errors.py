@@ -12,6 +12,7 @@ from typing import Literal
 
 import httpx
 
+from bonsai.services.providers.html_page import is_html, one_line, page_summary
 from bonsai.services.providers.retry import parse_retry_after
 from bonsai.services.providers.types import ErrorKind, ProviderError
 from bonsai.services.redaction import redact_error
@@ -20,14 +21,17 @@ Phase = Literal["open", "body"]
 
 
 def provider_message(body: bytes) -> str:
-    """The human part of an error body, for the JSON shapes providers use."""
+    """The human part of an error body, in one line: for the JSON shapes providers use,
+    and for the HTML page a proxy or gateway sends in their place."""
     text = body.decode("utf-8", "replace").strip()
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        return text[:200] or "(empty response body)"
+        if is_html(text):
+            return page_summary(text)
+        return one_line(text) or "(empty response body)"
     if not isinstance(data, dict):
-        return text[:200]
+        return one_line(text)
     err = data.get("error")
     if isinstance(err, dict) and err.get("message"):
         kind = err.get("type")

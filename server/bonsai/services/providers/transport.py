@@ -226,8 +226,9 @@ class Transport:
         try:
             data = resp.json()
         except ValueError:
+            detail = redact_error(provider_message(resp.content), self.opts.secrets)
             raise ProviderError(
-                "malformed", f"{self.opts.label} returned a body that is not JSON"
+                "malformed", f"{self.opts.label} returned a body that is not JSON: {detail}"
             ) from None
         if not isinstance(data, dict):
             raise ProviderError("malformed", f"{self.opts.label} returned JSON that is no object")
@@ -242,6 +243,15 @@ class Transport:
             raise ProviderError(
                 "malformed",
                 f"{self.opts.label} answered with plain JSON instead of an event stream: {detail}",
+                status=resp.status_code,
+            )
+        if ctype.startswith("text/html"):
+            # a proxy's sign-in page or a web server at the base URL: another try gets the same
+            detail = redact_error(provider_message(await resp.aread()), self.opts.secrets)
+            raise ProviderError(
+                "malformed",
+                f"{self.opts.label} answered with a web page (text/html) instead of an event "
+                f"stream: {detail}; is a proxy in the way, or base_url not the API's?",
                 status=resp.status_code,
             )
 
