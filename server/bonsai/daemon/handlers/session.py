@@ -17,6 +17,7 @@ from bonsai.services.store.fork import fork_session
 from bonsai.services.store.tree import load_tree
 from bonsai.services.workspace import workspace_problem
 from bonsai.session import provider_choice
+from bonsai.session.approvals import ask_newcomer
 from bonsai.session.base import bridge_for
 from bonsai.session.convert import session_info, wire_message
 from bonsai.session.host import Host
@@ -76,6 +77,7 @@ async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     for event in running.catch_up() if running is not None else []:  # redacted as broadcast
         frames = EventFrames.of("bonsai/chat/event", event)
         ctx.connection.send("bonsai/chat/event", frames.for_client(ctx.connection))
+    ask_newcomer(ctx.daemon, params.session_id, ctx.connection)  # and what it waits for
     return m.SessionAttachResult(session=session_info(row), messages=messages)
 
 
