@@ -272,7 +272,10 @@ local function create(text)
   vim.api.nvim_echo({ { "bonsai: starting a new session…" } }, false, {})
   client_settings.call(methods.session_create, params, function(result)
     state.creating = false
-    attach_and_show(result.sessionId, text)
+    M.attach(result.sessionId, function(view)
+      vim.cmd.echo('""') -- the "starting…" line is done: not left on the command line
+      show(view, text)
+    end)
   end, function()
     state.creating = false
   end)
