@@ -17,8 +17,7 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from bonsai.cli.client import DaemonClient, RpcError
-from bonsai.daemon import lifecycle
+from bonsai.cli.stop import stop_and_wait
 
 BONSAI = [sys.executable, "-m", "bonsai"]
 
@@ -56,26 +55,13 @@ def sim_env(home: Path, base_url: str, model: str = "gpt-4o-mini", **extra: str)
 
 
 def stop_daemon(home: Path) -> None:
-    """Stop a socket daemon left by a test (no-op when none runs).
+    """Stop a socket daemon left by a test and wait for its exit (no-op when none runs).
 
-    What ``bonsai stop`` does (connect without starting one, ask it to stop), from this
-    process: a ``bonsai stop`` command per home was a Python start of its own. Without a
-    ``daemon.json`` no daemon runs there, and no connection is tried."""
-    if not (home / "daemon.json").exists():
-        return
-    sock = lifecycle.running_socket(home)
-    if sock is None:
-        return
-    sock.settimeout(30)  # a daemon that stopped answering fails no test here
-    client = DaemonClient(sock)
-    try:
-        client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
-        client.request("bonsai/daemon/stop")
-    except (OSError, ConnectionError, RpcError):
-        pass  # it went away while answering: it is stopping
-    finally:
-        client.file.close()
-        sock.close()
+    What ``bonsai stop`` does, from this process: a ``bonsai stop`` command per home was a
+    Python start of its own. Without a ``daemon.json`` no daemon runs there, and no
+    connection is tried. A daemon that does not stop in time fails the test, named."""
+    if (home / "daemon.json").exists():
+        stop_and_wait(home, timeout=30)  # a loaded machine: the bound is not the test
 
 
 class Events:
@@ -117,7 +103,10 @@ NOTIFICATIONS = (
 )
 
 
-async def start_client(command: list[str], env: dict[str, str]) -> LanguageClient:
+async def start_client(
+    command: list[str], env: dict[str, str], options: dict[str, Any] | None = None
+) -> LanguageClient:
+    """A started, initialized client; ``options`` its ``initializationOptions``."""
     config = ClientServerConfig(server_command=command, server_env=env)
     client = await config.start()
     assert isinstance(client, LanguageClient)
@@ -126,7 +115,11 @@ async def start_client(command: list[str], env: dict[str, str]) -> LanguageClien
     for method in NOTIFICATIONS:
         client.feature(method)(lambda params, _m=method: events.add(_m, params))
     await client.initialize_session(
-        lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), process_id=os.getpid())
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(),
+            process_id=os.getpid(),
+            initialization_options=options,
+        )
     )
     return client
 

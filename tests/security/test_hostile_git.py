@@ -100,14 +100,15 @@ async def test_a_turn_in_a_hostile_repository_runs_nothing_and_finishes(
 
 
 def logged_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``git`` first on PATH: a wrapper that logs each call's subcommand, then runs git."""
+    """``git`` first on PATH: a wrapper that logs each call's subcommand (past the
+    ``-c`` and ``--`` options), then runs git."""
     real = shutil.which("git")
     bin_dir, log = tmp_path / "bin", tmp_path / "git.log"
     bin_dir.mkdir()
     wrapper = bin_dir / "git"
     wrapper.write_text(
         "#!/bin/sh\n"
-        'for a in "$@"; do case "$a" in -c) skip=1;; *) if [ -z "$skip" ]; then '
+        'for a in "$@"; do case "$a" in -c) skip=1;; --*) ;; *) if [ -z "$skip" ]; then '
         f'echo "$a" >> {log}; break; fi; skip=;; esac; done\n'
         f'exec {real} "$@"\n'
     )
@@ -178,3 +179,31 @@ async def test_a_driver_planted_between_two_turns_of_a_daemon_does_not_run(
         os.utime(ws / "app.py", ns=(stamp, stamp))
         assert (await rig.turn(sid, "and now?"))[-1]["kind"] == "done"
     assert not marker.exists(), "the filter planted between the turns did not run"
+
+
+def test_a_planted_work_tree_does_not_list_another_folder(tmp_path: Path) -> None:
+    """``core.worktree`` in the repository's config points git at any folder (the
+    user's home, ``/``): plain ``git status`` walks it and lists its untracked
+    names (``.ssh/id_rsa``), which the volatile tail sends to the provider."""
+    elsewhere = tmp_path / "home"
+    (elsewhere / ".ssh").mkdir(parents=True)
+    (elsewhere / ".ssh" / "id_rsa").write_text("private\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q", ".")
+    (ws / "app.py").write_text("print('hi')\n")
+    git(ws, "add", "app.py")
+    git(ws, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init")
+    (ws / "new.py").write_text("print('new')\n")
+    git(ws, "config", "core.worktree", str(elsewhere))
+    plain = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ".ssh/id_rsa" in plain.stdout, "the rig is real: git walks the planted folder"
+    status = read_status(ws)
+    assert status.entries == [("??", "new.py")], "the workspace's own state, nothing else"
+    assert take_baseline(ws).changes.keys() == {"new.py"}

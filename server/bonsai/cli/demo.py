@@ -29,6 +29,7 @@ from bonsai.cli.demo_report import replay_lines
 from bonsai.cli.demo_script import MODEL, TASKS, demo_script, make_workspace
 from bonsai.cli.interact import ClientRequests
 from bonsai.cli.render import TurnPrinter
+from bonsai.cli.stop import StillRunning, stop_and_wait
 from bonsai.sim.runner import SimulatorThread
 
 WINDOW = 8_000
@@ -179,8 +180,8 @@ def run_demo() -> int:
         try:
             session_id, outcomes = _session(client, printer, workspace)
         finally:
-            client.request("bonsai/daemon/stop")
             client.close()
+            _stop(home)
     return _finish(root, home, workspace, session_id, outcomes, printer.stage, command)
 
 
@@ -199,6 +200,14 @@ def _session(client: DaemonClient, printer: DemoPrinter, workspace: Path) -> tup
     session_id = str(created["sessionId"])
     client.request("bonsai/session/attach", {"sessionId": session_id})
     return session_id, [_run_task(client, printer, session_id, task) for task in TASKS]
+
+
+def _stop(home: Path) -> None:
+    """Stopped and gone before the closing lines: the ledger command they print starts anew."""
+    try:
+        stop_and_wait(home)
+    except StillRunning as still:
+        print(f"bonsai demo: {still}", file=sys.stderr)
 
 
 def fill_chart(fills: list[tuple[int, int, int]], width: int = 24) -> list[str]:

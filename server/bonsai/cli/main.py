@@ -70,16 +70,9 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    from bonsai.cli.client import DaemonClient
+    from bonsai.cli.stop import stop_command
 
-    try:
-        client = DaemonClient.connect(bonsai_home(), start=False)
-    except ConnectionError:
-        print("bonsai stop: no daemon is running")
-        return 0
-    client.request("bonsai/daemon/stop")
-    print("bonsai daemon stopping")
-    return 0
+    return stop_command(bonsai_home())
 
 
 def _gen_protocol(args: argparse.Namespace) -> int:

@@ -58,6 +58,31 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def process_exited(pid: int) -> bool:
+    """The process has exited: no such pid, or a zombie its parent has not reaped yet.
+
+    A daemon this process started stays a zombie until reaped, its pid "alive" to
+    ``kill(pid, 0)``; Linux's ``/proc`` says so (state Z or X). Without ``/proc``, a signal
+    probe is all there is."""
+    if not Path("/proc/self/stat").exists():
+        return not pid_alive(pid)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True
+    return stat.rsplit(b")", 1)[-1].split()[:1] in ([b"Z"], [b"X"])
+
+
+def wait_exited(pid: int, timeout: float) -> bool:
+    """True once ``pid`` has exited (see :func:`process_exited`); False after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not process_exited(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def try_connect(path: Path) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

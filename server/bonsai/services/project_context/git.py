@@ -9,7 +9,8 @@ apart from this session's changes.
 The workspace may be hostile, and its ``.git/config`` with it: ``git status``
 would run a ``core.fsmonitor`` hook or a clean filter driver it names. Every
 call overrides those on the command line (which wins over every config file),
-and status does not recurse into submodules (each has its own config). The
+status does not recurse into submodules (each has its own config), and the
+work tree is the workspace whatever ``core.worktree`` says. The
 drivers to override are learned from one ``git config`` call, reused while the
 bytes of every config file (and of every place one could appear) are unchanged. Working
 tree entries are hashed without following a symlink or reading a FIFO or a
@@ -191,8 +192,10 @@ def config_identity(files: tuple[Path, ...]) -> tuple[object, ...] | None:
 
 
 def run_git(cwd: Path, *args: str) -> str:
+    """``git args`` in the repository at ``cwd``, whose work tree is ``cwd`` itself
+    (a planted ``core.worktree`` would point status at the user's home or ``/``)."""
     try:
-        done = _git(cwd, ["git", *NEUTRAL, *filter_overrides(cwd), *args])
+        done = _git(cwd, ["git", *NEUTRAL, f"--work-tree={cwd}", *filter_overrides(cwd), *args])
     except FileNotFoundError:
         raise GitError("git is not installed") from None
     except subprocess.TimeoutExpired:
