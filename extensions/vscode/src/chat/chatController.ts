@@ -292,7 +292,7 @@ export class ChatController {
     if (wasBusy !== this.transcript.busy) {
       this.post({ type: "busy", busy: this.transcript.busy });
     }
-    if (event.kind === "done" || event.kind === "error") {
+    if (event.kind === "done" || event.kind === "error" || event.kind === "cancelled") {
       void this.refreshSessions();
     }
   }

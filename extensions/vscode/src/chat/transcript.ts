@@ -102,6 +102,8 @@ export class Transcript {
           ...this.endTurn(event.turnId),
           this.addNotice("error", event.message || "turn failed"),
         ];
+      case "cancelled": // not an error: the user asked, in this window or another client
+        return [...this.retryDone(event.turnId), ...this.endTurn(event.turnId), this.addNotice("info", "cancelled")];
       case "notice":
         return [this.addNotice("info", event.message)];
       case "retry":

@@ -138,7 +138,8 @@ export class DaemonConnection implements Rpc {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.output,
-      initializationOptions: { client: "vscode" },
+      // the later chat event kinds this extension shows (else the daemon sends the older shape)
+      initializationOptions: { client: "vscode", chatEventKinds: ["cancelled"] },
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // As the client's default (each line to the output channel), and stderr's last lines kept for the failure message.
       stdioOptions: {

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from bonsai.daemon.rpc import Ctx, handles
-from bonsai.daemon.state import event_frame
+from bonsai.daemon.state import EventFrames
 from bonsai.domain import Message
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
@@ -75,7 +75,8 @@ async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     # catch up with the running turn; same loop step, so nothing is missed or doubled
     running = ctx.daemon.hub.runtimes.get(params.session_id)
     for event in running.catch_up() if running is not None else []:  # redacted as broadcast
-        ctx.connection.send("bonsai/chat/event", event_frame("bonsai/chat/event", event))
+        frames = EventFrames.of("bonsai/chat/event", event)
+        ctx.connection.send("bonsai/chat/event", frames.for_client(ctx.connection))
     ask_newcomer(ctx.daemon, params.session_id, ctx.connection)  # and what it waits for
     return m.SessionAttachResult(session=session_info(row), messages=messages)
 
