@@ -284,12 +284,17 @@ async def _warm(watchers: list[AsyncClient], sids: list[str], cold: list[float])
     status = await watchers[0].request("bonsai/daemon/status")
     if not str(status.get("views", "")).startswith("view process"):
         return None  # the thread computes the views
-    while "running" not in str(status.get("views", "")) and time.monotonic() - began < 180:
+    while not _all_running(str(status.get("views", ""))) and time.monotonic() - began < 180:
         await asyncio.sleep(0.2)
         status = await watchers[0].request("bonsai/daemon/status")
     ready = time.monotonic() - began
     await each()  # the view process's first answer of each session
     return ready
+
+
+def _all_running(views: str) -> bool:
+    """Every view process the daemon made runs (none still starting)."""
+    return "running" in views and "starting" not in views and "not running" not in views
 
 
 async def _timed_get(client: AsyncClient, sid: str, into: list[float]) -> None:

@@ -103,7 +103,10 @@ NOTIFICATIONS = (
 )
 
 
-async def start_client(command: list[str], env: dict[str, str]) -> LanguageClient:
+async def start_client(
+    command: list[str], env: dict[str, str], options: dict[str, Any] | None = None
+) -> LanguageClient:
+    """A started, initialized client; ``options`` its ``initializationOptions``."""
     config = ClientServerConfig(server_command=command, server_env=env)
     client = await config.start()
     assert isinstance(client, LanguageClient)
@@ -112,7 +115,11 @@ async def start_client(command: list[str], env: dict[str, str]) -> LanguageClien
     for method in NOTIFICATIONS:
         client.feature(method)(lambda params, _m=method: events.add(_m, params))
     await client.initialize_session(
-        lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), process_id=os.getpid())
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(),
+            process_id=os.getpid(),
+            initialization_options=options,
+        )
     )
     return client
 

@@ -134,6 +134,37 @@ async def test_an_answer_in_one_window_resolves_the_approval_in_every_window(
         assert len(results) == 1 and results[0].get("status") is None, results
 
 
+async def test_a_window_that_attaches_while_an_approval_waits_is_asked_too(
+    home: Path, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text(NOTES)
+    edit = call("edit_file", path="notes.txt", old_string="teh cat", new_string="the cat")
+    script = Script(steps=[Reply(text="Fixing.", tool_calls=[edit]), Reply(text="Fixed.")])
+    async with windows(script, home, ["vscode", "vscode"]) as (_, ws):
+        sid = await attached_session(ws[:1], workspace)
+        turn = (await rpc(ws[0].client, "bonsai/chat/send", {"sessionId": sid, "text": "fix"}))[
+            "turnId"
+        ]
+        await asyncio.wait_for(_until(lambda: ws[0].asked), 20)
+        # The second window opens the session now: the question waits there too.
+        await rpc(ws[1].client, "bonsai/session/attach", {"sessionId": sid})
+        await asyncio.wait_for(_until(lambda: ws[1].asked), 20)
+        assert ws[1].asked[0]["approvalId"] == ws[0].asked[0]["approvalId"]
+        assert ws[1].asked[0]["proposed"] == "the cat sat on the mat\n"
+        await rpc(ws[1].client, "bonsai/session/attach", {"sessionId": sid})  # again: asked once
+        ws[1].answer.set_result(True)
+        outcomes = [
+            await w.resolved.wait_for("bonsai/approval/resolved", lambda p: True) for w in ws
+        ]
+        await finished(ws[0], turn)
+        assert [(o["outcome"], o["yours"]) for o in outcomes] == [
+            ("approved", False),
+            ("approved", True),
+        ]
+        assert (workspace / "notes.txt").read_text() == "the cat sat on the mat\n"
+        assert len(ws[1].asked) == 1, ws[1].asked
+
+
 async def test_a_cancelled_turn_withdraws_its_approval_everywhere(
     home: Path, workspace: Path
 ) -> None:

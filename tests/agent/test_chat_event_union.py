@@ -18,7 +18,17 @@ from bonsai.sim import Script
 from bonsai.sim.faults import Fault
 from bonsai.sim.script import Reply
 
-KINDS = {"delta", "toolCall", "toolResult", "usage", "done", "error", "notice", "retry"}
+KINDS = {
+    "delta",
+    "toolCall",
+    "toolResult",
+    "usage",
+    "done",
+    "error",
+    "notice",
+    "retry",
+    "cancelled",
+}
 
 
 def parsed(raw: dict[str, Any]) -> m.ChatEventEnvelope:
@@ -42,7 +52,9 @@ async def test_every_event_of_real_turns_is_its_kinds_member(home: Path, workspa
         _, second = await rig.turn(sid, "and coffee?")
     events = [parsed(raw) for raw in first + second]
     by_kind = {e.kind: e for e in events}
-    assert set(by_kind) == KINDS - {"notice"}, [e.kind for e in events]
+    assert set(by_kind) == KINDS - {"notice", "cancelled"}, [
+        e.kind for e in events
+    ]  # cancel: test_cancelled_event
     call_event = by_kind["toolCall"]
     assert isinstance(call_event, m.ChatToolCallParams)
     assert (call_event.tool_call_id, call_event.name) == ("c1", "read_file")
@@ -67,7 +79,8 @@ def test_the_runtime_stamps_every_kind_for_the_wire() -> None:
         m.UsageEvent(usage=m.UsageInfo(input_tokens=10, output_tokens=2)),
         m.NoticeEvent(message="this server cannot call tools"),
         m.RetryEvent(text="retrying in 1 s", retry_in_s=1.0, attempt=0),
-        m.ErrorEvent(message="turn cancelled"),
+        m.ErrorEvent(message="provider unreachable"),
+        m.CancelledEvent(),
         m.DoneEvent(),
     ]
     for body in bodies:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run
 
+from bonsai.cli.client import DaemonClient
 from bonsai.cli.silence import SILENT_S
 from bonsai.sim import Fault
 from bonsai.sim.runner import SimulatorThread
@@ -93,6 +94,25 @@ def test_ctrl_c_cancels_the_turn_in_one_line_and_frees_the_session(
     assert again.returncode == 0, again.stderr
     assert "The second answer." in again.stdout
     assert time.monotonic() - started < HUNG_S / 2, "the next message waited for the hung turn"
+
+
+def test_a_turn_cancelled_from_another_client_is_said_as_cancelled_not_as_an_error(
+    home: Path, workspace: Path, hung_sim: SimulatorThread
+) -> None:
+    chat = start_chat(home, workspace, hung_sim)
+    wait_for_request(hung_sim)
+    other = DaemonClient.connect(home, start=False)  # an editor on the same session
+    try:
+        listed = other.request("bonsai/session/list", {"workspace": str(workspace)})
+        sid = listed["sessions"][0]["sessionId"]
+        assert other.request("bonsai/chat/cancel", {"sessionId": sid})["cancelled"]
+    finally:
+        other.close()
+    out, err = chat.communicate(timeout=30)
+    assert chat.returncode == 1, err
+    assert out.splitlines()[-1] == "  · cancelled", out
+    assert "!" not in out and "error" not in out, out
+    assert f"(session {sid})" in err, err
 
 
 def test_a_daemon_killed_mid_turn_is_one_line(

@@ -125,8 +125,9 @@ def test_repeated_actions_are_refused() -> None:
 
 
 def test_a_stubbed_message_without_a_call_points_to_the_ledger() -> None:
-    state, _ = apply_action(ContextState(), ITEMS, "m1", "stub", 1)
-    assert _sent(state).messages[0].content.endswith("the user can restore m1 from /ctx.")
+    items = items_of([user("the task, told at length. " * 20), *step(0, "out")])  # > its stub
+    state, _ = apply_action(ContextState(), items, "m1", "stub", 1)
+    assert _sent(state, items).messages[0].content.endswith("the user can restore m1 from /ctx.")
 
 
 def test_a_user_message_can_be_dropped_alone() -> None:

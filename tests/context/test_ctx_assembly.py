@@ -87,7 +87,7 @@ def test_a_memo_never_changes_the_result() -> None:
 
 def test_ledger_totals_equal_the_count_of_the_wire() -> None:
     messages = [*big_session(6, 700), Message(role="user", content="look", images=2)]
-    messages += step(99, "y" * 50)
+    messages += step(99, "y" * 500)  # longer than its stub: a user's stub of it is taken
     messages = [  # chatty steps: only a fold can reclaim their text
         m.model_copy(update={"content": m.content + " because" * 60})
         if m.role == "assistant"

@@ -53,7 +53,7 @@ CODE_REPLY = (
     "```diff\n-    assert total([]) == 0\n+    assert total([(2, 3)]) == 6\n```"
 )
 SHARED_DONE = "The shared check ran."
-STEP_COUNT = 21
+STEP_COUNT = 22
 
 
 def nvim_binary() -> Path:

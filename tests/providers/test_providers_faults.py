@@ -95,6 +95,23 @@ async def test_a_silent_server_times_out_at_read_timeout(
     assert time.monotonic() - started < 2.0
 
 
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_stream_that_stalls_midway_ends_at_read_timeout_with_its_text(
+    wire: str, sim: Simulator, make: MakeProvider
+) -> None:
+    sim.set_script(Script(steps=[LONG], faults={1: Fault(kind="stall", after_events=5, delay_s=5)}))
+    seen: list[ProviderEvent] = []
+    with pytest.raises(ProviderError) as info:
+        async for event in make(wire, read_timeout_s=0.3).stream(request(MODEL[wire])):
+            seen.append(event)
+            last = time.monotonic()
+    assert time.monotonic() - last < 2.0  # the stall is 5 s
+    err = info.value
+    assert err.kind == "timeout" and "sent nothing for 0.3 s (read_timeout_s)" in err.message
+    assert text_of(seen) and text_of(seen) != LONG.text  # what came before the stall was shown
+    assert len(sim.requests) == 1  # not replayed: the text would be doubled
+
+
 async def test_a_timeout_before_any_event_is_retried(sim: Simulator, make: MakeProvider) -> None:
     sim.set_script(
         Script(

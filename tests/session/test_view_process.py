@@ -379,3 +379,51 @@ async def test_by_default_one_editor_gets_no_view_process_and_a_third_client_sta
         await asyncio.gather(*(close_client(c) for c in [a, *others]))
     stop_daemon(home)
     await _until(lambda: _gone(pid), timeout=30)
+
+
+async def test_two_sessions_have_two_children_and_one_stuck_child_holds_up_only_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BONSAI_PROVIDER", "sim")
+    monkeypatch.setenv("BONSAI_MODEL", "gpt-4o-mini")
+    daemon = _daemon(tmp_path)
+    sids = [daemon.store.create(str(tmp_path)).session_id for _ in range(3)]
+    for n, sid in enumerate(sids):
+        daemon.store.append(sid, Message(role="user", content=f"session {n}"))
+        await ensure_facts(daemon, sid)
+    lanes = [daemon.views._process_for(daemon, sid) for sid in sids]
+    first, second, third = (p for p in lanes if p is not None)
+    try:
+        assert first is not second, "a second session polled has a child of its own"
+        assert third is first, "a third shares the lane with the fewest sessions"
+        assert await first.wait_ready() and await second.wait_ready()
+        assert first.pid != second.pid
+        views = [
+            Named("bonsai/ctx/get", m.CtxGetParams(session_id=sid, view="ledger"), ctx_views.answer)
+            for sid in sids
+        ]
+        answers = await asyncio.gather(
+            *(daemon.views.run(daemon, s, v) for s, v in zip(sids, views, strict=True))
+        )
+        for n, answer in enumerate(answers):
+            nodes = CtxGetResult.model_validate_json(answer.body).nodes or []
+            assert any(f"session {n}" in node.label for node in nodes), "each its own session"
+        assert (first.answered, second.answered) == (2, 1), "each session's views in its lane"
+        stuck = first.pid
+        assert stuck is not None
+        os.kill(stuck, signal.SIGSTOP)  # alive, never answers: its sessions wait for it
+        try:
+            daemon.store.append(sids[1], Message(role="user", content="while the other hung"))
+            answer = await asyncio.wait_for(daemon.views.run(daemon, sids[1], views[1]), 10)
+            nodes = CtxGetResult.model_validate_json(answer.body).nodes or []
+            assert any("while the other hung" in node.label for node in nodes)
+            assert second.answered == 2, "answered by its own child, not behind the stuck one"
+        finally:
+            os.kill(stuck, signal.SIGCONT)
+        status = daemon.views.status()
+        assert f"pid {first.pid}" in status and f"pid {second.pid}" in status, status
+        pids = [first.pid, second.pid]
+    finally:
+        daemon.views.close()
+        daemon.db.close()
+    assert all(pid is not None and _gone(pid) for pid in pids), "close reaps both children"

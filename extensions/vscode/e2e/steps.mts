@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import type { DaemonClient } from "./daemonClient.mts";
+import { CONNECTION_STEPS } from "./connectionSteps.mts";
 import { HEADER_STEPS } from "./ledgerHeader.mts";
 import { APPROVAL_ITEM, SHARED_STEPS } from "./sharedSteps.mts";
 import {
@@ -473,4 +474,5 @@ export const STEPS: readonly Step[] = [
   conversationTree,
   ...SHARED_STEPS,
   ...HEADER_STEPS,
+  ...CONNECTION_STEPS,
 ];

@@ -38,6 +38,15 @@ export interface ChatCancelResult {
   cancelled: boolean;
 }
 
+/** ``cancelled``: the turn ended on a cancel, not an error (an older client gets it as an
+``error`` "turn cancelled"). */
+export interface ChatCancelledParams {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: "cancelled";
+}
+
 /** ``delta``: streamed reply text. */
 export interface ChatDeltaParams {
   sessionId: string;
@@ -55,7 +64,7 @@ export interface ChatDoneParams {
   kind: "done";
 }
 
-/** ``error``: the turn ended on an error, a guard or a cancel; ``message`` says which. */
+/** ``error``: the turn ended on an error or a guard; ``message`` says which. */
 export interface ChatErrorParams {
   sessionId: string;
   turnId: string;
@@ -72,6 +81,7 @@ export type ChatEventParams =
   | ChatUsageParams
   | ChatDoneParams
   | ChatErrorParams
+  | ChatCancelledParams
   | ChatNoticeParams
   | ChatRetryParams;
 

@@ -86,7 +86,9 @@ class SessionRuntime:
             self.flush()
 
     def _publish(self, turn_id: str, event: m.ChatEvent) -> None:
-        if turn_id == self.running and isinstance(event, m.DoneEvent | m.ErrorEvent):
+        if turn_id == self.running and isinstance(
+            event, m.DoneEvent | m.ErrorEvent | m.CancelledEvent
+        ):
             self.settling = True
         seq = next(self._seq)
         full = m.chat_event_params(event, session_id=self.session_id, turn_id=turn_id, seq=seq)

@@ -137,7 +137,7 @@ class Turn:
         except asyncio.CancelledError:
             status = "cancelled"
             self._close_open_calls("cancelled by the user before it ran")
-            deps.emit(m.ErrorEvent(message="turn cancelled"))
+            deps.emit(m.CancelledEvent())
             raise
         except TurnStopped as stop:
             status = "stopped"

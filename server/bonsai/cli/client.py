@@ -19,6 +19,14 @@ from bonsai.daemon.framing import encode
 
 Notification = Callable[[str, dict[str, Any]], None]
 
+# LSP initialize: this client shows every chat event kind (protocol: LATER_CHAT_EVENT_KINDS)
+INITIALIZE = {
+    "processId": None,
+    "rootUri": None,
+    "capabilities": {},
+    "initializationOptions": {"chatEventKinds": ["cancelled"]},
+}
+
 
 class RpcError(Exception):
     def __init__(self, code: int, message: str) -> None:
@@ -46,7 +54,7 @@ class DaemonClient:
             started = True
         client = cls(sock)
         client.started = started
-        client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        client.request("initialize", INITIALIZE)
         client.notify("initialized", {})
         return client
 

@@ -89,6 +89,9 @@ class TurnPrinter:
         elif kind == "error":
             self._line(shown(f"  ! {params.get('message')}"))
             self.finished[params["turnId"]] = "error"
+        elif kind == "cancelled":  # not an error: the user (here or in an editor) asked
+            self.aside("  · cancelled")
+            self.finished[params["turnId"]] = "cancelled"
 
     def end_line(self) -> None:
         """End a reply cut off mid-line, so what follows starts on a line of its own."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bonsai.cli.client import DaemonClient, RpcError
+from bonsai.cli.client import INITIALIZE, DaemonClient, RpcError
 from bonsai.daemon import lifecycle
 
 STOP_WAIT_S = 10.0
@@ -32,7 +32,7 @@ def stop_and_wait(home: Path, timeout: float = STOP_WAIT_S) -> int | None:
     sock.settimeout(timeout)
     client = DaemonClient(sock)
     try:
-        client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        client.request("initialize", INITIALIZE)
         client.request("bonsai/daemon/stop")
     except TimeoutError:
         raise StillRunning(_still(home, pid, f"did not answer within {timeout:g} s")) from None

@@ -219,6 +219,16 @@ def client_name(params: lsp.InitializeParams) -> str:
     return CLIENT_NAMES.get(raw.strip().lower(), raw.strip()[:40])
 
 
+def chat_event_kinds(params: lsp.InitializeParams) -> frozenset[str]:
+    """The later chat event kinds a client shows (``initializationOptions.chatEventKinds``);
+    anything but a list of strings names none, and the client gets the older shapes."""
+    options = params.initialization_options
+    kinds = options.get("chatEventKinds") if isinstance(options, dict) else None
+    if not isinstance(kinds, list):
+        return frozenset()
+    return frozenset(kind for kind in kinds if isinstance(kind, str))
+
+
 class BonsaiProtocol(LanguageServerProtocol):
     """LSP protocol with per-connection exit and raw ``bonsai/*`` params."""
 
@@ -253,6 +263,7 @@ class BonsaiProtocol(LanguageServerProtocol):
             self.connection.authenticated = True
         if self.connection is not None:
             self.connection.name = client_name(params)
+            self.connection.chat_event_kinds = chat_event_kinds(params)
         result = yield from super().lsp_initialize(params)
         return result
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import apsw
 
 from bonsai.daemon import framing
-from bonsai.protocol.models import ChatDeltaParams, Wire
+from bonsai.protocol.models import ChatCancelledParams, ChatDeltaParams, ChatErrorParams, Wire
 from bonsai.services.config import (
     LoadedSettings,
     load_settings,
@@ -50,6 +50,37 @@ def event_frame(method: str, params: Wire) -> bytes:
     return framing.notification(method, redact_value(params.dump()))
 
 
+def older_shape(params: Wire) -> Wire | None:
+    """What a client gets for a chat event kind added after it was written, unless its
+    ``initializationOptions.chatEventKinds`` names the kind: the shape it knew, so its turn
+    still ends (a kind an extension does not know is skipped, and its turn would run on)."""
+    if type(params) is ChatCancelledParams:
+        ids = {"session_id": params.session_id, "turn_id": params.turn_id, "seq": params.seq}
+        return ChatErrorParams(**ids, message="turn cancelled")
+    return None
+
+
+@dataclass(frozen=True)
+class EventFrames:
+    """A broadcast framed once: the frame, and the older shape's frame when there is one."""
+
+    frame: bytes
+    kind: str = ""
+    older: bytes | None = None
+
+    @classmethod
+    def of(cls, method: str, params: Wire) -> EventFrames:
+        frame, older = event_frame(method, params), older_shape(params)
+        if older is None:
+            return cls(frame)
+        return cls(frame, str(getattr(params, "kind", "")), event_frame(method, older))
+
+    def for_client(self, connection: Connection) -> bytes:
+        if self.older is None or self.kind in connection.chat_event_kinds:
+            return self.frame
+        return self.older
+
+
 class Peer(Protocol):
     """The JSON-RPC peer a connection talks through (pygls' protocol, in ``rpc``)."""
 
@@ -71,6 +102,8 @@ class Connection:
     attached: set[str] = field(default_factory=set)
     authenticated: bool = True
     name: str = ""  # the editor, in words ("VS Code", "Neovim"), from its initialize
+    # the later chat event kinds it shows (initialize's chatEventKinds): see older_shape
+    chat_event_kinds: frozenset[str] = frozenset()
 
     def notify(self, method: str, params: Wire | dict[str, Any]) -> None:
         payload = params.dump() if isinstance(params, Wire) else params
@@ -139,14 +172,14 @@ class Daemon:
 
     def broadcast(self, session_id: str, method: str, params: Wire) -> None:
         # the one way events reach clients: redacted, dumped and encoded once, for all of them
-        frame = event_frame(method, params)
+        frames = EventFrames.of(method, params)
         for connection in self.subscribers(session_id):
-            connection.send(method, frame)
+            connection.send(method, frames.for_client(connection))
 
     def broadcast_all(self, method: str, params: Wire) -> None:
-        frame = event_frame(method, params)
+        frames = EventFrames.of(method, params)
         for connection in list(self.connections.values()):
-            connection.send(method, frame)
+            connection.send(method, frames.for_client(connection))
 
     # -------------------------------------------------------------- settings
     def settings(self, workspace: str | None = None) -> LoadedSettings:

@@ -280,6 +280,12 @@ def markdown() -> str:
         "on (each send replaces the previous), keys in the daemon's memory only. With",
         "`client`, `bonsai/session/create` creates nothing when the settings cannot work.",
         "",
+        "`initialize`'s `initializationOptions` may hold `client` (the editor's name),",
+        "`token` (TCP only) and `chatEventKinds`: the chat event kinds added after the first",
+        "clients that this client shows (today `cancelled`). A client that does not name a",
+        'kind gets the shape it knew instead (`cancelled` as an `error` "turn cancelled"),',
+        "so its turn still ends.",
+        "",
     ]
     directions = {
         "request": "client → daemon request",

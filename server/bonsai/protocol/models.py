@@ -356,10 +356,19 @@ class DoneEvent(ChatEventBody):
 
 
 class ErrorEvent(ChatEventBody):
-    """The turn ended on an error, a guard or a cancel; ``message`` says which."""
+    """The turn ended on an error or a guard; ``message`` says which (a client that does not
+    know ``cancelled`` gets its cancel as this, with ``message`` "turn cancelled")."""
 
     kind: Literal["error"] = "error"
     message: str
+
+
+class CancelledEvent(ChatEventBody):
+    """The turn ended on a cancel (``bonsai/chat/cancel``, from any client): not an error;
+    its partial reply is kept, marked interrupted. Sent to the clients whose
+    ``initializationOptions.chatEventKinds`` name it; the others get an ``error``."""
+
+    kind: Literal["cancelled"] = "cancelled"
 
 
 class NoticeEvent(ChatEventBody):
@@ -385,10 +394,16 @@ ChatEvent = Annotated[
     | UsageEvent
     | DoneEvent
     | ErrorEvent
+    | CancelledEvent
     | NoticeEvent
     | RetryEvent,
     Field(discriminator="kind"),
 ]
+
+
+# the chat event kinds added after the first clients; a client names those it shows in
+# initialize's initializationOptions.chatEventKinds, the others get the older shape
+LATER_CHAT_EVENT_KINDS = ("cancelled",)
 
 
 class ChatEventEnvelope(Wire):
@@ -421,7 +436,12 @@ class ChatDoneParams(DoneEvent, ChatEventEnvelope):
 
 
 class ChatErrorParams(ErrorEvent, ChatEventEnvelope):
-    """``error``: the turn ended on an error, a guard or a cancel; ``message`` says which."""
+    """``error``: the turn ended on an error or a guard; ``message`` says which."""
+
+
+class ChatCancelledParams(CancelledEvent, ChatEventEnvelope):
+    """``cancelled``: the turn ended on a cancel, not an error (an older client gets it as an
+    ``error`` "turn cancelled")."""
 
 
 class ChatNoticeParams(NoticeEvent, ChatEventEnvelope):
@@ -441,6 +461,7 @@ ChatEventWire = Annotated[
     | ChatUsageParams
     | ChatDoneParams
     | ChatErrorParams
+    | ChatCancelledParams
     | ChatNoticeParams
     | ChatRetryParams,
     Field(discriminator="kind"),

@@ -1,6 +1,7 @@
 """Approvals as one shared object per tool call.
 
-Every client attached to the session is asked; the first answer wins. Then
+Every client attached to the session is asked, and each that attaches while it
+waits (``ask_newcomer``: a window opened mid-turn); the first answer wins. Then
 every client hears ``bonsai/approval/resolved`` (who answered, how, when), so
 the others close their prompt at once; a late answer to the same approval is
 ignored (the clients show it was answered elsewhere). A withdrawn approval (the
@@ -13,6 +14,7 @@ import asyncio
 import logging
 import time
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,31 @@ def resolve(
         client.notify("bonsai/approval/resolved", resolved)
 
 
+@dataclass
+class OpenApproval:
+    """An approval still waiting for its first answer: whom it asked so far."""
+
+    params: m.ApprovalRequestParams
+    deadline: float  # the event loop's time when nobody answering expires it
+    asked: dict[asyncio.Future[Any], Subscriber] = field(default_factory=dict)
+    joined: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def ask(self, client: Subscriber) -> None:
+        """Put the question to ``client`` too (once), for the time the approval has left."""
+        if any(asked is client for asked in self.asked.values()):
+            return
+        left = max(self.deadline - asyncio.get_running_loop().time(), 0.0)
+        request = client.request("bonsai/approval/request", self.params, left)
+        self.asked[asyncio.ensure_future(request)] = client
+        self.joined.set()
+
+
+def ask_newcomer(daemon: Host, session_id: str, client: Subscriber) -> None:
+    """A client attached ``session_id``: it is asked every approval still waiting there."""
+    for waiting in daemon.hub.approvals.get(session_id, []):
+        waiting.ask(client)
+
+
 async def ask_approval(
     daemon: Host,
     session_id: str,
@@ -88,7 +115,8 @@ async def ask_approval(
     workspace: Path,
     timeout_s: float = APPROVAL_TIMEOUT_S,
 ) -> bool:
-    """Ask every attached client; the first answer wins; nobody able to answer → deny."""
+    """Ask every attached client, and each that attaches while it waits; the first
+    answer wins; nobody able to answer → deny."""
     clients = daemon.subscribers(session_id)
     if not clients:
         return False
@@ -101,30 +129,42 @@ async def ask_approval(
         approval_id=uuid.uuid4().hex[:16],
         **review(workspace, tool, args),
     )
-    asked = {
-        asyncio.ensure_future(c.request("bonsai/approval/request", params, timeout_s)): c
-        for c in clients
-    }
-    pending = set(asked)
+    waiting = OpenApproval(params, asyncio.get_running_loop().time() + timeout_s)
+    for client in clients:
+        waiting.ask(client)
+    open_here = daemon.hub.approvals.setdefault(session_id, [])
+    open_here.append(waiting)
+    heard: set[asyncio.Future[Any]] = set()
     outcome: m.ApprovalOutcome = "unanswered"
     winner: Subscriber | None = None
     try:
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for future in done:
+        while pending := set(waiting.asked) - heard:
+            waiting.joined.clear()
+            joined = asyncio.ensure_future(waiting.joined.wait())
+            try:
+                done, _ = await asyncio.wait(
+                    {*pending, joined}, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                joined.cancel()
+            for future in done & pending:
+                heard.add(future)
                 approved = _answer(future)
                 if approved is None:
                     if not future.cancelled() and isinstance(future.exception(), TimeoutError):
                         outcome = "expired"
                     continue
-                outcome, winner = ("approved" if approved else "rejected"), asked[future]
+                outcome, winner = ("approved" if approved else "rejected"), waiting.asked[future]
                 return approved
         return False
     except asyncio.CancelledError:
         outcome = "cancelled"
         raise
     finally:
-        for future in pending:
+        open_here.remove(waiting)
+        if not open_here:
+            daemon.hub.approvals.pop(session_id, None)
+        for future in set(waiting.asked) - heard:
             future.cancel()
         log.info("approval of %s in %s: %s", tool, session_id, outcome)
         resolve(daemon, params, outcome, winner)

@@ -23,6 +23,7 @@ from bonsai.services.providers.clients import ClientPool
 from bonsai.services.providers.discovery import FactsCache
 from bonsai.services.tokens import TokenCounter
 from bonsai.services.tokens.remote import RemoteCounting
+from bonsai.session.approvals import OpenApproval
 
 if TYPE_CHECKING:  # numpy and the embedder load where vectors are made, not with the hub
     import numpy as np
@@ -40,6 +41,7 @@ class SessionHub:
     background: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     repomap_text: dict[str, str | None] = field(default_factory=dict)  # as the last request had it
     client_settings: dict[str, ClientSettings] = field(default_factory=dict)  # with their keys
+    approvals: dict[str, list[OpenApproval]] = field(default_factory=dict)  # waiting for an answer
     # per workspace: the newest request built there (config/get shows it)
     last_assembly: dict[str, LastAssembly] = field(default_factory=dict)
     # per base URL and model: what each server said about itself

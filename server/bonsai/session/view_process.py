@@ -82,6 +82,11 @@ DISABLE_ENV = "BONSAI_VIEW_PROCESS"  # "1": always, "0": never, unset: once seve
 # The child costs ~70 MB and a spawn: worth it once several clients (editor windows,
 # open ledgers) poll views while sessions stream, not for one editor on one session.
 AUTO_CLIENTS = 3
+# Views are served one at a time in a child; ten sessions streaming together have their
+# polls arrive together and queue behind each other there. A second session polled gets
+# a second child (its own core, its own GIL), and each session's views stay in the one
+# that holds its caches. Measured in docs/benchmarks.md (issue 19, eleventh round).
+LANES = 2
 
 
 class ViewProcessGone(RuntimeError):

@@ -205,7 +205,9 @@ class ViewWorker:
         self._use_process = view_process.enabled() if use_process is None else use_process
         # from the first view (tests, benches, BONSAI_VIEW_PROCESS=1), or once enough clients poll
         self._always = view_process.always() if use_process is None else use_process
-        self.process: ViewProcess | None = None
+        # the view processes (lanes) made so far, and the lane each session's views go to
+        self.processes: list[ViewProcess] = []
+        self._lanes: dict[str, int] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._memos: dict[str, AssemblyMemo] = {}  # the worker's own: memos are not thread-safe
@@ -311,15 +313,16 @@ class ViewWorker:
         ``whole``: the child reads the whole log (a row changed while it computed)."""
         if not isinstance(view, Named):
             return False
-        process = self._process_for(host)
+        process = self._process_for(host, session_id)
         if process is None:
             return False
         edits = None if whole else versions.edits(host.db, session_id)
         context = contextvars.copy_context()  # the request's (its trace), for what follows
 
         def then(asked: Asked) -> None:
+            answered = (process, asked, edits)
             context.run(
-                self._child_answered, host, session_id, view, where, running, started, asked, edits
+                self._child_answered, host, session_id, view, where, running, started, *answered
             )
 
         try:
@@ -336,14 +339,14 @@ class ViewWorker:
         where: tuple[str, str],
         running: _Running,
         started: float,
+        process: ViewProcess,
         asked: Asked,
         edits: int | None,
     ) -> None:
-        process = self.process
         try:
-            if process is None:
+            if process not in self.processes:
                 raise ViewProcessGone("the view process was closed")
-            body = process.outcome(asked)  # (the one that was asked: there is one)
+            body = process.outcome(asked)
         except ViewProcessGone:
             request_trace.mark("process_gone")
             self._on_thread(host, session_id, view, where, running, started)
@@ -487,7 +490,7 @@ class ViewWorker:
         it); None when it is not a named view or the process cannot take it."""
         if not isinstance(view, Named):
             return None
-        process = self._process_for(host)
+        process = self._process_for(host, session_id)
         if process is None:
             return None
         edits = versions.edits(host.db, session_id)
@@ -522,21 +525,44 @@ class ViewWorker:
         """Where views are computed, for ``bonsai status``."""
         if not self._use_process:
             return f"on the worker thread ({view_process.DISABLE_ENV}=0)"
-        if self.process is None:
+        if not self.processes:
             if self._always:
                 return "view process not started (it starts with the first ledger view)"
             return (
                 "on the worker thread (a view process starts once "
                 f"{view_process.AUTO_CLIENTS} clients are connected)"
             )
-        return f"view process {self.process.status()}, {self.process.answered} answered"
+        answered = sum(p.answered for p in self.processes)
+        states = "; ".join(p.status() for p in self.processes)
+        name = "view process" if len(self.processes) == 1 else "view processes"
+        return f"{name} {states}, {answered} answered"
 
-    def _process_for(self, host: Host) -> ViewProcess | None:
-        if self.process is None and self._use_process:
+    @property
+    def process(self) -> ViewProcess | None:
+        """The first view process (the one every session's views go to while there is one)."""
+        return self.processes[0] if self.processes else None
+
+    def _process_for(self, host: Host, session_id: str | None = None) -> ViewProcess | None:
+        """The view process ``session_id``'s views go to: always the same one (its caches
+        hold the session), the lane with the fewest sessions when it is new, made then
+        (up to ``view_process.LANES``); None while the thread serves alone."""
+        if not self._use_process:
+            return None
+        if not self.processes:
             if not self._always and len(host.clients()) < view_process.AUTO_CLIENTS:
                 return None  # one or two clients: the thread, and no child to pay for
-            self.process = ViewProcess(host.home, self.db_path)
-        return self.process
+            self.processes.append(ViewProcess(host.home, self.db_path))
+        if session_id is None:
+            return self.processes[0]
+        lane = self._lanes.get(session_id)
+        if lane is None:
+            counts = [0] * view_process.LANES
+            for taken in self._lanes.values():
+                counts[taken] += 1
+            lane = self._lanes[session_id] = counts.index(min(counts))
+        while len(self.processes) <= lane:  # a second session polled: its own lane
+            self.processes.append(ViewProcess(host.home, self.db_path))
+        return self.processes[lane]
 
     def _snapshot(
         self,
@@ -569,8 +595,9 @@ class ViewWorker:
         return conn
 
     def forget(self, session_id: str) -> None:
-        if self.process is not None:
-            self.process.forget(session_id)
+        for process in self.processes:
+            process.forget(session_id)
+        self._lanes.pop(session_id, None)
         self._memos.pop(session_id, None)
         self._messages.forget(session_id)
         for kept in [k for k in self._kept if k[0] == session_id]:
@@ -579,8 +606,8 @@ class ViewWorker:
             del self._running[running]
 
     def close(self) -> None:
-        if self.process is not None:
-            self.process.close()
+        for process in self.processes:
+            process.close()
         if self._pool is not None:
             self._pool.submit(self._close_connection).result(timeout=30)
             self._pool.shutdown(wait=True)

@@ -5,6 +5,8 @@
 * ``drop`` – the stream starts, then the socket closes after ``after_events``;
 * ``malformed`` – after ``after_events`` events, one SSE data line is not JSON;
 * ``slow_first_byte`` – nothing is sent for ``delay_s`` seconds (for timeouts);
+* ``stall`` – after ``after_events`` events the stream sends nothing for ``delay_s``
+  seconds, its connection open (a provider or proxy hung mid-answer), then goes on;
 * ``auth`` – HTTP 401, as if the key were wrong;
 * ``html_page`` – an HTML page in place of the API's answer, as a proxy or gateway in
   front of the provider serves one: HTTP 502 (or ``status``; 200 for a proxy's sign-in
@@ -31,6 +33,7 @@ FaultKind = Literal[
     "auth",
     "stream_error",
     "html_page",
+    "stall",
 ]
 
 _DEFAULT_STATUS = {"rate_limit": 429, "server_error": 500, "auth": 401, "html_page": 502}

@@ -218,6 +218,10 @@ async def _stream(
         if not alive():
             rec.outcome = "client_closed"
             raise DropConnection
+        stall = fault.delay_s if fault is not None and i == cut and fault.kind == "stall" else 0
+        if stall and not await _wait_first_byte(stall, alive):
+            rec.outcome = "client_closed"
+            raise DropConnection
         if fault is not None and i == cut and fault.kind in ("drop", "malformed"):
             rec.outcome = f"fault:{fault.kind}"
             if fault.kind == "drop":

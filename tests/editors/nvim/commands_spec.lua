@@ -141,7 +141,7 @@ H.test("a daemon command that dies at once fails pending requests with a message
   vim.cmd("Bonsai chat")
   H.wait(function()
     for _, n in ipairs(seen) do
-      if n.msg:find("bonsai/session/create failed", 1, true) then
+      if n.msg:find("bonsai/session/list failed", 1, true) then
         return true
       end
     end
@@ -154,7 +154,7 @@ H.test("a daemon command that dies at once fails pending requests with a message
   )
   H.contains(
     msgs,
-    "bonsai: bonsai/session/create failed: the daemon connection closed before the request was sent (exit 1)"
+    "bonsai: bonsai/session/list failed: the daemon connection closed before the request was sent (exit 1)"
   )
   H.contains(msgs, "Run :Bonsai restart to reconnect, or :checkhealth bonsai.")
   vim.g.bonsai = nil

@@ -49,7 +49,8 @@ local function cursor_on_message_node(state, label)
 end
 
 H.test(":Bonsai ctx lists the nodes of the session under a fill bar", function()
-  vim.cmd("Bonsai chat hello ledger")
+  -- longer than a stub: stubbing a shorter node is refused (it would grow the context)
+  vim.cmd("Bonsai chat hello ledger and a few more words, so that the message is longer than its stub would be and a few more words, so that the message is longer than its stub would be and a few more words, so that the message is longer than its stub would be")
   sid = H.wait(function()
     return require("bonsai").current_session()
   end, "a session", 20000)

@@ -66,7 +66,7 @@ H.test("chat events are a union of one class per kind, each with its envelope", 
   local names = vim.tbl_keys(kinds)
   table.sort(names)
   H.eq(
-    { "delta", "done", "error", "notice", "retry", "toolCall", "toolResult", "usage" },
+    { "cancelled", "delta", "done", "error", "notice", "retry", "toolCall", "toolResult", "usage" },
     names
   )
   H.eq(names, require("bonsai.chat_model").EVENT_KINDS, "the plugin shows every kind")

@@ -255,21 +255,17 @@ end
 ---@field new boolean? always create a new session
 ---@field text string? send this message once the chat is open
 
---- Open the chat: the given session, else the current one, else a new one.
----@param opts bonsai.ChatOpenOpts?
-function M.open(opts)
-  opts = opts or {}
-  local sid = opts.session_id or (not opts.new and state.current or nil)
-  if sid and views[sid] and not opts.session_id then
-    show(views[sid], opts.text)
-    return
-  end
-  if sid then
-    M.attach(sid, function(view)
-      show(view, opts.text)
-    end)
-    return
-  end
+---@param sid string
+---@param text string?
+local function attach_and_show(sid, text)
+  M.attach(sid, function(view)
+    show(view, text)
+  end)
+end
+
+--- Create a session for the workspace and open its chat.
+---@param text string?
+local function create(text)
   local params = { workspace = config.workspace() }
   -- Creating may take seconds (a local server is asked about its model first): say so.
   state.creating = true
@@ -277,11 +273,36 @@ function M.open(opts)
   client_settings.call(methods.session_create, params, function(result)
     state.creating = false
     M.attach(result.sessionId, function(view)
-      show(view, opts.text)
+      vim.cmd.echo('""') -- the "starting…" line is done: not left on the command line
+      show(view, text)
     end)
   end, function()
     state.creating = false
   end)
+end
+
+--- Open the chat: the given session, else the current one, else the workspace's
+--- latest (as `bonsai chat` continues it), else a new one; `new` always creates one.
+---@param opts bonsai.ChatOpenOpts?
+function M.open(opts)
+  opts = opts or {}
+  local sid = opts.session_id or (not opts.new and state.current or nil)
+  if sid and views[sid] and not opts.session_id then
+    show(views[sid], opts.text)
+  elseif sid then
+    attach_and_show(sid, opts.text)
+  elseif opts.new then
+    create(opts.text)
+  else
+    client.call(methods.session_list, { workspace = config.workspace() }, function(result)
+      local latest = result.sessions[1] -- the most recently updated first
+      if latest then
+        attach_and_show(latest.sessionId, opts.text)
+      else
+        create(opts.text)
+      end
+    end)
+  end
 end
 
 --- Add a note to a session's chat (if it is open).
@@ -320,7 +341,7 @@ events.on("chat_event", function(params)
   end
   local was_tail = view.tail_is_text
   local change = model_ops.apply_event(view.model, params)
-  if params.kind == "done" or params.kind == "error" then
+  if params.kind == "done" or params.kind == "error" or params.kind == "cancelled" then
     view.finished[params.turnId] = true
     view.running = nil
   elseif view.running == nil and not view.finished[params.turnId] then

@@ -153,6 +153,12 @@ local APPLY = {
     live.done = true
   end,
   ---@param live bonsai.LiveTurn
+  cancelled = function(_, live) -- not an error: the user asked (here or elsewhere)
+    table.insert(live.parts, { kind = "notice", text = "cancelled" })
+    live.done = true
+    live.retry = nil
+  end,
+  ---@param live bonsai.LiveTurn
   ---@param ev bonsai.ChatNoticeParams
   notice = function(_, live, ev)
     table.insert(live.parts, { kind = "notice", text = ev.message })

@@ -98,6 +98,8 @@ local function client_config(cfg)
     cmd_env = cfg.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    -- the later chat event kinds this plugin shows (else the daemon sends the older shape)
+    init_options = { chatEventKinds = { "cancelled" } },
     handlers = require("bonsai.handlers").build(),
     on_init = function(client)
       flush_queue()

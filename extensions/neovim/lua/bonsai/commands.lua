@@ -63,7 +63,7 @@ end
 ---@type table<string, bonsai.Subcommand>
 M.subcommands = {
   chat = {
-    desc = "open the chat (`new` starts a session; extra words are sent)",
+    desc = "open the chat (the latest session; `new` starts one; extra words are sent)",
     impl = function(args)
       local chat = require("bonsai.chat")
       if args[1] == "new" then

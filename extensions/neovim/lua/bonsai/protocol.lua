@@ -31,6 +31,12 @@
 ---@class bonsai.ChatCancelResult
 ---@field cancelled boolean
 
+---@class bonsai.ChatCancelledParams
+---@field sessionId string
+---@field turnId string
+---@field seq integer
+---@field kind "cancelled"
+
 ---@class bonsai.ChatDeltaParams
 ---@field sessionId string
 ---@field turnId string
@@ -52,7 +58,7 @@
 ---@field message string
 
 --- One event of a running turn: one shape per ``kind``.
----@alias bonsai.ChatEventParams bonsai.ChatDeltaParams|bonsai.ChatToolCallParams|bonsai.ChatToolResultParams|bonsai.ChatUsageParams|bonsai.ChatDoneParams|bonsai.ChatErrorParams|bonsai.ChatNoticeParams|bonsai.ChatRetryParams
+---@alias bonsai.ChatEventParams bonsai.ChatDeltaParams|bonsai.ChatToolCallParams|bonsai.ChatToolResultParams|bonsai.ChatUsageParams|bonsai.ChatDoneParams|bonsai.ChatErrorParams|bonsai.ChatCancelledParams|bonsai.ChatNoticeParams|bonsai.ChatRetryParams
 
 ---@class bonsai.ChatNoticeParams
 ---@field sessionId string

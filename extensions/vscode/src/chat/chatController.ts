@@ -64,9 +64,16 @@ export class ChatController {
   private readonly ports = new Set<ChatPort>();
   private readonly approvals = new Map<
     string,
-    { answer(approved: boolean): void; close(state: "approved" | "rejected" | "expired", verdict: string): void }
+    {
+      /** What the card shows: drawn again when the window loads the approval's session again. */
+      request: ApprovalRequestParams & { warning?: string };
+      answer(approved: boolean): void;
+      close(state: "approved" | "rejected" | "expired", verdict: string): void;
+    }
   >();
   private approvalCount = 0;
+  /** Chat events that came while this window attached their session. */
+  private backlog: ChatEventParams[] = [];
   private lastTurn: string | undefined;
 
   constructor(
@@ -83,16 +90,24 @@ export class ChatController {
       this.rpc.onNotification("bonsai/session/event", (event) => void this.onSessionEvent(event)),
       this.rpc.onDidChangeState((state) => this.onConnection(state)),
       this.sessions.onDidAttach((result) => {
+        const sessionId = result.session.sessionId;
+        const backlog = this.backlog.filter((event) => event.sessionId === sessionId);
+        this.backlog = [];
         this.transcript = new Transcript();
-        this.transcript.load(result.messages);
+        this.transcript.load(result.messages, backlog);
+        for (const [id, { request }] of this.approvals) {
+          if (request.sessionId === sessionId) {
+            this.transcript.addApproval(id, request); // still waiting for this window's answer
+          }
+        }
         this.postReset();
-        void this.postSessions();
+        void this.refreshSessions();
       }),
       this.sessions.onDidChange((sessionId) => {
         if (sessionId === undefined) {
           this.transcript = new Transcript();
           this.postReset();
-          void this.postSessions();
+          void this.refreshSessions();
         }
       }),
     ];
@@ -136,7 +151,8 @@ export class ChatController {
     this.approvalCount += 1;
     const id = params.approvalId ?? `${params.turnId}:${this.approvalCount}`;
     const warning = this.ui.review?.(params);
-    const entry = this.transcript.addApproval(id, { ...params, ...(warning ? { warning } : {}) });
+    const request = { ...params, ...(warning ? { warning } : {}) };
+    const entry = this.transcript.addApproval(id, request);
     this.upsert([entry]);
     this.ui.revealChat();
     this.post({ type: "reveal", key: entry.key });
@@ -154,6 +170,7 @@ export class ChatController {
         resolve({ approved });
       };
       this.approvals.set(id, {
+        request,
         answer: (approved) => finish(approved, approved ? "approved" : "rejected"),
         close: (state, verdict) => finish(false, state, verdict),
       });
@@ -263,6 +280,10 @@ export class ChatController {
   }
 
   private onChatEvent(event: ChatEventParams): void {
+    if (event.sessionId === this.sessions.attaching) {
+      this.backlog.push(event); // the running turn so far: shown with the log the attach loads
+      return;
+    }
     if (event.sessionId !== this.sessions.sessionId) {
       return;
     }
@@ -271,7 +292,7 @@ export class ChatController {
     if (wasBusy !== this.transcript.busy) {
       this.post({ type: "busy", busy: this.transcript.busy });
     }
-    if (event.kind === "done" || event.kind === "error") {
+    if (event.kind === "done" || event.kind === "error" || event.kind === "cancelled") {
       void this.refreshSessions();
     }
   }

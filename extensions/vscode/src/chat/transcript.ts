@@ -39,13 +39,31 @@ export class Transcript {
     return this.runningTurns.size > 0;
   }
 
-  /** Replace everything with a session's stored log. */
-  load(messages: readonly WireMessage[]): void {
+  /**
+   * Replace everything with a session's stored log and, for a window attaching
+   * mid-turn, the running turn's events so far (`backlog`, in order). A step the
+   * log already holds (its tool calls are stored) is not shown again; the step
+   * still streaming is shown from its first word.
+   */
+  load(messages: readonly WireMessage[], backlog: readonly ChatEventParams[] = []): void {
     this.list = [];
     this.lastSeq.clear();
     this.runningTurns.clear();
     for (const message of messages) {
       this.appendStored(message);
+    }
+    const stored = new Set(this.list.flatMap((entry) => (entry.kind === "tool" ? [entry.toolCallId] : [])));
+    for (const step of turnSteps(backlog)) {
+      const calls = step.filter((event) => event.kind === "toolCall");
+      const inLog = calls.length > 0 && calls.every((call) => stored.has(call.toolCallId));
+      for (const event of step) {
+        this.runningTurns.add(event.turnId);
+        if (inLog && STEP_KINDS.has(event.kind)) {
+          this.lastSeq.set(event.turnId, Math.max(event.seq, this.lastSeq.get(event.turnId) ?? 0));
+        } else {
+          this.chatEvent(event);
+        }
+      }
     }
   }
 
@@ -84,6 +102,8 @@ export class Transcript {
           ...this.endTurn(event.turnId),
           this.addNotice("error", event.message || "turn failed"),
         ];
+      case "cancelled": // not an error: the user asked, in this window or another client
+        return [...this.retryDone(event.turnId), ...this.endTurn(event.turnId), this.addNotice("info", "cancelled")];
       case "notice":
         return [this.addNotice("info", event.message)];
       case "retry":
@@ -337,6 +357,24 @@ export class Transcript {
     this.list.push(entry);
     return entry;
   }
+}
+
+/** The events a stored step stands for (its reply, calls, results and usage). */
+const STEP_KINDS = new Set<ChatEventParams["kind"]>(["delta", "toolCall", "toolResult", "usage"]);
+
+/** A turn's events cut into model steps: a step's text and calls, then its results; text after a call starts the next. */
+function turnSteps(events: readonly ChatEventParams[]): ChatEventParams[][] {
+  const steps: ChatEventParams[][] = [];
+  let step: ChatEventParams[] = [];
+  for (const event of events) {
+    if (event.kind === "delta" && step.some((seen) => seen.kind === "toolCall" && seen.turnId === event.turnId)) {
+      steps.push(step);
+      step = [];
+    }
+    step.push(event);
+  }
+  steps.push(step);
+  return steps;
 }
 
 export function formatUsage(usage: UsageInfo): string {

@@ -23,6 +23,8 @@ import { spawnSync } from "node:child_process";
 import { type Launch, launchFromSettings } from "./launch";
 import { locate } from "./locate";
 import { RestartPolicy } from "./restartPolicy";
+import { notConnected, settled, StderrTail, startFailureReason } from "./startFailure";
+import { createInterface } from "node:readline";
 import type {
   ConnectionState,
   NotificationMethod,
@@ -42,6 +44,8 @@ export class DaemonConnection implements Rpc {
   private readonly hub = new NotificationHub((method, kind) => this.bind(method, kind));
   private readonly bindings: Disposable[] = [];
   private generation = 0;
+  /** The bridge this generation started, and the last lines it wrote on stderr. */
+  private launched: { launch: Launch; stderr: StderrTail } | undefined;
 
   constructor(private readonly output: vscode.LogOutputChannel) {}
 
@@ -53,10 +57,16 @@ export class DaemonConnection implements Rpc {
     return this.states.event(listener);
   }
 
+  /** A request made while bonsai starts (its first start takes seconds) waits for it. */
   async request<M extends RequestMethod>(method: M, params: Params<M>): Promise<Result<M>> {
+    await settled(
+      () => this.current,
+      (listener) => this.onDidChangeState(listener),
+      START_WAIT_MS,
+    );
     const client = this.client;
     if (client === undefined || this.current.kind !== "running") {
-      throw new Error("bonsai is not connected. Run 'bonsai: Restart' (see the bonsai output).");
+      throw new Error(notConnected(this.current));
     }
     return client.sendRequest<Result<M>>(method, params);
   }
@@ -88,7 +98,12 @@ export class DaemonConnection implements Rpc {
     } catch (error) {
       if (generation === this.generation) {
         this.output.error(`bonsai: could not start the daemon bridge: ${errorText(error)}`);
-        this.setState({ kind: "failed", reason: startFailure(error) });
+        const launched = this.launched;
+        const reason =
+          launched === undefined
+            ? errorText(error)
+            : startFailureReason(launched.launch, launched.stderr.lines, errorText(error));
+        this.setState({ kind: "failed", reason });
       }
       return;
     }
@@ -111,6 +126,8 @@ export class DaemonConnection implements Rpc {
 
   private createClient(generation: number): LanguageClient {
     const launch = this.launch();
+    const stderr = new StderrTail();
+    this.launched = { launch, stderr };
     this.output.info(`starting: ${launch.command} ${launch.args.join(" ")}`);
     // No `transport`: with TransportKind.stdio the client would append `--stdio`.
     const serverOptions: ServerOptions = {
@@ -121,8 +138,18 @@ export class DaemonConnection implements Rpc {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.output,
-      initializationOptions: { client: "vscode" },
+      // the later chat event kinds this extension shows (else the daemon sends the older shape)
+      initializationOptions: { client: "vscode", chatEventKinds: ["cancelled"] },
       revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // As the client's default (each line to the output channel), and stderr's last lines kept for the failure message.
+      stdioOptions: {
+        stdout: (input, channel) => lines(input, (line) => channel.info(line)),
+        stderr: (input, channel) =>
+          lines(input, (line) => {
+            channel.error(line);
+            stderr.add(line);
+          }),
+      },
       // Failures surface once, through the state change (status chip + one notification).
       initializationFailedHandler: (error) => {
         this.output.error(`bonsai: initialize failed: ${errorText(error)}`);
@@ -173,7 +200,8 @@ export class DaemonConnection implements Rpc {
   }
 
   private onClosed(generation: number): CloseHandlerResult {
-    if (generation !== this.generation) {
+    if (generation !== this.generation || this.current.kind === "starting") {
+      // A bridge that closes before it ran failed to start: start() says why; restarting repeats it.
       return { action: CloseAction.DoNotRestart, handled: true };
     }
     if (this.policy.shouldRestart(Date.now())) {
@@ -236,10 +264,9 @@ export class DaemonConnection implements Rpc {
   }
 }
 
-function startFailure(error: unknown): string {
-  const text = errorText(error);
-  if (/ENOENT/.test(text)) {
-    return "the bonsai executable was not found: install bonsai or set bonsai.command";
-  }
-  return text;
+/** How long a request waits for a starting bridge (a first start builds the daemon's caches). */
+const START_WAIT_MS = 60_000;
+
+function lines(input: NodeJS.ReadableStream, each: (line: string) => void): void {
+  createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on("line", each);
 }

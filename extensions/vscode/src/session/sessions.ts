@@ -18,6 +18,7 @@ const STATE_KEY = "bonsai.sessionId";
 
 export class Sessions {
   private current: string | undefined;
+  private pending: string | undefined;
   private readonly changed = new Emitter<string | undefined>();
   private readonly attached = new Emitter<SessionAttachResult>();
   readonly onDidChange = this.changed.event;
@@ -65,15 +66,31 @@ export class Sessions {
     return this.current ?? (await this.create());
   }
 
+  /**
+   * The session an attach is under way for, until its listeners have run: the
+   * daemon sends the running turn's events so far before the attach answer, and
+   * live ones may follow before it (the chat keeps them for the log it loads).
+   */
+  get attaching(): string | undefined {
+    return this.pending;
+  }
+
   async attach(sessionId: string): Promise<SessionAttachResult> {
     const previous = this.current;
-    const result = await this.rpc.request("bonsai/session/attach", { sessionId });
-    if (previous !== undefined && previous !== sessionId) {
-      await this.rpc.request("bonsai/session/detach", { sessionId: previous }).catch(() => undefined);
+    this.pending = sessionId;
+    try {
+      const result = await this.rpc.request("bonsai/session/attach", { sessionId });
+      if (previous !== undefined && previous !== sessionId) {
+        await this.rpc.request("bonsai/session/detach", { sessionId: previous }).catch(() => undefined);
+      }
+      await this.setCurrent(sessionId);
+      this.attached.fire(result);
+      return result;
+    } finally {
+      if (this.pending === sessionId) {
+        this.pending = undefined;
+      }
     }
-    await this.setCurrent(sessionId);
-    this.attached.fire(result);
-    return result;
   }
 
   /** After (re)connecting: re-attach the remembered session, forgetting it if it is gone. */

@@ -126,13 +126,31 @@ function renderTool(entry: ToolEntry): string {
   );
 }
 
+/** C0 controls but tab and newline, DEL, C1 controls; bidi embeddings, overrides, isolates and marks. */
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * What an approval shows, with every character that would reorder or hide text written
+ * out (`\u202e`), as the CLI does: a card must show the command that runs.
+ */
+export function visibleControls(text: string): string {
+  return text.replace(UNSAFE, (char) => {
+    const code = char.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
 function approvalDetail(entry: ApprovalEntry): string {
   if (entry.command !== undefined) {
-    const where = entry.cwd ? `<div class="where">in <code>${escapeHtml(entry.cwd)}</code></div>` : "";
-    return `<pre class="command">$ ${escapeHtml(entry.command)}</pre>${where}`;
+    const where = entry.cwd ? `<div class="where">in <code>${escapeHtml(visibleControls(entry.cwd))}</code></div>` : "";
+    return `<pre class="command">$ ${escapeHtml(visibleControls(entry.command))}</pre>${where}`;
   }
-  const file = entry.path ? `<div class="where">${escapeHtml(entry.path)} · the diff is open beside</div>` : "";
-  return `${file}${entry.diff ? renderDiff(entry.diff) : `<pre>${escapeHtml(entry.args)}</pre>`}`;
+  const path = entry.path ? visibleControls(entry.path) : "";
+  const file = path ? `<div class="where">${escapeHtml(path)} · the diff is open beside</div>` : "";
+  const diff = entry.diff
+    ? renderDiff(visibleControls(entry.diff))
+    : `<pre>${escapeHtml(visibleControls(entry.args))}</pre>`;
+  return `${file}${diff}`;
 }
 
 function renderApproval(entry: ApprovalEntry): string {

@@ -149,6 +149,22 @@ describe("ChatController with a real daemon", () => {
     expect(listed).toEqual([]);
   });
 
+  it("keeps a waiting approval's card when the window loads its session again", async () => {
+    const { controller, sessions, port } = setup(project("eta"));
+    await controller.handle({ type: "newSession" });
+    const sessionId = sessions.sessionId as string;
+    const params = { sessionId, turnId: "t1", tool: "bash", args: { command: "echo hi" }, approvalId: "a1" };
+    const answer = controller.requestApproval(params, new AbortController().signal);
+    await controller.handle({ type: "switchSession", sessionId }); // a reconnect attaches it again
+    const reset = port.messages.filter((message) => message.type === "reset").at(-1);
+    expect(reset?.type === "reset" && reset.entries).toEqual([
+      expect.objectContaining({ kind: "approval", key: "approval:a1", state: "pending", command: "echo hi" }),
+    ]);
+    await controller.handle({ type: "approval", id: "a1", approved: true });
+    await expect(answer).resolves.toEqual({ approved: true });
+    expect(controller.entries).toEqual([expect.objectContaining({ kind: "approval", state: "approved" })]);
+  });
+
   it("resolves an approval with the user's answer, or expires it when the daemon withdraws", async () => {
     const { controller, port } = setup(project("zeta"));
     const params = { sessionId: "s", turnId: "t1", tool: "edit_file", args: { path: "a.py" }, diff: "-a\n+b" };

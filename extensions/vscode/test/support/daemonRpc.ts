@@ -4,7 +4,7 @@
  * does inside VS Code), so controllers run against the real thing.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
@@ -97,6 +97,38 @@ export class DaemonRpc implements Rpc {
     }
     this.connection.dispose();
     this.child.stdin.end();
+    this.child.kill();
+  }
+}
+
+/** `bonsai sim` on a free port with a script (server/bonsai/sim/script.py), until stopped. */
+export class Simulator {
+  private constructor(
+    private readonly child: ChildProcessWithoutNullStreams,
+    /** The OpenAI base URL (what BONSAI_BASE_URL takes). */
+    readonly baseUrl: string,
+  ) {}
+
+  static async start(script: object, dir: string): Promise<Simulator> {
+    const path = join(dir, "sim-script.json");
+    writeFileSync(path, JSON.stringify(script));
+    const child = spawn(bonsaiExecutable(), ["sim", "--port", "0", "--script", path]);
+    const baseUrl = await new Promise<string>((resolveUrl, reject) => {
+      let seen = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        seen += chunk.toString();
+        const match = /OpenAI base URL (\S+?)[,)]/.exec(seen);
+        if (match?.[1] !== undefined) {
+          resolveUrl(match[1]);
+        }
+      });
+      child.stderr.on("data", (chunk: Buffer) => (seen += chunk.toString()));
+      child.once("exit", (code) => reject(new Error(`bonsai sim exited with ${code}: ${seen}`)));
+    });
+    return new Simulator(child, baseUrl);
+  }
+
+  stop(): void {
     this.child.kill();
   }
 }

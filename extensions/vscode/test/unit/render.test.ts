@@ -135,4 +135,27 @@ describe("renderDiff", () => {
     expect(card).toContain("Approved in Neovim 4");
     expect(card).not.toContain("<button");
   });
+
+  it("shows the bidi and control characters of a command to approve instead of obeying them", () => {
+    const command = "echo safe \u202e; rm -rf ~ #\u202c \x1b[2K";
+    const card = renderEntry({
+      kind: "approval",
+      key: "approval:b1",
+      tool: "bash",
+      args: "",
+      command,
+      state: "pending",
+    });
+    expect(card).toContain("$ echo safe \\u202e; rm -rf ~ #\\u202c \\x1b[2K");
+    expect(card).not.toMatch(/[\u202a-\u202e\u2066-\u2069\x1b]/);
+    const diff = renderEntry({
+      kind: "approval",
+      key: "approval:b2",
+      tool: "edit_file",
+      args: "",
+      diff: "+a\u2066b",
+      state: "pending",
+    });
+    expect(diff).toContain("+a\\u2066b");
+  });
 });

@@ -115,6 +115,16 @@ describe("Transcript", () => {
     });
   });
 
+  it("shows a cancel as cancelled, not as an error, and stops being busy", () => {
+    const transcript = new Transcript();
+    transcript.turnStarted("t1");
+    transcript.chatEvent(event(1, "delta", { text: "Once upon" }));
+    transcript.chatEvent(event(2, "cancelled"));
+    expect(transcript.busy).toBe(false);
+    expect(transcript.entries.at(-1)).toMatchObject({ kind: "notice", level: "info", markdown: "cancelled" });
+    expect(transcript.entries.filter((entry) => entry.kind === "notice" && entry.level === "error")).toEqual([]);
+  });
+
   it("records usage on the turn's last reply", () => {
     const transcript = new Transcript();
     transcript.chatEvent(event(1, "delta", { text: "ok" }));

@@ -117,6 +117,11 @@ def _stub(
         call_names(items),
         size=f"{chars:,} characters",
     )
+    if len(entry.text) >= chars:  # a stub is sent in the node's place: it must be smaller
+        raise ValueError(
+            f"node {item.id} is {chars:,} characters; its stub would be {len(entry.text):,}: "
+            "it would make the context bigger, so it is kept as it is"
+        )
     stubs = {**state.stubs, item.id: entry}
     new = state.model_copy(
         update={"stubs": stubs, "pins": with_ids(state.pins, remove=frozenset({item.id}))}

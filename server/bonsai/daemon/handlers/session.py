@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from bonsai.daemon.rpc import Ctx, handles
-from bonsai.daemon.state import event_frame
+from bonsai.daemon.state import EventFrames
 from bonsai.domain import Message
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
@@ -17,6 +17,7 @@ from bonsai.services.store.fork import fork_session
 from bonsai.services.store.tree import load_tree
 from bonsai.services.workspace import workspace_problem
 from bonsai.session import provider_choice
+from bonsai.session.approvals import ask_newcomer
 from bonsai.session.base import bridge_for
 from bonsai.session.convert import session_info, wire_message
 from bonsai.session.host import Host
@@ -74,7 +75,9 @@ async def attach(ctx: Ctx, params: m.SessionRef) -> m.SessionAttachResult:
     # catch up with the running turn; same loop step, so nothing is missed or doubled
     running = ctx.daemon.hub.runtimes.get(params.session_id)
     for event in running.catch_up() if running is not None else []:  # redacted as broadcast
-        ctx.connection.send("bonsai/chat/event", event_frame("bonsai/chat/event", event))
+        frames = EventFrames.of("bonsai/chat/event", event)
+        ctx.connection.send("bonsai/chat/event", frames.for_client(ctx.connection))
+    ask_newcomer(ctx.daemon, params.session_id, ctx.connection)  # and what it waits for
     return m.SessionAttachResult(session=session_info(row), messages=messages)
 
 

@@ -19,7 +19,10 @@ same file for older versions and in their own ``agent-*.jsonl`` for newer
 ones: run 0 is the main conversation and every sidechain is a further run, in
 the order they start. ``summary`` entries give the title (the one whose
 ``leafUuid`` is in the file); ``file-history-snapshot``, ``queue-operation``,
-other ``system`` entries and unknown kinds are left out and counted.
+other ``system`` entries and unknown kinds are left out and counted. Claude
+Code's own notices written as assistant rows (``isApiErrorMessage``, model
+``<synthetic>``: "API Error: 529 …", "You've hit your limit") were never the
+model's words nor sent to it: each is left out with a warning naming its line.
 """
 
 from __future__ import annotations
@@ -159,6 +162,13 @@ def _messages(
             skipped.add(f"{record.get('type')} without a message")
             continue
         content = message.get("content")
+        if _own_notice(record, message):
+            warnings.append(
+                f"{source}:{entry.line}: left out Claude Code's own notice "
+                f"(not the model's reply): {_said(content)}"
+            )
+            last_api_id = None
+            continue
         if record["type"] == "assistant":
             api_id = message.get("id")
             reply = assistant_message(content, loc, "message.content", skipped)
@@ -172,6 +182,21 @@ def _messages(
             last_api_id = None
             messages.extend(user_messages(content, loc, "message.content", skipped, calls))
     return messages
+
+
+def _own_notice(record: dict[str, Any], message: dict[str, Any]) -> bool:
+    """An assistant row Claude Code wrote itself (an API error, a usage limit), which
+    it never sends to the model: ``isApiErrorMessage``, or the model ``<synthetic>``."""
+    if record.get("type") != "assistant":
+        return False
+    return record.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>"
+
+
+def _said(content: Any) -> str:
+    """A notice's text in one line, at most 200 characters."""
+    blocks = content if isinstance(content, list) else [{"text": content}]
+    text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
+    return " ".join(text.split())[:200]
 
 
 def _merge(first: Message, more: Message) -> Message:
