@@ -75,8 +75,8 @@ async def test_a_long_read_does_not_hold_up_another_sessions_stream(
     workspace = tmp_path / "project"
     workspace.mkdir()
     # one token a word, deltas 2 ms apart: the first turn only measures the stream's own
-    # pauses (~1 s of them); the second (~5 s) streams while the long read runs
-    baseline_reply, long_reply = "word " * 500, "word " * 2500
+    # pauses (~1 s of them); the second (~8 s) streams while the long reads run
+    baseline_reply, long_reply = "word " * 500, "word " * 4000
     script = Script(steps=[Reply(text=baseline_reply), Reply(text=long_reply)], latency_ms=2)
     async with run_simulator(script) as sim:
         env = sim_env(home, sim.openai_base_url, model="gpt-4o")
@@ -85,7 +85,9 @@ async def test_a_long_read_does_not_hold_up_another_sessions_stream(
         )
         try:
             big = []
-            for seed in (1, 2):  # two alike: one read alone, one beside the stream (each cold)
+            # alike: one read alone, three beside the stream (each cold): a shared machine
+            # may stall the whole process once for a while, a blocked loop stalls every read
+            for seed in (1, 2, 3, 4):
                 recording = _big_session(tmp_path / f"big{seed}.json", seed, 80)
                 params = {"path": str(recording), "workspace": str(workspace), "format": "openai"}
                 big.append((await rpc(reader, "bonsai/session/import", params))["sessionId"])
@@ -118,24 +120,32 @@ async def test_a_long_read_does_not_hold_up_another_sessions_stream(
             await events.wait_for(
                 "bonsai/chat/event", lambda p: p["turnId"] == second and p["kind"] == "delta"
             )
-            asked = time.monotonic()
-            beside = await rpc(reader, "bonsai/tree/get", {"sessionId": big[1]})
-            answered = time.monotonic()
+            reads = []  # (asked, answered, nodes) of each read beside the stream
+            for session in big[1:]:
+                asked = time.monotonic()
+                beside = await rpc(reader, "bonsai/tree/get", {"sessionId": session})
+                reads.append((asked, time.monotonic(), len(beside["nodes"])))
             await events.wait_for(
                 "bonsai/chat/event", lambda p: p["turnId"] == second and p["kind"] == "done", 90
             )
         finally:
             await close_client(reader)
             await close_client(watcher)
-    assert len(beside["nodes"]) == 80
-    window = answered - asked
-    gap = _largest_gap(stamps, asked, min(answered, stamps[-1]))  # while both ran
+    assert [nodes for _, _, nodes in reads] == [80, 80, 80]
+    assert stamps[-1] > reads[-1][1], "the stream outlasted the reads"
     streamed = [e for e in events.of("bonsai/chat/event") if e["turnId"] in (first, second)]
     seqs = [e["seq"] for e in streamed]
     assert seqs == sorted(seqs), "the stream stays in order"
     # loosely, against this run's own figures: the read took a while (alone and beside
     # the stream), and while it ran the stream kept arriving with gaps like its own,
     # never one as long as the read
-    assert window > 4 * baseline, f"a {window:.2f}s read is not long beside {baseline:.2f}s pauses"
     assert read_alone > 4 * baseline
-    assert gap < window / 2, f"no event for {gap:.2f}s of a {window:.2f}s read"
+    stalls = []  # (longest stretch with no event, the read's time) while each read ran
+    for asked, answered, _ in reads:
+        window = answered - asked
+        assert window > 4 * baseline, f"a {window:.2f}s read is not long beside {baseline:.2f}s"
+        stalls.append((_largest_gap(stamps, asked, answered), window))
+    shown = ", ".join(f"{gap:.2f}s of {window:.2f}s" for gap, window in stalls)
+    # a read that held the loop leaves no event for (nearly) its whole time, every time
+    assert all(gap < 0.9 * window for gap, window in stalls), f"no event for {shown}"
+    assert min(gap / window for gap, window in stalls) < 0.5, f"no event for {shown}"
