@@ -69,7 +69,8 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     entries: list[_Entry] = []
     skipped = Skipped(source)
     summaries: dict[str, str] = {}
-    for line, value in load_jsonl(text, source):
+    lines = load_jsonl(text, source)
+    for line, value in lines.rows:
         record = as_dict(value, Loc(source, line), "$")
         kind = record.get("type")
         if kind in CHAT or (kind == "system" and record.get("subtype") == "compact_boundary"):
@@ -88,6 +89,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     if not messages:
         raise Loc(source).error("$", "the transcript holds no user or assistant message")
     skipped.report(warnings)
+    lines.report(warnings)
     messages = link_tool_results(messages, source, warnings)
     uuids = {e.uuid for e in entries}
     title = next((t for leaf, t in summaries.items() if leaf in uuids), None) if run == 0 else None

@@ -64,7 +64,8 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     check_run(run, 1, source)
     state = _State(source, Skipped(source))
     stamps = Stamps()
-    for line, value in load_jsonl(text, source):
+    lines = load_jsonl(text, source)
+    for line, value in lines.rows:
         loc = Loc(source, line)
         record = as_dict(value, loc, "$")
         stamps.record(state.messages, record_time(record))
@@ -85,6 +86,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     if not any(m.role != "system" for m in state.messages):
         raise Loc(source).error("$", "the rollout holds no message to import")
     state.skipped.report(state.warnings)
+    lines.report(state.warnings)
     messages = link_tool_results(state.messages, source, state.warnings)
     return ImportedSession(
         format="codex",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bonsai.services.importers.errors import ImportFormatError
+from bonsai.services.importers.json_prefix import is_cut_json
 
 BOM = "\ufeff"
 
@@ -50,20 +51,51 @@ def load_json(text: str, source: str) -> Any:
         ) from None
 
 
-def load_jsonl(text: str, source: str) -> list[tuple[int, Any]]:
-    """Parse JSON Lines: ``(line_number, value)`` for every non-blank line."""
+@dataclass(frozen=True)
+class JsonLines:
+    """The rows of a JSON Lines text and, when the recording ended mid-write, the
+    1-based number of its cut last line (left out)."""
+
+    rows: list[tuple[int, Any]]
+    source: str
+    cut: int | None = None
+
+    def report(self, warnings: list[str]) -> None:
+        """Put the cut line's warning first in ``warnings``."""
+        if self.cut is not None:
+            warnings.insert(0, cut_warning(self.source, self.cut))
+
+
+def cut_warning(source: str, line: int) -> str:
+    return f"line {line} of {source} is cut off (the recording ended mid-write); it was skipped"
+
+
+def load_jsonl(text: str, source: str) -> JsonLines:
+    """Parse JSON Lines: ``(line_number, value)`` for every non-blank line. Only
+    the last line, when no newline ends it and it is the start of a JSON value,
+    is taken as cut by a writer that was killed and left out (``JsonLines.cut``);
+    any other bad line is an error with its line and column."""
     rows: list[tuple[int, Any]] = []
-    for index, raw in enumerate(text.split("\n")):
+    raws = text.split("\n")
+    for index, raw in enumerate(raws):
         line = raw.removesuffix("\r")
         if not line.strip():
             continue
         try:
             rows.append((index + 1, json.loads(line)))
         except json.JSONDecodeError as exc:
+            if index == len(raws) - 1 and is_cut_json(line):
+                if not rows:
+                    raise ImportFormatError(
+                        source,
+                        "is cut off (the recording ended mid-write) before its first whole line",
+                        line=index + 1,
+                    ) from None
+                return JsonLines(rows, source, cut=index + 1)
             raise ImportFormatError(
                 source, f"invalid JSON: {exc.msg}", line=index + 1, column=exc.colno
             ) from None
-    return rows
+    return JsonLines(rows, source)
 
 
 def as_dict(value: Any, loc: Loc, path: str) -> dict[str, Any]:

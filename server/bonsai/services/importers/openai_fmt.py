@@ -43,7 +43,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     skipped = Skipped(source)
     messages: list[Message] = []
     first_unknown: ImportFormatError | None = None
-    for loc, path, value in _records(text, source):
+    for loc, path, value in _records(text, source, warnings):
         try:
             messages.append(_message(loc, path, value, calls, warnings))
         except _UnknownRole as unknown:
@@ -63,9 +63,11 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     )
 
 
-def _records(text: str, source: str) -> list[Record]:
+def _records(text: str, source: str, warnings: list[str]) -> list[Record]:
     if _looks_like_jsonl(text):
-        return [(Loc(source, line), "$", value) for line, value in load_jsonl(text, source)]
+        lines = load_jsonl(text, source)
+        lines.report(warnings)
+        return [(Loc(source, line), "$", value) for line, value in lines.rows]
     loc = Loc(source)
     doc = load_json(text, source)
     if isinstance(doc, list):

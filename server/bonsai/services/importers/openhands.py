@@ -27,7 +27,8 @@ from bonsai.services.importers.stamps import Stamps, record_time
 def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     if text.lstrip().startswith("["):
         return _event_stream(load_json(text, source), Loc(source), source, run)
-    rows = load_jsonl(text, source)
+    lines = load_jsonl(text, source)
+    rows = lines.rows
     if rows and all(_is_event(value) for _, value in rows):
         return _event_stream([v for _, v in rows], Loc(source), source, run)
     for line, value in rows:
@@ -37,6 +38,7 @@ def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     loc = Loc(source, line)
     record = as_dict(value, loc, "$")
     warnings: list[str] = []
+    lines.report(warnings)
     state = EventState(loc, warnings)
     stamps = Stamps()
     for path, event in _events(as_list(record.get("history"), loc, "history"), loc):

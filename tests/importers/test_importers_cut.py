@@ -1,0 +1,75 @@
+"""A recording whose writer was killed mid-write: its cut last line is left out
+with a warning naming the file and line; a bad line elsewhere is still an error."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+import recordings
+
+from bonsai.services.importers import ImportFormatError, import_file, parse_text
+from bonsai.services.importers.json_prefix import is_cut_json
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = Path(os.environ.get("BONSAI_TRAJECTORIES", ROOT.parent / "shared" / "trajectories"))
+REAL = CORPUS / "openhands"
+RESOLVER = REAL / "resolver_mock_output.jsonl"
+
+
+def test_a_cut_last_line_imports_with_a_warning_naming_file_and_line() -> None:
+    text = recordings.claude_code()
+    whole = parse_text(text, "claude-code", source="s.jsonl")
+    cut = text + '{"type":"assist'
+    line = cut.count("\n") + 1
+    session = parse_text(cut, "auto", source="s.jsonl")
+    assert session.messages == whole.messages
+    assert session.warnings[0] == (
+        f"line {line} of s.jsonl is cut off (the recording ended mid-write); it was skipped"
+    )
+
+
+def test_a_bad_line_in_the_middle_or_ended_by_a_newline_still_fails() -> None:
+    text = recordings.codex()
+    lines = text.split("\n")
+    middle = "\n".join([lines[0], '{"type":"assist', *lines[1:]])
+    with pytest.raises(ImportFormatError, match=r"r.jsonl:2:\d+: invalid JSON"):
+        parse_text(middle, "codex", source="r.jsonl")
+    with pytest.raises(ImportFormatError, match="invalid JSON"):
+        parse_text(text + '{"type":"assist\n', "codex", source="r.jsonl")
+    with pytest.raises(ImportFormatError, match="invalid JSON"):
+        parse_text(text + '{"type":}', "codex", source="r.jsonl")  # wrong, not cut
+
+
+def test_prefix_check() -> None:
+    for cut in ['{"a":1', '{"a":"x\\u00', "[1,-", '{"a":tr', '{"a":-Inf', '{"a":1.5e+', "{"]:
+        assert is_cut_json(cut), cut
+    for bad in ['{"a":}', '{"a":1}}', '{"a":1,}', '{"a":01', '{"a":1.e', '{"a":1} {', " ", "{}"]:
+        assert not is_cut_json(bad), bad
+
+
+@pytest.mark.skipif(not RESOLVER.exists(), reason="set BONSAI_TRAJECTORIES")
+def test_a_real_recording_cut_anywhere_imports_with_the_warning_or_fails_clearly(
+    tmp_path: Path,
+) -> None:
+    data = RESOLVER.read_bytes()
+    first_end = data.index(b"\n") + 1
+    whole = import_file(RESOLVER)
+    rng = random.Random(7)
+    cuts = [first_end - 1, first_end, first_end + 1, len(data) - 2]
+    cuts += [rng.randrange(first_end + 1, len(data) - 1) for _ in range(20)]
+    for at in cuts:
+        path = tmp_path / "out.jsonl"
+        path.write_bytes(data[:at])
+        try:
+            session = import_file(path)
+        except ImportFormatError as error:
+            assert at < first_end, (at, str(error))
+            assert str(error).startswith(str(path)), str(error)
+            continue
+        assert session.messages == whole.messages  # run 0 is whole: nothing else dropped
+        if at > first_end:
+            assert session.runs == 1
+            assert session.warnings[0].startswith(f"line 2 of {path} is cut off"), at
