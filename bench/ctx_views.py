@@ -13,6 +13,11 @@ view process, and the measures begin once it runs):
 - the wall-clock p50/p95 of the answers, as the client sees them (no other load).
 
     python bench/ctx_views.py [--history 20] [--gets 200] [--writes 40]
+        [--against OTHER/server [--rounds 2]]
+
+``--against`` runs the same measures on a daemon of another checkout's ``server``
+folder (main's, say), alternated with this one's ``--rounds`` times in the same run,
+and prints each run beside the other with the ratio of their medians.
 
 Bounded: a fixed count of requests, loopback only, a few seconds on an idle machine.
 """
@@ -38,8 +43,13 @@ from proc_tree import cpu_of, view_children
 CHUNK = "lorem ipsum dolor sit amet " * 370  # ~2,000 tokens
 
 
-def _start_daemon(home: Path) -> subprocess.Popen[bytes]:
+HERE = Path(__file__).resolve().parents[1] / "server"
+MEASURES = ("unchanged_cpu", "changed_cpu", "changed_child")
+
+
+def _start_daemon(home: Path, server: Path = HERE) -> subprocess.Popen[bytes]:
     env = {**os.environ, "BONSAI_HOME": str(home), "BONSAI_PROVIDER": "sim"}
+    env["PYTHONPATH"] = str(server)  # whose daemon: this checkout's, or --against's
     env["BONSAI_MODEL"] = "gpt-4o-mini"
     env["BONSAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # never asked: no turn runs here
     # one client here: the view process from the first view, as with several windows
@@ -133,14 +143,10 @@ async def _run(args: argparse.Namespace, home: Path, pid: int) -> dict[str, dict
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--history", type=int, default=20, help="messages in the session")
-    parser.add_argument("--gets", type=int, default=200, help="answers while nothing moves")
-    parser.add_argument("--writes", type=int, default=40, help="rounds of append + answer")
-    args = parser.parse_args()
+def _measure(args: argparse.Namespace, server: Path) -> tuple[dict[str, dict[str, float]], float]:
+    """One daemon of ``server``'s code measured; its results and the machine's load."""
     home = Path(tempfile.mkdtemp(prefix="bonsai-views-"))
-    proc = _start_daemon(home)
+    proc = _start_daemon(home, server)
     load0 = os.getloadavg()[0]
     try:
         results = asyncio.run(_run(args, home, proc.pid))
@@ -148,7 +154,10 @@ def main() -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-    load = (load0 + os.getloadavg()[0]) / 2
+    return results, (load0 + os.getloadavg()[0]) / 2
+
+
+def _print(args: argparse.Namespace, results: dict[str, dict[str, float]], load: float) -> None:
     print(
         f"ctx/get on a session of {args.history} messages (~{2 * args.history}k tokens), "
         f"machine load {load:.1f}; CPU ms per answer (daemon + view process; child: the view "
@@ -165,6 +174,46 @@ def main() -> None:
             f"{r['changed_p50']:>7.2f}"
             f"{r['changed_p95']:>7.2f}"
         )
+
+
+def _compare(args: argparse.Namespace, other: Path) -> None:
+    """This checkout's daemon and ``other``'s, alternated; each measure's medians and ratio."""
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {"other": [], "this": []}
+    for n in range(args.rounds):
+        order = (
+            [("other", other), ("this", HERE)] if n % 2 == 0 else [("this", HERE), ("other", other)]
+        )
+        for name, server in order:
+            results, load = _measure(args, server)
+            print(f"[{name}: {server}]")
+            _print(args, results, load)
+            runs[name].append(results)
+    print(f"medians of {args.rounds} runs each, CPU ms per answer: other -> this (this / other)")
+    for view in ("ledger", "wire", "turns"):
+        cells = []
+        for measure in MEASURES:
+            before = statistics.median(r[view][measure] for r in runs["other"])
+            after = statistics.median(r[view][measure] for r in runs["this"])
+            ratio = after / before if before else float("nan")
+            cells.append(f"{measure} {before:.2f} -> {after:.2f} ({ratio:.2f}x)")
+        print(f"  {view:7} " + "; ".join(cells))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--history", type=int, default=20, help="messages in the session")
+    parser.add_argument("--gets", type=int, default=200, help="answers while nothing moves")
+    parser.add_argument("--writes", type=int, default=40, help="rounds of append + answer")
+    parser.add_argument("--against", type=Path, help="another checkout's server folder")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each with --against")
+    args = parser.parse_args()
+    if args.against is not None:
+        if not (args.against / "bonsai" / "__init__.py").is_file():
+            raise SystemExit(f"--against {args.against}: no bonsai package there")
+        _compare(args, args.against.resolve())
+        return
+    results, load = _measure(args, HERE)
+    _print(args, results, load)
 
 
 if __name__ == "__main__":
