@@ -38,13 +38,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from load_clients import AsyncClient, cpu_s
-from proc_tree import cpu_of, view_children
+from proc_tree import cpu_of, cpu_of_task, view_children
 
 CHUNK = "lorem ipsum dolor sit amet " * 370  # ~2,000 tokens
 
 
 HERE = Path(__file__).resolve().parents[1] / "server"
-MEASURES = ("unchanged_cpu", "changed_cpu", "changed_child")
+MEASURES = ("unchanged_cpu", "unchanged_loop", "changed_cpu", "changed_child", "changed_loop")
 
 
 def _start_daemon(home: Path, server: Path = HERE) -> subprocess.Popen[bytes]:
@@ -79,6 +79,11 @@ def _children_cpu(pid: int) -> float:
     return sum(cpu_of(kid) for kid in view_children(pid))
 
 
+def _loop_cpu(pid: int) -> float:
+    """The daemon's main thread (its event loop): not the count thread, not the child."""
+    return cpu_of_task(pid, pid)
+
+
 def _tree_cpu(pid: int) -> float:
     return cpu_s(pid) + _children_cpu(pid)
 
@@ -102,27 +107,31 @@ async def _view(
     append = {"sessionId": sid, "role": "user", "content": "one more line"}
     cold = await _timed(client, "bonsai/ctx/get", get)
     await _view_process_running(client)
-    cpu0 = _tree_cpu(pid)
+    cpu0, loop0 = _tree_cpu(pid), _loop_cpu(pid)
     hot = [await _timed(client, "bonsai/ctx/get", get) for _ in range(gets)]
     unchanged = 1000 * (_tree_cpu(pid) - cpu0) / gets
-    cpu0 = _tree_cpu(pid)
+    unchanged_loop = 1000 * (_loop_cpu(pid) - loop0) / gets
+    cpu0, loop0 = _tree_cpu(pid), _loop_cpu(pid)
     for _ in range(writes):
         await client.request("bonsai/session/append", append)
-    appends = _tree_cpu(pid) - cpu0
-    cpu0, child0 = _tree_cpu(pid), _children_cpu(pid)
+    appends, appends_loop = _tree_cpu(pid) - cpu0, _loop_cpu(pid) - loop0
+    cpu0, child0, loop0 = _tree_cpu(pid), _children_cpu(pid), _loop_cpu(pid)
     moved = []
     for _ in range(writes):
         await client.request("bonsai/session/append", append)
         moved.append(await _timed(client, "bonsai/ctx/get", get))
     changed = 1000 * max(0.0, _tree_cpu(pid) - cpu0 - appends) / writes
     child = 1000 * (_children_cpu(pid) - child0) / writes
+    loop = 1000 * max(0.0, _loop_cpu(pid) - loop0 - appends_loop) / writes
     return {
         "cold": cold,
         "unchanged_cpu": unchanged,
+        "unchanged_loop": unchanged_loop,
         "unchanged_p50": statistics.median(hot),
         "unchanged_p95": _pct(hot, 0.95),
         "changed_cpu": changed,
         "changed_child": child,
+        "changed_loop": loop,
         "changed_p50": statistics.median(moved),
         "changed_p95": _pct(moved, 0.95),
     }
@@ -161,17 +170,17 @@ def _print(args: argparse.Namespace, results: dict[str, dict[str, float]], load:
     print(
         f"ctx/get on a session of {args.history} messages (~{2 * args.history}k tokens), "
         f"machine load {load:.1f}; CPU ms per answer (daemon + view process; child: the view "
-        "process's), wall ms as the client sees it"
+        "process's; loop: the daemon's event-loop thread's), wall ms as the client sees it"
     )
     print(
-        f"  {'view':8}{'cold ms':>9}{'same CPU':>10}{'p50':>7}{'p95':>7}"
-        f"{'moved CPU':>11}{'child':>7}{'p50':>7}{'p95':>7}"
+        f"  {'view':8}{'cold ms':>9}{'same CPU':>10}{'loop':>7}{'p50':>7}{'p95':>7}"
+        f"{'moved CPU':>11}{'child':>7}{'loop':>7}{'p50':>7}{'p95':>7}"
     )
     for view, r in results.items():
         print(
-            f"  {view:8}{r['cold']:>9.1f}{r['unchanged_cpu']:>10.2f}{r['unchanged_p50']:>7.2f}"
-            f"{r['unchanged_p95']:>7.2f}{r['changed_cpu']:>11.2f}{r['changed_child']:>7.2f}"
-            f"{r['changed_p50']:>7.2f}"
+            f"  {view:8}{r['cold']:>9.1f}{r['unchanged_cpu']:>10.2f}{r['unchanged_loop']:>7.2f}"
+            f"{r['unchanged_p50']:>7.2f}{r['unchanged_p95']:>7.2f}{r['changed_cpu']:>11.2f}"
+            f"{r['changed_child']:>7.2f}{r['changed_loop']:>7.2f}{r['changed_p50']:>7.2f}"
             f"{r['changed_p95']:>7.2f}"
         )
 
