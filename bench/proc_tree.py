@@ -37,8 +37,17 @@ def pss_mb(pid: int) -> float:
 
 def cpu_of(pid: int) -> float:
     """User + system CPU seconds of ``pid`` (0 once it is gone)."""
+    return _stat_cpu(Path(f"/proc/{pid}/stat"))
+
+
+def cpu_of_task(pid: int, tid: int) -> float:
+    """User + system CPU seconds of one thread ``tid`` of ``pid`` (0 once it is gone)."""
+    return _stat_cpu(Path(f"/proc/{pid}/task/{tid}/stat"))
+
+
+def _stat_cpu(stat: Path) -> float:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = stat.read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

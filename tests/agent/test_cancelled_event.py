@@ -4,6 +4,8 @@ editor extension) still gets the ``error`` it knew, so its turn still ends."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +28,30 @@ async def _end(client: Any, turn_id: str) -> dict[str, Any]:
     )
 
 
+@asynccontextmanager
+async def _two_clients(sim: SimulatorThread, home: Path, workspace: Path) -> AsyncIterator[Any]:
+    """A client that knows ``cancelled`` and an older one, both on one new session."""
+    env = sim_env(home, sim.openai_base_url)
+    knows = await start_client(
+        [*BONSAI, "connect"], env, {"client": "e2e", "chatEventKinds": ["cancelled"]}
+    )
+    older = await start_client([*BONSAI, "connect"], env, {"client": "e2e"})
+    try:
+        made = await rpc(knows, "bonsai/session/create", {"workspace": str(workspace)})
+        for client in (knows, older):
+            await rpc(client, "bonsai/session/attach", {"sessionId": made["sessionId"]})
+        yield knows, older, made["sessionId"]
+    finally:
+        for client in (knows, older):
+            await close_client(client)
+
+
 async def test_a_cancel_is_its_own_event_and_an_older_client_still_sees_its_turn_end(
     home: Path, workspace: Path
 ) -> None:
     script = Script(steps=[Reply(text="word " * 400), Reply(text="next answer")], latency_ms=20)
     with SimulatorThread(script) as sim:
-        env = sim_env(home, sim.openai_base_url)
-        knows = await start_client(
-            [*BONSAI, "connect"], env, {"client": "e2e", "chatEventKinds": ["cancelled"]}
-        )
-        older = await start_client([*BONSAI, "connect"], env, {"client": "e2e"})
-        try:
-            made = await rpc(knows, "bonsai/session/create", {"workspace": str(workspace)})
-            sid = made["sessionId"]
-            for client in (knows, older):
-                await rpc(client, "bonsai/session/attach", {"sessionId": sid})
+        async with _two_clients(sim, home, workspace) as (knows, older, sid):
             sent = await rpc(knows, "bonsai/chat/send", {"sessionId": sid, "text": "talk"})
             turn_id = sent["turnId"]
             await events_of(knows).wait_for(CHAT, lambda p: p["kind"] == "delta", timeout=60)
@@ -57,9 +68,33 @@ async def test_a_cancel_is_its_own_event_and_an_older_client_still_sees_its_turn
             assert "error" not in said, "the cancel is not also an error"
             again = await rpc(knows, "bonsai/chat/send", {"sessionId": sid, "text": "go on"})
             assert (await _end(knows, again["turnId"]))["kind"] == "done", "the session goes on"
-        finally:
-            for client in (knows, older):
-                await close_client(client)
+
+
+async def test_a_queued_turn_cancelled_ends_with_cancelled_and_the_queue_moves_on(
+    home: Path, workspace: Path
+) -> None:
+    """A turn cancelled while it waits behind a running one ends as a running one does
+    (every client gets its end, so no spinner runs on) and the queue moves on."""
+    script = Script(steps=[Reply(text="word " * 100), Reply(text="third answer")], latency_ms=20)
+    with SimulatorThread(script) as sim:
+        async with _two_clients(sim, home, workspace) as (knows, older, sid):
+            turns = []
+            for text in ("first", "second", "third"):
+                sent = await rpc(knows, "bonsai/chat/send", {"sessionId": sid, "text": text})
+                turns.append(sent["turnId"])
+            first, queued, third = turns
+            await events_of(knows).wait_for(CHAT, lambda p: p["kind"] == "delta", timeout=60)
+            cancel = {"sessionId": sid, "turnId": queued}
+            assert (await rpc(older, "bonsai/chat/cancel", cancel))["cancelled"]
+            new, old = await _end(knows, queued), await _end(older, queued)
+            assert (new["kind"], new["sessionId"]) == ("cancelled", sid)
+            assert (old["kind"], old["message"]) == ("error", "turn cancelled")
+            assert (await _end(knows, first))["kind"] == "done", "the running turn goes on"
+            assert (await _end(knows, third))["kind"] == "done", "the queue moves on"
+            said = [p["kind"] for p in events_of(knows).of(CHAT) if p["turnId"] == queued]
+            assert said == ["cancelled"], said
+            bodies = [str(r.body.get("messages")) for r in sim.requests]
+            assert len(bodies) == 2 and "second" not in bodies[1], "the cancelled one never ran"
 
 
 def test_every_client_here_names_every_later_kind() -> None:

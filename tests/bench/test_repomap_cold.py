@@ -16,7 +16,8 @@ import pytest
 from repomap_cold import cold_builds, print_cold
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-MODULES = 230  # over first_map.FIRST_MIN_FILES and indexer.PARALLEL_MIN_FILES (200)
+MODULES = 230  # over first_map.FIRST_MIN_FILES (200) ...
+PAD = "Renders the widget on every frame.\n" * 560  # ... and indexer.PARALLEL_MIN_BYTES
 
 
 def write_repo(root: Path) -> Path:
@@ -26,7 +27,7 @@ def write_repo(root: Path) -> Path:
     for k in range(MODULES):
         calls = "\n".join(f"    return helper_{j:03d}(x)" for j in (k - 1,) if j >= 0)
         (pkg / f"mod_{k:03d}.py").write_text(
-            f"from pkg.mod_{max(k - 1, 0):03d} import *\n\n\n"
+            f'"""{PAD}"""\n\nfrom pkg.mod_{max(k - 1, 0):03d} import *\n\n\n'
             f"def helper_{k:03d}(x):\n{calls or '    return x'}\n\n\n"
             f"class Widget{k:03d}:\n    def render_{k:03d}(self):\n        return {k}\n"
         )

@@ -24,7 +24,7 @@ def test_first_pass_files_a_worker_parsed_before_the_choice_are_delivered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = write_repo(tmp_path / "repo", modules=60)
-    monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_BYTES", 1)
     monkeypatch.setattr(indexer, "CHUNK_FILES", 4)
     candidates = discover(IgnoreRules(root)).files
     # the largest files: the first chunk, which only the worker can take while

@@ -52,7 +52,7 @@ def test_worker_processes_give_the_same_tags(
 ) -> None:
     serial = make_service(repo, tmp_path / "serial.db", RepoMapSettings(workers=1))
     serial.build()
-    monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_BYTES", 1)
     parallel = make_service(repo, tmp_path / "parallel.db", RepoMapSettings(workers=2))
     stats = parallel.build()
     assert stats.parsed == 64

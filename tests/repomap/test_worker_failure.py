@@ -69,7 +69,7 @@ def test_a_failing_worker_never_leaves_a_partial_map(
 ) -> None:
     serial = make_service(repo, tmp_path / "serial.db", RepoMapSettings(workers=1))
     serial.build()
-    monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_BYTES", 1)
     monkeypatch.setattr(indexer, "CHUNK_FILES", 4)  # 16 chunks: the worker gets several
     monkeypatch.setattr(indexer, "spawn_worker", _spawner(code))
     parallel = make_service(repo, tmp_path / "parallel.db", RepoMapSettings(workers=2))
@@ -89,7 +89,7 @@ def test_the_next_build_after_a_failed_worker_is_warm(
 ) -> None:
     """The rows of the chunks indexed again in-process reach the cache: a new
     service parses nothing."""
-    monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_BYTES", 1)
     monkeypatch.setattr(indexer, "CHUNK_FILES", 4)
     monkeypatch.setattr(indexer, "spawn_worker", _spawner(DIES_AFTER_ONE))
     db = tmp_path / "cache.db"
@@ -130,7 +130,7 @@ def test_a_bad_first_map_request_leaves_no_worker_behind(
         started.append(real())
         return started[-1]
 
-    monkeypatch.setattr(indexer, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_BYTES", 1)
     monkeypatch.setattr(indexer, "spawn_worker", spawn)
     service = make_service(repo, tmp_path / "cache.db", RepoMapSettings(workers=2))
     with pytest.raises(ValueError, match="token budget"):

@@ -104,22 +104,34 @@ class SessionRuntime:
         return turn_id
 
     async def _queued(self, turn_id: str, text: str, run_turn: RunTurn) -> str:
-        async with self.lock:
-            self.running, self.backlog, self.settling = turn_id, [], False
-            try:
-                return await run_turn(turn_id, text)
-            except asyncio.CancelledError:
-                return "cancelled"
-            except ProviderError as error:  # e.g. a key the provider refuses: the user's to fix
-                self.emit(turn_id, m.ErrorEvent(message=error.message))
-                return "error"
-            except Exception as error:  # a bug must end the turn, not the daemon
-                log.exception("turn %s failed", turn_id)
-                told = runtime_problem(error)  # a full disk, a read-only file: path, cause, fix
-                self.emit(turn_id, m.ErrorEvent(message=told or f"internal error: {error}"))
-                return "error"
-            finally:
-                self.running, self.settling = None, False
+        try:
+            await self.lock.acquire()
+        except asyncio.CancelledError:  # cancelled in the queue: it ends as a running one does
+            self.emit(turn_id, m.CancelledEvent())
+            return "cancelled"
+        try:
+            return await self._run(turn_id, text, run_turn)
+        finally:
+            self.lock.release()
+
+    async def _run(self, turn_id: str, text: str, run_turn: RunTurn) -> str:
+        self.running, self.backlog, self.settling = turn_id, [], False
+        try:
+            return await run_turn(turn_id, text)
+        except asyncio.CancelledError:
+            if not self.settling:  # cancelled before its turn began: no end was sent yet
+                self.emit(turn_id, m.CancelledEvent())
+            return "cancelled"
+        except ProviderError as error:  # e.g. a key the provider refuses: the user's to fix
+            self.emit(turn_id, m.ErrorEvent(message=error.message))
+            return "error"
+        except Exception as error:  # a bug must end the turn, not the daemon
+            log.exception("turn %s failed", turn_id)
+            told = runtime_problem(error)  # a full disk, a read-only file: path, cause, fix
+            self.emit(turn_id, m.ErrorEvent(message=told or f"internal error: {error}"))
+            return "error"
+        finally:
+            self.running, self.settling = None, False
 
     async def settled(
         self, within_s: float = SETTLE_S, grace_s: float = STREAM_END_GRACE_S

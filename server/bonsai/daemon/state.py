@@ -7,10 +7,12 @@ A client receives a session's events only after ``bonsai/session/attach``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -184,11 +186,21 @@ class Daemon:
     # -------------------------------------------------------------- settings
     def settings(self, workspace: str | None = None) -> LoadedSettings:
         """The settings for ``workspace``, read again when a config file it reads
-        changed (the watcher's reload may not have run yet: an edit then a command)."""
+        changed (the watcher's reload may not have run yet: an edit then a command);
+        within :func:`settings_read_once`, once for the span."""
+        span = _READ_ONCE.get()
+        if span is None or not span.open:
+            return self._settings_now(workspace)
+        loaded = span.settings.get(workspace)
+        if loaded is None:
+            loaded = span.settings[workspace] = self._settings_now(workspace)
+        return loaded
+
+    def _settings_now(self, workspace: str | None) -> LoadedSettings:
         files = [user_config_path(self.home)]
         if workspace:
             files.append(project_config_path(Path(workspace)))
-        key = tuple(_file_identity(path) for path in files)
+        key = tuple(_identity_in_span(path) for path in files)
         cached = self._settings_cache.get(workspace)
         if cached is None or cached[0] != key:
             loaded = load_settings(self.home, Path(workspace) if workspace else None)
@@ -213,6 +225,43 @@ class Daemon:
 
     def uptime(self) -> float:
         return time.monotonic() - self.started_at
+
+
+@dataclass
+class _ReadOnce:
+    open: bool = True
+    settings: dict[str | None, LoadedSettings] = field(default_factory=dict)
+    kept: dict[Path, tuple[int, int, int, int] | None] = field(default_factory=dict)
+
+
+_READ_ONCE: ContextVar[_ReadOnce | None] = ContextVar("bonsai_settings_read_once", default=None)
+
+
+@contextlib.contextmanager
+def settings_read_once() -> Iterator[None]:
+    """Within this synchronous span (one poll answered from its read callback: nothing
+    else runs on the loop meanwhile), :meth:`Daemon.settings` answers each workspace
+    once and checks each config file once (its ``stat`` identity kept for the span): a
+    poll asked for the settings at three layers (the server's facts, the kept-answer
+    stamp, what the view process is sent), two ``stat`` calls each time. A context
+    copied inside the span (a callback for later) does not keep it: the span is closed
+    at its end."""
+    span = _ReadOnce()
+    token = _READ_ONCE.set(span)
+    try:
+        yield
+    finally:
+        span.open = False
+        _READ_ONCE.reset(token)
+
+
+def _identity_in_span(path: Path) -> tuple[int, int, int, int] | None:
+    span = _READ_ONCE.get()
+    if span is None or not span.open:
+        return _file_identity(path)
+    if path not in span.kept:
+        span.kept[path] = _file_identity(path)
+    return span.kept[path]
 
 
 def _file_identity(path: Path) -> tuple[int, int, int, int] | None:

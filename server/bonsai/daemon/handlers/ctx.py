@@ -7,6 +7,7 @@ from typing import Literal, get_args
 
 from bonsai.core.context import Assembly, apply_action, assemble
 from bonsai.daemon.rpc import Ctx, Reply, answers_now, handles
+from bonsai.daemon.state import settings_read_once
 from bonsai.errors import InvalidParams, NotFound
 from bonsai.protocol import models as m
 from bonsai.session import ctx_views, request_trace
@@ -52,7 +53,13 @@ async def get(ctx: Ctx, params: m.CtxGetParams) -> Encoded:
 def get_now(ctx: Ctx, params: m.CtxGetParams, reply: Reply) -> bool:
     """:func:`get` from the read's callback, when it would not wait before its kept-answer
     check (the server's facts known, the baseline taken): the kept answer written at
-    once, or a computed one by the view process's pipe callback that reads it."""
+    once, or a computed one by the view process's pipe callback that reads it. One
+    synchronous span: the settings are checked once in it, not at each layer."""
+    with settings_read_once():
+        return _get_now(ctx, params, reply)
+
+
+def _get_now(ctx: Ctx, params: m.CtxGetParams, reply: Reply) -> bool:
     daemon, sid = ctx.daemon, params.session_id
     try:
         ready = facts_known(daemon, sid) and has_baseline(daemon, sid)

@@ -4,19 +4,24 @@ Rules, in order: never descend into ``.git``, bonsai's own ``.bonsai`` or a
 vendored/generated directory (``node_modules``, ``vendor``, ``.venv``, ``build``
 ...); honour every ``.gitignore`` on the way down (a deeper file overrides a
 shallower one, the last matching pattern wins, as in git); skip files larger
-than ``max_file_bytes``.
+than ``max_file_bytes``. The walk passes each directory's chain of specs down
+to its subdirectories, so every ``.gitignore`` is read once and an entry is
+checked against the specs already known (``excluded()`` answers one path at a
+time, the same way).
 Binary files are recognised later, when the indexer reads them (NUL byte in the
 first 8 KiB). The result is sorted by path, so discovery is deterministic.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from bonsai.services.fs.confined import ConfinementError, Workspace
 from bonsai.services.repomap.ignore_patterns import git_pattern
 
 if TYPE_CHECKING:  # imported on first use: a parse worker needs only ``Candidate``
@@ -46,6 +51,8 @@ DEFAULT_EXCLUDED_DIRS: frozenset[str] = frozenset(
 )
 GITIGNORE = ".gitignore"
 
+log = logging.getLogger(__name__)
+
 
 class Candidate(NamedTuple):
     """A file to index: workspace-relative POSIX path and its stat fingerprint."""
@@ -60,8 +67,19 @@ class Discovery(NamedTuple):
     too_large: list[str]
 
 
+Chain = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]
+"""The ``.gitignore`` specs that apply inside one directory, deepest first: each
+with the prefix (``"a/b/"``, ``""`` for the root) its patterns are relative to."""
+Pending = tuple[str, Chain]  # a directory still to scan, and the specs that apply above it
+
+
 class IgnoreRules:
-    """Decides whether a workspace-relative path is excluded from the map."""
+    """Decides whether a workspace-relative path is excluded from the map.
+
+    A ``.gitignore`` is read confined to the workspace (a symlink may lead to
+    another file inside it, never out; one that leads out, or a hard-linked one,
+    is left out with a warning), and a pattern git would not accept (``\\``,
+    ``!``) is dropped with a warning instead of failing the map."""
 
     def __init__(
         self,
@@ -78,20 +96,26 @@ class IgnoreRules:
         """Forget loaded ``.gitignore`` files (call after one changes)."""
         self._specs.clear()
 
-    def spec_for(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+    def spec_for(self, rel_dir: str, present: bool | None = None) -> pathspec.GitIgnoreSpec | None:
+        """The spec of ``rel_dir``'s own ``.gitignore`` (None: it has none), loaded
+        once; ``present``: whether the directory's listing holds a ``.gitignore``
+        entry (the walk knows; None: look)."""
         if rel_dir not in self._specs:
-            path = self.root / rel_dir / GITIGNORE if rel_dir else self.root / GITIGNORE
-            try:
-                lines = path.read_text("utf-8", "replace").splitlines()
-            except OSError:
-                self._specs[rel_dir] = None
-            else:
-                import pathspec  # on first use: see the top (0.1-0.2 s of a worker's start)
-
-                self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines, git_pattern())
+            rel = f"{rel_dir}/{GITIGNORE}" if rel_dir else GITIGNORE
+            if present is None:
+                present = os.path.lexists(os.path.join(self.root, rel))
+            self._specs[rel_dir] = _load_spec(self.root, rel) if present else None
         return self._specs[rel_dir]
 
+    def chain_for(self, rel_dir: str, parent: Chain) -> Chain:
+        """The specs that apply inside ``rel_dir``: its own, then ``parent``'s
+        (the chain of the directory holding it)."""
+        spec = self.spec_for(rel_dir)
+        return parent if spec is None else ((f"{rel_dir}/" if rel_dir else "", spec), *parent)
+
     def gitignored(self, rel: str, is_dir: bool) -> bool:
+        """Whether the ``.gitignore`` files on the way to ``rel`` ignore it, each
+        looked up from scratch (one path at a time; the walk uses ``matched``)."""
         parts = rel.split("/")
         probe_suffix = "/" if is_dir else ""
         for depth in range(len(parts) - 1, -1, -1):  # deepest .gitignore first
@@ -116,32 +140,80 @@ class IgnoreRules:
         return self.gitignored(rel, is_dir)
 
 
+def matched(chain: Chain, rel: str, is_dir: bool) -> bool:
+    """Whether ``chain`` (the specs of ``rel``'s directory) ignores ``rel``: the
+    deepest ``.gitignore`` with a matching pattern decides, as in git."""
+    probe = rel + "/" if is_dir else rel
+    for prefix, spec in chain:
+        result = spec.check_file(probe[len(prefix) :])
+        if result.include is not None:
+            return bool(result.include)
+    return False
+
+
+def _load_spec(root: Path, rel: str) -> pathspec.GitIgnoreSpec | None:
+    try:
+        with Workspace(root) as ws:
+            fd, _ = ws.open_file(rel)
+        with os.fdopen(fd, "rb") as fh:
+            text = fh.read().decode("utf-8", "replace")
+    except IsADirectoryError:
+        return None  # a directory named .gitignore: walked as one, holds no patterns
+    except (OSError, ConfinementError) as exc:
+        log.warning("repomap: %s not used: %s", rel, exc)
+        return None
+    return _compile(rel, text.splitlines())
+
+
+def _compile(rel: str, lines: list[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # on first use: see the top (0.1-0.2 s of a worker's start)
+
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines, git_pattern())
+    except ValueError:  # one invalid pattern: git skips it, so do we (the others stand)
+        pass
+    kept: list[str] = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line], git_pattern())
+        except ValueError:
+            log.warning("repomap: %s: pattern %.80r is not valid; skipped", rel, line)
+        else:
+            kept.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(kept, git_pattern())
+
+
 def _inside(root: Path, path: str) -> bool:
     real, top = os.path.realpath(path), os.path.realpath(root)
     return real == top or real.startswith(top.rstrip("/") + "/")
 
 
-def _walk_dir(rules: IgnoreRules, rel_dir: str, out: Discovery) -> list[str]:
-    """Scan one directory; append its files to ``out``, return subdirectories."""
-    subdirs: list[str] = []
-    abs_dir = rules.root / rel_dir if rel_dir else rules.root
+def _walk_dir(rules: IgnoreRules, rel_dir: str, parent: Chain, out: Discovery) -> list[Pending]:
+    """Scan one directory; append its files to ``out``, return its subdirectories
+    with the chain of specs that applies inside them (``parent``: the chain of
+    the directory holding ``rel_dir``)."""
+    subdirs: list[Pending] = []
+    abs_dir = os.path.join(rules.root, rel_dir) if rel_dir else rules.root
     try:
         entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
     except OSError:
         return subdirs
+    rules.spec_for(rel_dir, any(e.name == GITIGNORE for e in entries))
+    chain = rules.chain_for(rel_dir, parent)
+    prefix = f"{rel_dir}/" if rel_dir else ""
     for entry in entries:
-        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        rel = prefix + entry.name
         try:
             if entry.is_symlink() and not _inside(rules.root, entry.path):
                 continue  # a link leading out of the workspace is not part of its map
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in rules.excluded_dirs and not rules.gitignored(rel, True):
-                    subdirs.append(rel)
+                if entry.name not in rules.excluded_dirs and not matched(chain, rel, True):
+                    subdirs.append((rel, chain))
                 continue
             st = entry.stat()
         except OSError:
             continue
-        if not stat.S_ISREG(st.st_mode) or rules.gitignored(rel, False):
+        if not stat.S_ISREG(st.st_mode) or matched(chain, rel, False):
             continue
         if st.st_size > rules.max_file_bytes:
             out.too_large.append(rel)
@@ -156,9 +228,14 @@ def discover(rules: IgnoreRules, under: str = "") -> Discovery:
     out = Discovery([], [])
     if under and rules.excluded(under, is_dir=True):
         return out
-    pending = [under]
+    parent: Chain = ()
+    if under:  # the specs of the directories above ``under``
+        parts = under.split("/")
+        for depth in range(len(parts)):
+            parent = rules.chain_for("/".join(parts[:depth]), parent)
+    pending: list[Pending] = [(under, parent)]
     while pending:
-        pending.extend(reversed(_walk_dir(rules, pending.pop(), out)))
+        pending.extend(reversed(_walk_dir(rules, *pending.pop(), out)))
     out.files.sort()
     out.too_large.sort()
     return out

@@ -38,6 +38,7 @@ from bonsai.services.repomap.indexer_core import (
     index_file,
     reuse_file,
 )
+from bonsai.services.repomap.languages import language_for_path
 from bonsai.services.repomap.worker import decode_results, encode_request, spawn_worker
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], None]
 Sink = Callable[[list[FileResult]], None]  # takes each batch of results as it is indexed
 Chunk = list[tuple[Candidate, CachedFile | None]]
-PARALLEL_MIN_FILES = 200
+PARALLEL_MIN_BYTES = 4 << 20  # parse workers start for this many bytes with a grammar to parse
 CHUNK_FILES = 32  # a chunk holds at most this many files ...
 CHUNK_BYTES = 256 * 1024  # ... and ends once it holds this many bytes of source
 IN_FLIGHT = 2  # chunks sent to a worker ahead of reading its results
@@ -65,6 +66,20 @@ class WorkerFailed(RuntimeError):
 
 def _index_chunk(root: Path, chunk: Chunk) -> list[FileResult]:
     return index_chunk(root, chunk)
+
+
+def source_bytes(items: Chunk) -> int:
+    """The bytes of the files of ``items`` that have a grammar: what a parse
+    costs (a file without one is only read and hashed)."""
+    return sum(cand.size for cand, _ in items if language_for_path(cand.path) is not None)
+
+
+def worth_workers(items: Chunk) -> bool:
+    """Whether parsing ``items`` pays for starting parse workers (a worker's
+    start, ~0.2 s of CPU, and ~20 MB, against half the parse): by bytes of
+    source, not by files. Measured (docs/repomap.md, round 14): 1.5-2.4 MB of
+    source (pylint, pytest) build sooner in one process, at 100-520 files."""
+    return source_bytes(items) >= PARALLEL_MIN_BYTES
 
 
 def make_chunks(items: Chunk) -> list[Chunk]:
@@ -294,8 +309,8 @@ def index_files(
     """Index every candidate; results come back in candidate order.
 
     Files whose stat matches their cached row are resolved in-process; the rest
-    are parsed by ``workers`` parsers when there are at least
-    ``PARALLEL_MIN_FILES`` of them (and ``workers`` > 1): this process and
+    are parsed by ``workers`` parsers when those with a grammar hold at least
+    ``PARALLEL_MIN_BYTES`` (and ``workers`` > 1): this process and
     ``workers - 1`` subprocesses, taking chunks from one queue; otherwise they
     are indexed in-process. ``first`` is called once the workers are parsing;
     the files of the ``FirstPass`` it returns that need a parse are indexed
@@ -316,10 +331,10 @@ def index_files(
     if shared is not None and pending:
         pending, reused = _reuse(root, pending, shared)
         trusted.extend(reused)
-        if reused and len(pending) < PARALLEL_MIN_FILES:
+        if reused and not worth_workers(pending):
             first = None  # few files left to parse: the whole map comes about as soon
     out.add(trusted, "cached files loaded")
-    parallel = workers > 1 and len(pending) >= PARALLEL_MIN_FILES
+    parallel = workers > 1 and worth_workers(pending)
     queue = _Queue(make_chunks(pending))
     procs = [spawn_worker() for _ in range(workers - 1)] if parallel else []
     threads = [
