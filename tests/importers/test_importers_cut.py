@@ -73,3 +73,13 @@ def test_a_real_recording_cut_anywhere_imports_with_the_warning_or_fails_clearly
         if at > first_end:
             assert session.runs == 1
             assert session.warnings[0].startswith(f"line 2 of {path} is cut off"), at
+
+
+def test_a_claude_code_session_whose_first_record_is_1_mib_is_detected(tmp_path: Path) -> None:
+    text = recordings.claude_code()
+    first, rest = text.split("\n", 1)
+    pasted = first.replace('"summary":', '"pasted":"' + "x" * (1024 * 1024) + '","summary":', 1)
+    assert len(pasted) > 1024 * 1024, first[:200]
+    path = tmp_path / "s.jsonl"
+    path.write_text(pasted + "\n" + rest, encoding="utf-8")
+    assert import_file(path).format == "claude-code"

@@ -15,7 +15,7 @@ from bonsai.services.importers import (
     openhands,
     swe_agent,
 )
-from bonsai.services.importers.detect import HEAD_BYTES, TAIL_BYTES, detect_format
+from bonsai.services.importers.detect import TAIL_BYTES, detect_format, detection_head
 from bonsai.services.importers.errors import ImportFormatError
 from bonsai.services.importers.jsonread import decode
 from bonsai.services.importers.model import FORMATS, FormatName, ImportedSession
@@ -74,7 +74,7 @@ def parse_text(text: str, fmt: str, run: int = 0, source: str = "<text>") -> Imp
 
 def _detect(path: Path, data: bytes) -> FormatName:
     try:
-        return detect_format(path, data[:HEAD_BYTES], data[-TAIL_BYTES:])
+        return detect_format(path, detection_head(data), data[-TAIL_BYTES:])
     except RecursionError:
         raise ImportFormatError(str(path), TOO_DEEP) from None
 

@@ -1,7 +1,8 @@
 """``--format auto``: tell a recording's format from its content alone.
 
-The file name never decides. Detection reads the first 64 KiB (and the last
-4 KiB, where mini-swe-agent writes ``trajectory_format``). JSON Lines are
+The file name never decides. Detection reads the first 64 KiB, or a longer first
+line whole up to 8 MiB (``detection_head``), and the last 4 KiB (where
+mini-swe-agent writes ``trajectory_format``). JSON Lines are
 recognised by their first record, parsed; a single JSON document by its keys,
 matched as JSON keys (a quote not preceded by a backslash, then a colon), so
 the same words inside string values never count.
@@ -20,6 +21,7 @@ from bonsai.services.importers.jsonread import BOM
 from bonsai.services.importers.model import FORMATS, FormatName
 
 HEAD_BYTES = 64 * 1024
+LONGEST_FIRST_LINE = 8 * 1024 * 1024  # a first record this long is still read whole
 TAIL_BYTES = 4 * 1024
 AIDER_HEADER = re.compile(r"^# aider chat started at ", re.MULTILINE)
 AIDER_TURN = re.compile(r"^#### ", re.MULTILINE)
@@ -124,6 +126,16 @@ SNIFFERS: tuple[Callable[[str, str], FormatName | None], ...] = (
     _json_format,  # first: JSON strings hold no raw newline, so no aider header either
     lambda text, tail: "aider" if _is_aider(text) else None,
 )
+
+
+def detection_head(data: bytes) -> bytes:
+    """The bytes detection reads: the first ``HEAD_BYTES``, or, when the first line
+    is longer (a pasted file in Claude Code's first record), that whole line and
+    ``HEAD_BYTES`` after it, never more than ``LONGEST_FIRST_LINE`` plus that."""
+    end = data.find(b"\n", 0, LONGEST_FIRST_LINE)
+    if end < HEAD_BYTES:
+        return data[:HEAD_BYTES]
+    return data[: end + HEAD_BYTES]
 
 
 def detect_format(path: Path, head_bytes: bytes, tail_bytes: bytes = b"") -> FormatName:
