@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import random
+import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,18 @@ def test_a_claude_code_session_whose_first_record_is_1_mib_is_detected(tmp_path:
     path = tmp_path / "s.jsonl"
     path.write_text(pasted + "\n" + rest, encoding="utf-8")
     assert import_file(path).format == "claude-code"
+
+
+def test_a_2_gb_file_of_one_line_is_refused_at_once_without_being_read(tmp_path: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as handle:  # sparse: 2 GiB of one line, no newline
+        handle.write(b'{"type":"user","x":"')
+        handle.truncate(2 * 1024**3)
+    tracemalloc.start()
+    started = time.monotonic()
+    with pytest.raises(ImportFormatError, match=r"huge.jsonl: is 2,048 MiB; recordings over"):
+        import_file(path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert time.monotonic() - started < 1.0
+    assert peak < 1024 * 1024
