@@ -11,6 +11,7 @@ escapes (``cli/terminal_text.py``).
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from bonsai.cli.ctx_table import ledger_lines
-from bonsai.cli.terminal_text import shown
+from bonsai.cli.terminal_text import shown, terminal_json
 from bonsai.sim.runner import SimulatorThread
 from bonsai.sim.script import Reply, Script, ToolCallSpec
 from bonsai_testing import BONSAI, bonsai_env
@@ -173,3 +174,34 @@ def test_shown_keeps_ordinary_text_and_names_every_control() -> None:
     assert (
         shown("\x00\x1b\x7f\x85\u200f\u202e\u2069") == "\\x00\\x1b\\x7f\\x85\\u200f\\u202e\\u2069"
     )
+
+
+def test_json_output_escapes_c1_and_bidi_yet_parses_to_the_same_names(
+    tmp_path: Path, home: Path
+) -> None:
+    ws = tmp_path / "repo"
+    ws.mkdir()
+    name = "admin\u202e\u2066yp\x9b2J\x85.py"  # bidi override, isolate, C1 CSI, C1 NEL
+    (ws / name).write_text("def grant_admin():\n    return True\n", encoding="utf-8")
+    result = subprocess.run(
+        [*BONSAI, "repomap", str(ws), "--json"],
+        env=bonsai_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    raw = result.stdout
+    assert not _unsafe(raw) and "\x85" not in raw, repr(raw[:400])
+    assert "\\u202e" in raw and "\\u009b" in raw, "written as JSON escapes"
+    assert "grant_admin" in raw and name in json.dumps(json.loads(raw), ensure_ascii=False)
+
+
+def test_terminal_json_is_the_same_value_with_nothing_a_terminal_acts_on() -> None:
+    every = "".join(map(chr, range(0x3000)))
+    value = {"name": every, "list": [every, 1, None], every: "key"}
+    text = terminal_json(value, indent=2)
+    assert json.loads(text) == value
+    assert not _unsafe(text) and not any("\x7f" <= c <= "\x9f" for c in text)
+    assert "木 ünï 🌳" in terminal_json("木 ünï 🌳"), "readable text stays readable"

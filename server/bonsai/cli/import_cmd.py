@@ -10,13 +10,12 @@ are still imported.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from bonsai.cli.client import DaemonClient, RpcError
-from bonsai.cli.terminal_text import shown
+from bonsai.cli.terminal_text import shown, terminal_json
 from bonsai.home import bonsai_home
 
 IMPORT_METHOD = "bonsai/session/import"
@@ -82,7 +81,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace, path: Path, result: dict[str, Any]) -> None:
     if args.json:
-        print(json.dumps({"source": str(path), **result, "via": "daemon"}, ensure_ascii=False))
+        print(terminal_json({"source": str(path), **result, "via": "daemon"}))
         return
     print(
         f"imported {result['messages']} messages ({result['format']}, run {result['run'] + 1} "

@@ -27,7 +27,7 @@ from bonsai.cli.import_cmd import (
 )
 from bonsai.cli.import_cmd import cmd_import as import_files
 from bonsai.cli.replay_table import Progress, corpus_table, total_json
-from bonsai.cli.terminal_text import shown
+from bonsai.cli.terminal_text import shown, terminal_json
 from bonsai.core.replay.corpus_html import render_corpus_html
 from bonsai.core.replay.report import ReplayReport, render_html, report_json
 from bonsai.services.config import bonsai_home, load_settings
@@ -178,7 +178,7 @@ def _emit(
             line = {"kind": "run", "source": r.source, "run": r.run, "runs": r.runs}
             line |= {"title": r.title, "format": r.format, "warnings": list(r.warnings)}
             line |= {"report": json.loads(report_json(r.report))}
-            print(json.dumps(line, ensure_ascii=False))
+            print(terminal_json(line))
         for f in errors:
             print(json.dumps({"kind": "error", "source": f.source, "error": f.error}))
         print(json.dumps({"kind": "total", **total_json(total, len(runs), spec.cache_read_price)}))

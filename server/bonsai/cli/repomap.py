@@ -10,14 +10,13 @@ says so). A warm repeat of the same command is read back from the render memo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bonsai.cli.terminal_text import write_content
+from bonsai.cli.terminal_text import terminal_json, write_content
 from bonsai.home import bonsai_home
 from bonsai.services.repomap.memo import DEFAULTS_ID, lookup
 
@@ -110,7 +109,7 @@ def empty_note(args: argparse.Namespace) -> str:
 
 def _print(out: dict[str, Any], args: argparse.Namespace) -> None:
     if args.json:
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(terminal_json(out, indent=2))
     else:
         text = out["text"]
         write_content(text if not text or text.endswith("\n") else text + "\n")

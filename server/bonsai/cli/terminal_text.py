@@ -12,9 +12,10 @@ tabs stay, a CRLF becomes a newline. bonsai's own colours are added after.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 # C0 controls but tab and newline, DEL, C1 controls; bidi embeddings, overrides, isolates and marks
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -32,6 +33,14 @@ def shown(text: str, *, newlines: bool = True) -> str:
     if not newlines:
         text = text.replace("\n", "\\n")
     return _UNSAFE.sub(_visible, text)
+
+
+def terminal_json(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON that keeps its non-ASCII text readable (``ensure_ascii``
+    off) but writes DEL, C1 controls and bidi marks as ``\\uXXXX`` escapes: the same
+    parsed value, nothing a terminal acts on (C0 controls JSON escapes itself)."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    return _UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def write_content(text: str, out: TextIO | None = None) -> None:
