@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from security_helpers import make_rig
 
-from bonsai.services.project_context.git import read_status, take_baseline
+from bonsai.services.project_context.git import GitError, read_status, take_baseline
+from bonsai.services.project_context.volatile import git_lines
 from bonsai.sim import Script
 from bonsai.sim.script import Reply
 
@@ -207,3 +208,67 @@ def test_a_planted_work_tree_does_not_list_another_folder(tmp_path: Path) -> Non
     status = read_status(ws)
     assert status.entries == [("??", "new.py")], "the workspace's own state, nothing else"
     assert take_baseline(ws).changes.keys() == {"new.py"}
+
+
+def _secret_repo(tmp_path: Path) -> Path:
+    """The user's other repository, whose branch and paths must not reach the model."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    git(secret, "init", "-q", "-b", "payroll-2027", ".")
+    (secret / "salaries.csv").write_text("alice,1\n")
+    git(secret, "add", "salaries.csv")
+    git(secret, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "secret")
+    return secret
+
+
+@pytest.mark.parametrize("how", ["absolute", "relative", "link"])
+def test_a_git_file_naming_another_repository_is_refused(tmp_path: Path, how: str) -> None:
+    """A workspace that arrives with a ``.git`` file (``gitdir: ../secret/.git``) or a
+    ``.git`` link makes plain git describe the other repository: its branch, head and
+    every tracked path (shown as deleted) would go into the volatile tail."""
+    secret = _secret_repo(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("print('hi')\n")
+    if how == "link":
+        (ws / ".git").symlink_to(secret / ".git")
+    else:
+        named = secret / ".git" if how == "absolute" else Path("../secret/.git")
+        (ws / ".git").write_text(f"gitdir: {named}\n")
+    plain = subprocess.run(
+        ["git", "status", "--porcelain", "--branch"],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "payroll-2027" in plain.stdout, "the rig is real: git reads the other repository"
+    with pytest.raises(GitError, match="outside the workspace"):
+        read_status(ws)
+    baseline = take_baseline(ws)
+    assert "outside the workspace" in baseline.note and not baseline.changes
+    assert baseline.branch is None
+    told = " ".join(git_lines(ws, None))
+    assert "payroll" not in told and "salaries" not in told and "outside the workspace" in told
+
+
+def test_a_real_worktree_and_a_real_submodule_still_show_their_state(tmp_path: Path) -> None:
+    main = _secret_repo(tmp_path)
+    tree = tmp_path / "trees" / "feature"
+    git(main, "worktree", "add", "-q", "-b", "feature-x", str(tree))
+    (tree / "new.py").write_text("x = 1\n")
+    status = read_status(tree)
+    assert status.branch == "feature-x" and ("??", "new.py") in status.entries
+
+    sub_src = tmp_path / "lib"
+    sub_src.mkdir()
+    git(sub_src, "init", "-q", "-b", "lib-main", ".")
+    (sub_src / "lib.py").write_text("y = 2\n")
+    git(sub_src, "add", "lib.py")
+    git(sub_src, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "lib")
+    git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub_src), "vendor")
+    sub = main / "vendor"
+    assert (sub / ".git").is_file(), "a real submodule: its .git is a gitdir file"
+    (sub / "extra.py").write_text("z = 3\n")
+    status = read_status(sub)
+    assert status.branch == "lib-main" and ("??", "extra.py") in status.entries

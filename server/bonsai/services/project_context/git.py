@@ -191,9 +191,57 @@ def config_identity(files: tuple[Path, ...]) -> tuple[object, ...] | None:
     return tuple(parts)
 
 
+_MAX_GIT_FILE_BYTES = 4096
+
+
+def check_git_dir(root: Path) -> None:
+    """Refuse a ``.git`` entry that makes git read another repository: a ``.git``
+    file or link naming a git directory outside ``root`` would show the model that
+    repository's branch, commits and tracked paths. Kept: a git directory under
+    ``root``; a worktree's, whose ``gitdir`` file links back to this ``.git``
+    (only the user's ``git worktree add`` writes it there); a submodule's, under
+    ``.git/modules/`` of a repository that contains ``root``."""
+    entry = root / ".git"
+    if entry.is_dir() and not entry.is_symlink():
+        return
+    if entry.is_symlink():
+        target = entry.resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise GitError(f"{entry} is a link to a git directory outside the workspace ({target})")
+        return
+    data = regular_bytes(entry)
+    if data is None or len(data) > _MAX_GIT_FILE_BYTES or not data.startswith(b"gitdir:"):
+        raise GitError(f"{entry} is neither a git directory nor a 'gitdir:' file")
+    named = os.fsdecode(data[len(b"gitdir:") :].split(b"\n", 1)[0].strip())
+    gitdir = (root / named).resolve()
+    here = root.resolve()
+    if gitdir.is_relative_to(here) or _links_back(gitdir, entry) or _submodule_of(gitdir, here):
+        return
+    raise GitError(f"{entry} names a git directory outside the workspace ({gitdir})")
+
+
+def _links_back(gitdir: Path, entry: Path) -> bool:
+    back = regular_bytes(gitdir / "gitdir")
+    if back is None or len(back) > _MAX_GIT_FILE_BYTES:
+        return False
+    named = Path(os.fsdecode(back.strip()))
+    return (gitdir / named).resolve() == entry.resolve()
+
+
+def _submodule_of(gitdir: Path, root: Path) -> bool:
+    parts = gitdir.parts
+    for i in range(len(parts) - 1):
+        if parts[i : i + 2] == (".git", "modules"):
+            owner = Path(*parts[:i])
+            return root.is_relative_to(owner) and (owner / ".git").is_dir()
+    return False
+
+
 def run_git(cwd: Path, *args: str) -> str:
     """``git args`` in the repository at ``cwd``, whose work tree is ``cwd`` itself
-    (a planted ``core.worktree`` would point status at the user's home or ``/``)."""
+    (a planted ``core.worktree`` would point status at the user's home or ``/``),
+    and whose git directory is its own (``check_git_dir``)."""
+    check_git_dir(cwd)
     try:
         done = _git(cwd, ["git", *NEUTRAL, f"--work-tree={cwd}", *filter_overrides(cwd), *args])
     except FileNotFoundError:
