@@ -29,6 +29,28 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
+def committed_repo(path: Path, branch: str, name: str, text: str) -> Path:
+    """A new repository at ``path`` on ``branch`` with one committed file."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", branch, ".")
+    (path / name).write_text(text)
+    git(path, "add", name)
+    git(path, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init")
+    return path
+
+
+def plain_git_status(cwd: Path, *args: str) -> str:
+    """What git itself says here, with nothing neutralised (the rig's check)."""
+    done = subprocess.run(
+        ["git", "status", "--porcelain", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout
+
+
 def hostile_repo(root: Path, marker: Path) -> Path:
     """A repository whose config runs ``touch marker`` from ``git status``: as the
     fsmonitor hook, and as the clean filter of every tracked ``.py`` file."""
@@ -197,14 +219,8 @@ def test_a_planted_work_tree_does_not_list_another_folder(tmp_path: Path) -> Non
     git(ws, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init")
     (ws / "new.py").write_text("print('new')\n")
     git(ws, "config", "core.worktree", str(elsewhere))
-    plain = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=ws,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert ".ssh/id_rsa" in plain.stdout, "the rig is real: git walks the planted folder"
+    plain = plain_git_status(ws, "--untracked-files=all")
+    assert ".ssh/id_rsa" in plain, "the rig is real: git walks the planted folder"
     status = read_status(ws)
     assert status.entries == [("??", "new.py")], "the workspace's own state, nothing else"
     assert take_baseline(ws).changes.keys() == {"new.py"}
@@ -212,13 +228,7 @@ def test_a_planted_work_tree_does_not_list_another_folder(tmp_path: Path) -> Non
 
 def _secret_repo(tmp_path: Path) -> Path:
     """The user's other repository, whose branch and paths must not reach the model."""
-    secret = tmp_path / "secret"
-    secret.mkdir()
-    git(secret, "init", "-q", "-b", "payroll-2027", ".")
-    (secret / "salaries.csv").write_text("alice,1\n")
-    git(secret, "add", "salaries.csv")
-    git(secret, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "secret")
-    return secret
+    return committed_repo(tmp_path / "secret", "payroll-2027", "salaries.csv", "alice,1\n")
 
 
 @pytest.mark.parametrize("how", ["absolute", "relative", "link"])
@@ -235,14 +245,8 @@ def test_a_git_file_naming_another_repository_is_refused(tmp_path: Path, how: st
     else:
         named = secret / ".git" if how == "absolute" else Path("../secret/.git")
         (ws / ".git").write_text(f"gitdir: {named}\n")
-    plain = subprocess.run(
-        ["git", "status", "--porcelain", "--branch"],
-        cwd=ws,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert "payroll-2027" in plain.stdout, "the rig is real: git reads the other repository"
+    plain = plain_git_status(ws, "--branch")
+    assert "payroll-2027" in plain, "the rig is real: git reads the other repository"
     with pytest.raises(GitError, match="outside the workspace"):
         read_status(ws)
     baseline = take_baseline(ws)
@@ -260,12 +264,7 @@ def test_a_real_worktree_and_a_real_submodule_still_show_their_state(tmp_path: P
     status = read_status(tree)
     assert status.branch == "feature-x" and ("??", "new.py") in status.entries
 
-    sub_src = tmp_path / "lib"
-    sub_src.mkdir()
-    git(sub_src, "init", "-q", "-b", "lib-main", ".")
-    (sub_src / "lib.py").write_text("y = 2\n")
-    git(sub_src, "add", "lib.py")
-    git(sub_src, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "lib")
+    sub_src = committed_repo(tmp_path / "lib", "lib-main", "lib.py", "y = 2\n")
     git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub_src), "vendor")
     sub = main / "vendor"
     assert (sub / ".git").is_file(), "a real submodule: its .git is a gitdir file"
