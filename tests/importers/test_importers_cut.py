@@ -3,6 +3,7 @@ with a warning naming the file and line; a bad line elsewhere is still an error.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -33,6 +34,18 @@ def test_a_cut_last_line_imports_with_a_warning_naming_file_and_line() -> None:
     )
 
 
+def test_an_openhands_event_stream_one_event_a_line_warns_of_its_cut_line() -> None:
+    events = json.loads(recordings.openhands_events())
+    text = "\n".join(json.dumps(event) for event in events) + "\n"
+    whole = parse_text(text, "openhands", source="e.jsonl")
+    session = parse_text(text + '{"id": 5, "source": "ag', "openhands", source="e.jsonl")
+    assert session.messages == whole.messages
+    assert session.warnings[0] == (
+        f"line {len(events) + 1} of e.jsonl is cut off (the recording ended mid-write); "
+        "it was skipped"
+    )
+
+
 def test_a_bad_line_in_the_middle_or_ended_by_a_newline_still_fails() -> None:
     text = recordings.codex()
     lines = text.split("\n")
@@ -52,7 +65,9 @@ def test_prefix_check() -> None:
         assert not is_cut_json(bad), bad
 
 
-@pytest.mark.skipif(not RESOLVER.exists(), reason="set BONSAI_TRAJECTORIES")
+@pytest.mark.skipif(
+    not RESOLVER.exists(), reason=f"no shared recordings at {RESOLVER} (set BONSAI_TRAJECTORIES)"
+)
 def test_a_real_recording_cut_anywhere_imports_with_the_warning_or_fails_clearly(
     tmp_path: Path,
 ) -> None:

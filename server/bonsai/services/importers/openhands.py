@@ -26,19 +26,19 @@ from bonsai.services.importers.stamps import Stamps, record_time
 
 def parse(text: str, source: str, run: int = 0) -> ImportedSession:
     if text.lstrip().startswith("["):
-        return _event_stream(load_json(text, source), Loc(source), source, run)
+        return _event_stream(load_json(text, source), Loc(source), source, run, [])
     lines = load_jsonl(text, source)
     rows = lines.rows
+    warnings: list[str] = []
+    lines.report(warnings)
     if rows and all(_is_event(value) for _, value in rows):
-        return _event_stream([v for _, v in rows], Loc(source), source, run)
+        return _event_stream([v for _, v in rows], Loc(source), source, run, warnings)
     for line, value in rows:
         as_dict(value, Loc(source, line), "$")
     check_run(run, len(rows), source)
     line, value = rows[run]
     loc = Loc(source, line)
     record = as_dict(value, loc, "$")
-    warnings: list[str] = []
-    lines.report(warnings)
     state = EventState(loc, warnings)
     stamps = Stamps()
     for path, event in _events(as_list(record.get("history"), loc, "history"), loc):
@@ -71,10 +71,12 @@ def _is_event(value: Any) -> bool:
     )
 
 
-def _event_stream(events: Any, loc: Loc, source: str, run: int) -> ImportedSession:
-    """One session's event stream (an exported trajectory, or events one a line)."""
+def _event_stream(
+    events: Any, loc: Loc, source: str, run: int, warnings: list[str]
+) -> ImportedSession:
+    """One session's event stream (an exported trajectory, or events one a line);
+    ``warnings`` holds what reading the file already found (a cut last line)."""
     check_run(run, 1, source)
-    warnings: list[str] = []
     state = EventState(loc, warnings)
     stamps = Stamps()
     for path, event in _events(as_list(events, loc, "$"), loc):
