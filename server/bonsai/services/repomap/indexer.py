@@ -328,13 +328,15 @@ def index_files(
             trusted.append(index_file(root, cand, row))
         else:
             pending.append((cand, row))
+    reused: list[FileResult] = []
     if shared is not None and pending:
         pending, reused = _reuse(root, pending, shared)
         trusted.extend(reused)
-        if reused and not worth_workers(pending):
-            first = None  # few files left to parse: the whole map comes about as soon
+    worth = worth_workers(pending)
+    if reused and not worth:
+        first = None  # few files left to parse: the whole map comes about as soon
     out.add(trusted, "cached files loaded")
-    parallel = workers > 1 and worth_workers(pending)
+    parallel = workers > 1 and worth
     queue = _Queue(make_chunks(pending))
     procs = [spawn_worker() for _ in range(workers - 1)] if parallel else []
     threads = [
