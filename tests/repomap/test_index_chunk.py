@@ -58,3 +58,49 @@ def test_a_chunk_of_a_vanished_workspace_is_skipped_file_by_file(tmp_path: Path)
     (root / "a.py").unlink()
     root.rmdir()
     assert [r.outcome for r in index_chunk(root, [(c, None) for c in candidates])] == ["skipped"]
+
+
+def test_a_directory_swapped_for_a_symlink_out_after_discovery_is_not_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The chunk reads its files grouped by directory, each directory opened once:
+    a directory replaced by a symlink out of the workspace (and a file that is
+    one) is refused file by file, a link to a directory inside is followed, and
+    the results keep the chunk's order whatever the order of the reads."""
+    root = tmp_path / "repo"
+    for d in ("pkg/sub", "lib", "zeta"):
+        (root / d).mkdir(parents=True)
+    for rel in ("pkg/a.py", "pkg/sub/b.py", "lib/c.py", "zeta/d.py", "top.py"):
+        name = rel.rsplit("/", 1)[-1][:-3]
+        (root / rel).write_text(f"def inside_{name}():\n    pass\n")
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    for name in ("a", "b", "c", "d"):
+        (evil / f"{name}.py").write_text("def stolen_secret_function():\n    pass\n")
+    (evil / "sub").mkdir()
+    (evil / "sub" / "b.py").write_text("def stolen_secret_function():\n    pass\n")
+    candidates = discover(IgnoreRules(root)).files
+    os.rename(root / "pkg", root / "pkg-old")  # swapped after discovery
+    (root / "pkg").symlink_to(evil)
+    os.rename(root / "lib", root / "lib-real")
+    (root / "lib").symlink_to("lib-real")  # a link inside: followed, as before
+    (root / "zeta" / "d.py").unlink()
+    (root / "zeta" / "d.py").symlink_to(evil / "d.py")
+    chunk = [(c, None) for c in reversed(candidates)]  # not in path order
+    with caplog.at_level(logging.WARNING, logger="bonsai.services.repomap.indexer_core"):
+        results = index_chunk(root, chunk)
+    assert [r.path for r in results] == [c.path for c, _ in chunk]
+    by_path = {r.path: r for r in results}
+    for rel in ("pkg/a.py", "pkg/sub/b.py", "zeta/d.py"):
+        assert by_path[rel].outcome == "skipped", rel
+    for rel, name in (("lib/c.py", "c"), ("top.py", "top")):
+        tags = by_path[rel].tags
+        assert tags is not None
+        assert [d.name for d in tags.definitions] == [f"inside_{name}"]
+    assert "stolen_secret_function" not in repr(results)
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert all(rel in warned for rel in ("pkg/a.py", "pkg/sub/b.py", "zeta/d.py"))
+    one_by_one = [index_file(root, c, None) for c, _ in chunk]
+    assert [(r.path, r.outcome, r.tags) for r in one_by_one] == [
+        (r.path, r.outcome, r.tags) for r in results
+    ]

@@ -267,6 +267,94 @@ class Workspace:
         return True
 
 
+class DirCursor:
+    """Regular files of a workspace opened one after another, each directory on
+    the way opened once while the files go in path order (``path_order``): the
+    directories of the current file's path are held open, one descriptor each,
+    and the next file's directories are opened from the deepest one it shares.
+
+    Each directory is opened by name relative to its parent's descriptor with
+    ``O_DIRECTORY | O_NOFOLLOW`` and each file with ``O_NOFOLLOW`` (then the
+    regular, singly linked check of ``open_file``), so no symlink is followed by
+    the kernel and a directory held open is the one that was there, never
+    whatever a swapped-in symlink leads to. A component that is a symlink (or
+    a path that is not plain: ``..``, ``.``, empty parts, NUL, very long names)
+    is left to ``Workspace.open_file``'s walk from the root, which follows links
+    that stay inside and refuses the rest: the same answers as ``open_file``,
+    without a walk from the root per file. At most one descriptor per level of
+    the current path is held (as a walk holds); ``close`` releases them."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._names: list[str] = []  # the directories held open, from the root
+        self._fds: list[int] = []  # ... their descriptors
+
+    def open_file(self, rel: str) -> int:
+        """A read-only descriptor of the regular file ``rel`` (``open_file``'s checks)."""
+        parts = rel.split("/")
+        if not _plain(rel, parts):
+            return self.workspace.open_file(rel)[0]
+        dirs = parts[:-1]
+        names = self._names
+        keep = 0
+        for held, part in zip(names, dirs, strict=False):
+            if held != part:
+                break
+            keep += 1
+        self._drop(keep)
+        for part in dirs[keep:]:
+            try:
+                fd = os.open(part, _DIR_FLAGS, dir_fd=self._dir_fd())
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink, or not a directory
+                    return self.workspace.open_file(rel)[0]
+                raise
+            self._fds.append(fd)
+            names.append(part)
+        try:
+            return open_entry(self._dir_fd(), parts[-1], rel)
+        except OSError as error:
+            if error.errno == errno.ELOOP:  # the file is a symlink: resolved from the root
+                return self.workspace.open_file(rel)[0]
+            raise
+
+    def _dir_fd(self) -> int:
+        return self._fds[-1] if self._fds else self.workspace.fd
+
+    def _drop(self, keep: int) -> None:
+        while len(self._fds) > keep:
+            os.close(self._fds.pop())
+            self._names.pop()
+
+    def close(self) -> None:
+        self._drop(0)
+
+    def __enter__(self) -> DirCursor:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+_PLAIN_PART_CHARS = _NAME_MAX // 4  # a part this long fits the name limit in any UTF-8
+_PLAIN_PATH_CHARS = _PATH_MAX // 4
+
+
+def _plain(rel: str, parts: list[str]) -> bool:
+    """A relative path of ordinary names that fits the system's limits."""
+    return (
+        len(rel) <= _PLAIN_PATH_CHARS
+        and "\0" not in rel
+        and all(part not in ("", ".", "..") and len(part) <= _PLAIN_PART_CHARS for part in parts)
+    )
+
+
+def path_order(rel: str) -> list[str]:
+    """Sort key that keeps each directory's files and subdirectories together
+    (by components: ``a/b/c`` sorts beside ``a/b/d``, not after ``a/b-c/d``)."""
+    return rel.split("/")
+
+
 def open_entry(dir_fd: int, name: str, rel: str) -> int:
     """A read-only descriptor of the regular, singly linked file ``name`` in
     ``dir_fd`` (never through a symlink: ``ELOOP`` if it became one)."""

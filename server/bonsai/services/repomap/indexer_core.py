@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from bonsai.services.fs.confined import ConfinementError, Workspace
+from bonsai.services.fs.confined import ConfinementError, DirCursor, Workspace, path_order
 from bonsai.services.repomap.cache import CachedFile, CacheRow
 from bonsai.services.repomap.discovery import Candidate
 from bonsai.services.repomap.languages import language_for_path
@@ -48,12 +48,15 @@ class Reused(NamedTuple):
 Reuse = Callable[[str, str, int, int], Reused | None]  # (path, sha256, size, mtime_ns)
 
 
-def _read(root: Path, rel: str, ws: Workspace | None = None) -> tuple[bytes, int, int]:
+def _read(root: Path, rel: str, ws: Workspace | DirCursor | None = None) -> tuple[bytes, int, int]:
     """The file's bytes, opened confined to the workspace (never through a symlink
-    out); through ``ws`` when given (one per chunk: opening the root once)."""
+    out); through ``ws`` when given: a workspace already open, or a chunk's
+    ``DirCursor`` (each directory opened once)."""
     if ws is None:
         with Workspace(root) as own:
             fd, _ = own.open_file(rel)
+    elif isinstance(ws, DirCursor):
+        fd = ws.open_file(rel)
     else:
         fd, _ = ws.open_file(rel)
     with os.fdopen(fd, "rb") as fh:
@@ -91,7 +94,7 @@ def index_file(
     cand: Candidate,
     cached: CachedFile | None,
     decode: bool = True,
-    ws: Workspace | None = None,
+    ws: Workspace | DirCursor | None = None,
     extract: Extract = extract_tags,
 ) -> FileResult:
     """Update one file against its cached row (see module doc for the rule).
@@ -141,10 +144,17 @@ def reuse_file(
 def index_chunk(
     root: Path, chunk: Sequence[tuple[Candidate, CachedFile | None]], decode: bool = True
 ) -> list[FileResult]:
-    """``index_file`` of each file of ``chunk``, opening the workspace once."""
+    """``index_file`` of each file of ``chunk`` (results in its order), opening
+    the workspace once and reading the files grouped by directory, each
+    directory opened once (``DirCursor``)."""
     try:
         ws = Workspace(root)
     except OSError:  # the root is gone: each file says so (a warning, "skipped")
         return [index_file(root, cand, row, decode) for cand, row in chunk]
-    with ws:
-        return [index_file(root, cand, row, decode, ws) for cand, row in chunk]
+    order = sorted(range(len(chunk)), key=lambda i: path_order(chunk[i][0].path))
+    results: list[FileResult | None] = [None] * len(chunk)
+    with ws, DirCursor(ws) as cursor:
+        for i in order:
+            cand, row = chunk[i]
+            results[i] = index_file(root, cand, row, decode, cursor)
+    return [r for r in results if r is not None]
