@@ -71,8 +71,16 @@ grammar_problems: dict[str, str] = {}
 
 
 def language_for_path(path: str) -> str | None:
-    """The tag language of a path by extension, or None (listed by path only)."""
-    return EXTENSIONS.get(PurePosixPath(path).suffix.lower())
+    """The tag language of a path by extension, or None (listed by path only):
+    ``PurePosixPath(path).suffix``, by string operations when the last
+    component is a plain name (a build asks this of every file, some twice)."""
+    name = path[path.rfind("/") + 1 :]
+    if not name or name == ".":  # "dir/", "dir/.": pathlib's own reading of it
+        return EXTENSIONS.get(PurePosixPath(path).suffix.lower())
+    dot = name.rfind(".")
+    if dot <= 0 or dot == len(name) - 1:
+        return None
+    return EXTENSIONS.get(name[dot:].lower())
 
 
 def _from_wheel(language: str) -> ts.Language:
