@@ -21,6 +21,7 @@ view may read the rows appended since its last read and keep the others
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import apsw
@@ -38,10 +39,15 @@ class Counters:
     """The write counters of one connection, by session id (``GLOBAL``: the rest)."""
 
     values: dict[str, int] = field(default_factory=dict)
+    # told the name of each counter moved, inside the write (the view worker's eager
+    # views, ``bonsai.session.views``): it must only note the name, never touch the database
+    listener: Callable[[str], None] | None = None
 
     def bump(self, *keys: apsw.SQLiteValue) -> None:
         name = str(keys[0]) if keys and keys[0] is not None else _NULL  # no NULL is read
         self.values[name] = self.values.get(name, 0) + 1
+        if self.listener is not None:
+            self.listener(name)
 
 
 _COUNTERS: weakref.WeakKeyDictionary[apsw.Connection, Counters] = weakref.WeakKeyDictionary()

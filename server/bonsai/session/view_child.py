@@ -49,6 +49,11 @@ from bonsai.session.views import (
 )
 
 log = logging.getLogger("bonsai.views.child")
+# The child's niceness: under load the kernel runs the daemon (streaming) first. Views
+# are mostly computed ahead of the polls (``views.WATCH_S``), so a poll rarely waits for
+# this. 5: ctx/get p95 25-37 ms and streamed p95 13.7-16.6 ms with pollers; 0: 30-32 and
+# 20.4-23.3 ms; 10: the child starved (ctx/get p95 133 ms), bench/load.py --polling.
+NICE = 5
 
 View = Callable[[Host, Any], Encoded]
 VIEWS: dict[str, tuple[type[Wire], View]] = {
@@ -248,6 +253,7 @@ def serve(child: Child) -> None:
 
 def main(argv: list[str]) -> int:
     home, db_path = Path(argv[1]), Path(argv[2])
+    os.nice(NICE)  # behind the daemon's loop: a streamed event is never queued behind a view
     logging.basicConfig(level=logging.WARNING, format="view process: %(levelname)s %(message)s")
     out = os.fdopen(os.dup(1), "wb")  # the frames' own channel
     os.dup2(2, 1)  # anything printed goes to stderr, never into a frame
