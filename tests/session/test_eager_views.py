@@ -6,9 +6,10 @@ thread."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,11 @@ def _labels(answer: Encoded) -> str:
     return " | ".join(node.label for node in nodes)
 
 
+@contextlib.asynccontextmanager
 async def _ledger_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, process: str = "1"
-) -> tuple[Daemon, str, Named, str]:
+) -> AsyncIterator[tuple[Daemon, str, Named, str]]:
+    """A daemon, a session of one message, its ledger view and key; closed at the end."""
     monkeypatch.setenv("BONSAI_PROVIDER", "sim")
     monkeypatch.setenv("BONSAI_MODEL", "gpt-4o-mini")
     monkeypatch.setenv("BONSAI_VIEW_PROCESS", process)
@@ -55,7 +58,11 @@ async def _ledger_open(
     await ensure_facts(daemon, sid)
     params = m.CtxGetParams(session_id=sid, view="ledger")
     view = Named("bonsai/ctx/get", params, ctx_views.answer)
-    return daemon, sid, view, f"ctx/get:{params.model_dump_json()}"
+    try:
+        yield daemon, sid, view, f"ctx/get:{params.model_dump_json()}"
+    finally:
+        daemon.views.close()
+        daemon.db.close()
 
 
 async def _ready(daemon: Daemon, sid: str) -> ViewProcess:
@@ -68,8 +75,7 @@ async def _ready(daemon: Daemon, sid: str) -> ViewProcess:
 async def test_a_polled_ledger_is_computed_on_the_write_and_the_next_poll_finds_it_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    daemon, sid, view, key = await _ledger_open(tmp_path, monkeypatch)
-    try:
+    async with _ledger_open(tmp_path, monkeypatch) as (daemon, sid, view, key):
         process = await _ready(daemon, sid)
         first = await daemon.views.run(daemon, sid, view, key)
         assert "the first question" in _labels(first)
@@ -83,17 +89,13 @@ async def test_a_polled_ledger_is_computed_on_the_write_and_the_next_poll_finds_
         assert "answer number 2" in _labels(polled), "and it holds the new log"
         fresh = await daemon.views.run(daemon, sid, view)  # no key: computed now
         assert fresh.body == polled.body, "byte for byte what a fresh view gives"
-    finally:
-        daemon.views.close()
-        daemon.db.close()
 
 
 async def test_a_view_no_longer_asked_for_is_not_computed_ahead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(views, "WATCH_S", 0.2)
-    daemon, sid, view, key = await _ledger_open(tmp_path, monkeypatch)
-    try:
+    async with _ledger_open(tmp_path, monkeypatch) as (daemon, sid, view, key):
         process = await _ready(daemon, sid)
         await daemon.views.run(daemon, sid, view, key)
         await asyncio.sleep(0.3)  # the ledger was closed
@@ -103,9 +105,6 @@ async def test_a_view_no_longer_asked_for_is_not_computed_ahead(
         assert process.answered == answered, "no computation for a ledger nobody polls"
         polled = await daemon.views.run(daemon, sid, view, key)
         assert "nobody looks" in _labels(polled), "the next poll computes it"
-    finally:
-        daemon.views.close()
-        daemon.db.close()
 
 
 async def test_a_write_in_an_open_transaction_is_computed_only_once_committed(
@@ -113,8 +112,7 @@ async def test_a_write_in_an_open_transaction_is_computed_only_once_committed(
 ) -> None:
     """Computed before the commit, the view would hold the old log under the new version,
     and every poll would be served that stale answer as kept."""
-    daemon, sid, view, key = await _ledger_open(tmp_path, monkeypatch)
-    try:
+    async with _ledger_open(tmp_path, monkeypatch) as (daemon, sid, view, key):
         process = await _ready(daemon, sid)
         await daemon.views.run(daemon, sid, view, key)
         answered = process.answered
@@ -127,37 +125,26 @@ async def test_a_write_in_an_open_transaction_is_computed_only_once_committed(
         assert await _until(lambda: process.answered > answered), "computed after the commit"
         polled = await daemon.views.run(daemon, sid, view, key)
         assert "committed later" in _labels(polled)
-    finally:
-        daemon.views.close()
-        daemon.db.close()
 
 
 async def test_the_thread_never_computes_ahead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    daemon, sid, view, key = await _ledger_open(tmp_path, monkeypatch, process="0")
-    try:
+    async with _ledger_open(tmp_path, monkeypatch, process="0") as (daemon, sid, view, key):
         await daemon.views.run(daemon, sid, view, key)
         daemon.store.append(sid, Message(role="assistant", content="on the thread"))
         await asyncio.sleep(0.2)
         assert daemon.views.eager == 0, "the thread shares the loop's GIL: it waits for a poll"
         polled = await daemon.views.run(daemon, sid, view, key)
         assert "on the thread" in _labels(polled)
-    finally:
-        daemon.views.close()
-        daemon.db.close()
 
 
 async def test_the_view_process_runs_behind_the_daemon(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Under load the kernel runs the loop that streams before the views' child."""
-    daemon, sid, _, _ = await _ledger_open(tmp_path, monkeypatch)
-    try:
+    async with _ledger_open(tmp_path, monkeypatch) as (daemon, sid, _, _):
         process = await _ready(daemon, sid)
         assert process.pid is not None
         ours = os.getpriority(os.PRIO_PROCESS, 0)
         assert os.getpriority(os.PRIO_PROCESS, process.pid) == min(19, ours + view_child.NICE)
-    finally:
-        daemon.views.close()
-        daemon.db.close()
