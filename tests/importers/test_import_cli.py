@@ -93,3 +93,30 @@ def test_one_run_only_and_a_bad_file_does_not_stop_the_others(
     assert len(lines) == 2 and lines[0].startswith("imported 4 messages (aider, run 2 of 3)")
     assert lines[0].endswith(": refactor main")
     assert "closed at the next user turn" in lines[1]
+
+
+def test_a_recording_cut_mid_write_imports_its_whole_lines_and_says_which_line_was_cut(
+    files: dict[str, Path], home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The writer was killed mid-line: the terminal and the JSON-RPC answer both name
+    the file and the line left out, and the session holds every whole line."""
+    whole = files["claude"].read_text(encoding="utf-8")
+    cut = tmp_path / "killed.jsonl"
+    cut.write_text(whole + '{"type":"assistant","message":{"content":[{"type":"te', "utf-8")
+    line = whole.count("\n") + 1
+    note = f"line {line} of {cut} is cut off (the recording ended mid-write); it was skipped"
+    assert run_cli("import", str(files["claude"]), str(cut), "--run", "0") == 0
+    shown_lines = capsys.readouterr().out.splitlines()
+    assert f"  note: {note}" in shown_lines, shown_lines
+    assert sum("note: " in text and "cut off" in text for text in shown_lines) == 1
+    full_messages = int(shown_lines[0].split()[1])
+    client = DaemonClient.connect(home, start=False)
+    try:
+        params = {"path": str(cut), "format": "auto", "run": 0, "workspace": str(tmp_path)}
+        answer = client.request("bonsai/session/import", params)
+        assert answer["warnings"][0] == note
+        assert answer["messages"] == full_messages, "nothing lost but the cut line"
+        tree = client.request("bonsai/tree/get", {"sessionId": answer["sessionId"]})
+        assert len(tree["activePath"]) == full_messages
+    finally:
+        client.close()
