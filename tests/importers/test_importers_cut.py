@@ -15,6 +15,7 @@ import recordings
 
 from bonsai.services.importers import ImportFormatError, import_file, parse_text
 from bonsai.services.importers.json_prefix import is_cut_json
+from bonsai.services.importers.jsonread import cut_warning
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("BONSAI_TRAJECTORIES", ROOT.parent / "shared" / "trajectories"))
@@ -115,3 +116,28 @@ def test_a_2_gb_file_of_one_line_is_refused_at_once_without_being_read(tmp_path:
     tracemalloc.stop()
     assert time.monotonic() - started < 1.0
     assert peak < 1024 * 1024
+
+
+@pytest.mark.parametrize("keep", [1, 2])  # "日" is 3 bytes: cut after its first or second
+def test_a_recording_cut_inside_a_multi_byte_character_warns_of_its_cut_line(
+    tmp_path: Path, keep: int
+) -> None:
+    text = recordings.claude_code()
+    whole = parse_text(text, "claude-code", source="s.jsonl")
+    tail = '{"type":"user","message":{"content":"déjà 日'.encode()
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(text.encode("utf-8") + tail[: len(tail) - 3 + keep])
+    session = import_file(path)
+    assert session.messages == whole.messages
+    line = text.count("\n") + 1
+    assert session.warnings[0] == cut_warning(str(path), line)
+
+
+@pytest.mark.parametrize("bad", [b"\xff", "日".encode()[:2] + b"\n", "日".encode()[:1] + b'x"}\n'])
+def test_a_bad_byte_that_is_not_a_cut_character_at_the_end_is_still_refused(
+    tmp_path: Path, bad: bytes
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(recordings.claude_code().encode("utf-8") + b'{"type":"user"' + bad)
+    with pytest.raises(ImportFormatError, match="not valid UTF-8"):
+        import_file(path)

@@ -29,16 +29,23 @@ class Loc:
 
 def decode(data: bytes, source: str) -> str:
     """UTF-8 text of ``data`` with a leading byte-order mark removed; nothing else
-    is touched (line endings and trailing spaces stay as they are)."""
+    is touched (line endings and trailing spaces stay as they are). A character cut
+    at the very end (the writer killed mid-write, inside a multi-byte character) is
+    left out, so the line it ended is reported as cut (``load_jsonl``) rather than
+    the whole file refused as not UTF-8; a bad byte anywhere else is still an error."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ImportFormatError(
-            source, f"not valid UTF-8 ({exc.reason})", line=line, column=column
-        ) from None
+        if exc.end == len(data) and exc.reason == "unexpected end of data":
+            return decode(data[: exc.start], source)
+        raise _not_utf8(data, exc, source) from None
     return text.removeprefix(BOM)
+
+
+def _not_utf8(data: bytes, exc: UnicodeDecodeError, source: str) -> ImportFormatError:
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return ImportFormatError(source, f"not valid UTF-8 ({exc.reason})", line=line, column=column)
 
 
 def load_json(text: str, source: str) -> Any:
