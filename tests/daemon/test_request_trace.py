@@ -22,6 +22,7 @@ from bonsai.daemon.rpc import Writer, serve_stream
 from bonsai.daemon.state import Daemon
 from bonsai.domain import Message
 from bonsai.services.store.db import open_database
+from bonsai.session import views
 
 
 @dataclass
@@ -55,6 +56,9 @@ async def wire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator
     monkeypatch.setenv("BONSAI_PROVIDER", "sim")
     monkeypatch.setenv("BONSAI_MODEL", "gpt-4o-mini")
     monkeypatch.setenv("BONSAI_VIEW_PROCESS", "1")
+    # no view computed ahead of a poll (tests/session/test_eager_views.py): these stamp the
+    # path a poll takes itself, which a write's refresh 25 ms later could otherwise take first
+    monkeypatch.setattr(views, "WATCH_S", 0.0)
     db_path = tmp_path / "bonsai.db"
     daemon = Daemon(tmp_path, open_database(db_path), db_path)
     served: list[

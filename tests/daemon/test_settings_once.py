@@ -23,6 +23,7 @@ from bonsai.daemon.rpc import Writer, serve_stream
 from bonsai.daemon.state import Daemon, settings_read_once
 from bonsai.domain import Message
 from bonsai.services.store.db import open_database
+from bonsai.session import views
 
 
 def _project_config(workspace: Path, window: int) -> None:
@@ -36,6 +37,9 @@ def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Daemon:
     monkeypatch.setenv("BONSAI_PROVIDER", "sim")
     monkeypatch.setenv("BONSAI_MODEL", "gpt-4o-mini")
     monkeypatch.setenv("BONSAI_VIEW_PROCESS", "1")
+    # no view computed ahead of a poll (tests/session/test_eager_views.py): this counts the
+    # config reads of the poll itself, not those of a write's refresh 25 ms later
+    monkeypatch.setattr(views, "WATCH_S", 0.0)
     db_path = tmp_path / "bonsai.db"
     return Daemon(tmp_path, open_database(db_path), db_path)
 
