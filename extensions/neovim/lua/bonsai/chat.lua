@@ -222,14 +222,28 @@ local function ensure_view(session_id)
   return view
 end
 
---- Attach to a session and (re)load its log into its view.
+-- session id → the chat events that came while its attach was being answered: the
+-- running turn so far (sent by the daemon just before the answer), shown with the log
+---@type table<string, bonsai.ChatEventParams[]>
+local backlogs = {}
+
+--- Attach to a session and (re)load its log into its view, with the running turn's
+--- events so far when it is attached mid-turn.
 ---@param session_id string
 ---@param cb fun(view: bonsai.ChatView)?
 function M.attach(session_id, cb)
-  client.call(methods.session_attach, { sessionId = session_id }, function(result)
+  backlogs[session_id] = backlogs[session_id] or {}
+  client.request(methods.session_attach, { sessionId = session_id }, function(err, result)
+    local backlog = backlogs[session_id] or {}
+    backlogs[session_id] = nil
+    if err then
+      vim.notify(("bonsai: attach failed: %s"):format(err.message), vim.log.levels.ERROR)
+      return
+    end
     local view = ensure_view(session_id)
     view.model.title = result.session.title or ""
     model_ops.reset(view.model, result.messages or {})
+    view.running = next(model_ops.catch_up(view.model, backlog))
     window.redraw(view)
     state.set_current(session_id)
     if cb then
@@ -335,6 +349,11 @@ events.on("session_event", function(params)
 end)
 
 events.on("chat_event", function(params)
+  local backlog = backlogs[params.sessionId]
+  if backlog then -- its attach is being answered: shown with the log it loads
+    table.insert(backlog, params)
+    return
+  end
   local view = views[params.sessionId]
   if not view then
     return

@@ -200,6 +200,63 @@ function M.apply_event(model, ev)
   return change
 end
 
+--- The running turn's events so far split into steps: a step ends where text starts
+--- again after a tool call of its turn (the next model call).
+---@param events bonsai.ChatEventParams[]
+---@return bonsai.ChatEventParams[][]
+local function turn_steps(events)
+  local steps, step = {}, {}
+  for _, ev in ipairs(events) do
+    if ev.kind == "delta" then
+      for _, seen in ipairs(step) do
+        if seen.kind == "toolCall" and seen.turnId == ev.turnId then
+          table.insert(steps, step)
+          step = {}
+          break
+        end
+      end
+    end
+    table.insert(step, ev)
+  end
+  table.insert(steps, step)
+  return steps
+end
+
+-- what a step the stored log already holds is not shown again from
+local STEP_KINDS = { delta = true, toolCall = true, toolResult = true, usage = true }
+
+--- A window attaching mid-turn: the running turn's events the daemon sent before the
+--- attach answer (`backlog`, in order), applied after the stored log (`reset`). A step
+--- the log already holds (each of its tool calls stored) is not shown again; the step
+--- still streaming is shown from its first word. Returns the turns still running.
+---@param model bonsai.ChatModel
+---@param backlog bonsai.ChatEventParams[]
+---@return table<string, true> running
+function M.catch_up(model, backlog)
+  local running = {}
+  for _, step in ipairs(turn_steps(backlog)) do
+    local calls, in_log = 0, true
+    for _, ev in ipairs(step) do
+      if ev.kind == "toolCall" then
+        calls = calls + 1
+        in_log = in_log and model.call_ids[ev.toolCallId] == true
+      end
+    end
+    in_log = in_log and calls > 0
+    for _, ev in ipairs(step) do
+      if ev.kind == "done" or ev.kind == "error" or ev.kind == "cancelled" then
+        running[ev.turnId] = nil
+      else
+        running[ev.turnId] = true
+      end
+      if not (in_log and STEP_KINDS[ev.kind]) then
+        M.apply_event(model, ev)
+      end
+    end
+  end
+  return running
+end
+
 --- Add a note (approval answers, connection loss) where the conversation is
 --- now: before the reply still streaming, if any.
 ---@param model bonsai.ChatModel

@@ -1,0 +1,77 @@
+-- requires: sim
+-- A second Neovim attached while a turn streams: it shows the turn so far from its
+-- first word (the events the daemon sends with the attach answer) while the turn is
+-- still streaming, the finished tool step once, and the rest as it comes.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+H.load_plugin()
+
+local helpers_path = H.root .. "/tests/editors/nvim/helpers.lua"
+
+---@param buf integer
+---@return string
+local function text_of(buf)
+  return table.concat(H.lines(buf), "\n")
+end
+
+H.test("a Neovim attached mid-reply shows the reply from its first word, once", function()
+  vim.cmd("Bonsai chat")
+  local sid = H.wait(function()
+    return require("bonsai").current_session()
+  end, "a session", 20000)
+  local buf = H.wait(function()
+    local b = vim.fn.bufnr("bonsai://chat/" .. sid)
+    return b ~= -1 and b
+  end, "the chat buffer")
+  require("bonsai.chat").send("look, then talk", sid)
+  H.wait(function()
+    return text_of(buf):find("w010", 1, true)
+  end, "the reply streaming here", 30000)
+  H.not_contains(text_of(buf), "end-of-reply")
+  local other = vim.fn.jobstart(
+    { vim.v.progpath, "--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n" },
+    { rpc = true }
+  )
+  H.truthy(other > 0, "second instance started")
+  vim.rpcrequest(other, "nvim_exec_lua", "dofile(...).load_plugin()", { helpers_path })
+  vim.rpcrequest(other, "nvim_exec_lua", "vim.cmd('Bonsai attach ' .. ...)", { sid })
+  -- the other's chat as soon as it shows the reply's first word
+  local first = vim.rpcrequest(
+    other,
+    "nvim_exec_lua",
+    [[
+    local sid = ...
+    local text = ""
+    vim.wait(60000, function()
+      local b = vim.fn.bufnr("bonsai://chat/" .. sid)
+      text = b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") or ""
+      return text:find("w001", 1, true) ~= nil
+    end, 5)
+    return text
+  ]],
+    { sid }
+  )
+  H.contains(first, "w001 w002")
+  H.not_contains(first, "end-of-reply") -- shown while streaming, not only from the stored reply
+  H.contains(first, "Looking first.")
+  local last = vim.rpcrequest(
+    other,
+    "nvim_exec_lua",
+    [[
+    local sid = ...
+    local text = ""
+    vim.wait(60000, function()
+      local b = vim.fn.bufnr("bonsai://chat/" .. sid)
+      text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+      return text:find("end-of-reply", 1, true) ~= nil
+    end, 10)
+    return text
+  ]],
+    { sid }
+  )
+  H.eq(1, H.count(last, "w001 "), "the reply shown once")
+  H.eq(1, H.count(last, "Looking first."), "the finished step shown once")
+  H.eq(1, H.count(last, "w150 w151"), "nothing of the streamed part twice")
+  vim.fn.jobstop(other)
+end)
+
+H.run()
