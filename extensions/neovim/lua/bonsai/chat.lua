@@ -26,6 +26,7 @@ local M = {}
 ---@field tail_is_text boolean
 ---@field running string? id of the turn in progress
 ---@field finished table<string, true> ids of turns that ended (events may beat replies)
+---@field queued table<string, true> ids of turns sent while another ran, not yet started
 
 ---@type table<string, bonsai.ChatView>
 local views = {}
@@ -96,10 +97,15 @@ function M.send(text, session_id)
   state.set_current(session_id)
   client_settings.call(methods.chat_send, { sessionId = session_id, text = text }, function(result)
     local view = views[session_id]
-    if view and not view.finished[result.turnId] then
-      view.running = result.turnId
-      window.update_winbar(view)
+    if not view or view.finished[result.turnId] then
+      return
     end
+    if view.running == nil or view.running == result.turnId then
+      view.running = result.turnId
+    else -- behind the turn streaming: cancel still means that one, this one starts next
+      view.queued[result.turnId] = true
+    end
+    window.update_winbar(view)
   end)
 end
 
@@ -216,7 +222,7 @@ local function ensure_view(session_id)
   end)
   local max = config.get().chat.tool_output_lines
   view = { buf = buf, session_id = session_id, model = model_ops.new("", max) }
-  view.tail_is_text, view.finished = false, {}
+  view.tail_is_text, view.finished, view.queued = false, {}, {}
   views[session_id] = view
   setup_buffer(view)
   return view
@@ -360,9 +366,12 @@ events.on("chat_event", function(params)
   end
   local was_tail = view.tail_is_text
   local change = model_ops.apply_event(view.model, params)
+  view.queued[params.turnId] = nil -- started (or ended while it waited)
   if params.kind == "done" or params.kind == "error" or params.kind == "cancelled" then
     view.finished[params.turnId] = true
-    view.running = nil
+    if view.running == params.turnId then
+      view.running = nil
+    end
   elseif view.running == nil and not view.finished[params.turnId] then
     view.running = params.turnId
   end

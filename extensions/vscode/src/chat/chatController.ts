@@ -272,7 +272,9 @@ export class ChatController {
     if (sessionId === undefined) {
       return;
     }
-    const params = this.lastTurn === undefined ? { sessionId } : { sessionId, turnId: this.lastTurn };
+    // the turn streaming, not the last one sent: a message sent behind it waits, and runs next
+    const turnId = this.transcript.streamingTurn ?? this.lastTurn;
+    const params = turnId === undefined ? { sessionId } : { sessionId, turnId };
     const { cancelled } = await this.rpc.request("bonsai/chat/cancel", params);
     if (!cancelled) {
       this.notice("info", "Nothing to cancel.");

@@ -40,6 +40,14 @@ export class Transcript {
   }
 
   /**
+   * The turn streaming now: the oldest one not ended (a session runs its turns in the
+   * order they were sent, so those sent behind it wait). Undefined when none runs.
+   */
+  get streamingTurn(): string | undefined {
+    return this.runningTurns.values().next().value;
+  }
+
+  /**
    * Replace everything with a session's stored log and, for a window attaching
    * mid-turn, the running turn's events so far (`backlog`, in order). A step the
    * log already holds (its tool calls are stored) is not shown again; the step
