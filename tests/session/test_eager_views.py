@@ -148,3 +148,19 @@ async def test_the_view_process_runs_behind_the_daemon(
         assert process.pid is not None
         ours = os.getpriority(os.PRIO_PROCESS, 0)
         assert os.getpriority(os.PRIO_PROCESS, process.pid) == min(19, ours + view_child.NICE)
+
+
+async def test_a_failure_noting_a_write_never_fails_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with _ledger_open(tmp_path, monkeypatch) as (daemon, sid, view, key):
+        await _ready(daemon, sid)
+        await daemon.views.run(daemon, sid, view, key)
+
+        def broken() -> None:
+            raise RuntimeError("the refresh could not be scheduled")
+
+        monkeypatch.setattr(daemon.views, "_schedule", broken)
+        daemon.store.append(sid, Message(role="assistant", content="stored all the same"))
+        polled = await daemon.views.run(daemon, sid, view, key)
+        assert "stored all the same" in _labels(polled), "the write went through, the poll sees it"

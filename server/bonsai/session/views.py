@@ -469,16 +469,20 @@ class ViewWorker:
         self._watched.setdefault(session_id, {})[key] = _Watch(host, view, time.monotonic())
 
     def _moved(self, name: str) -> None:
-        """A write moved counter ``name``; called inside the write, so only noted here."""
+        """A write moved counter ``name``; called inside the write (a trigger), so only
+        noted here, and never raising: that would fail the write itself."""
         if not self._watched:
             return
-        if name == versions.GLOBAL:
-            self._dirty.update(self._watched)
-        elif name in self._watched:
-            self._dirty.add(name)
-        else:
-            return
-        self._schedule()
+        try:
+            if name == versions.GLOBAL:
+                self._dirty.update(self._watched)
+            elif name in self._watched:
+                self._dirty.add(name)
+            else:
+                return
+            self._schedule()
+        except Exception:  # the write goes on; its views are computed at the next poll
+            log.exception("noting a write for the views computed ahead failed")
 
     def _schedule(self) -> None:
         if self._refresh_at is not None or self._loop is None:
