@@ -132,6 +132,45 @@ function H.wait(cond, what, timeout)
   return value
 end
 
+--- `:Bonsai chat` on a new session: its id and its chat buffer, once both exist.
+---@return string session_id
+---@return integer buf
+function H.open_chat()
+  vim.cmd("Bonsai chat")
+  local sid = H.wait(function()
+    return require("bonsai").current_session()
+  end, "a session", 20000)
+  local buf = H.wait(function()
+    local b = vim.fn.bufnr("bonsai://chat/" .. sid)
+    return b ~= -1 and b
+  end, "the chat buffer")
+  return sid, buf
+end
+
+--- Run Lua in another Neovim (an `--embed` job): wait there until the chat of `sid`
+--- shows `needle` and return its text as it was then.
+---@param other integer the job's channel
+---@param sid string
+---@param needle string
+---@return string
+function H.other_chat_when(other, sid, needle)
+  return vim.rpcrequest(
+    other,
+    "nvim_exec_lua",
+    [[
+    local sid, needle = ...
+    local text = ""
+    vim.wait(60000, function()
+      local b = vim.fn.bufnr("bonsai://chat/" .. sid)
+      text = b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") or ""
+      return text:find(needle, 1, true) ~= nil
+    end, 5)
+    return text
+  ]],
+    { sid, needle }
+  )
+end
+
 ---@param buf integer
 ---@return string[]
 function H.lines(buf)

@@ -14,14 +14,7 @@ local function text_of(buf)
 end
 
 H.test("a Neovim attached mid-reply shows the reply from its first word, once", function()
-  vim.cmd("Bonsai chat")
-  local sid = H.wait(function()
-    return require("bonsai").current_session()
-  end, "a session", 20000)
-  local buf = H.wait(function()
-    local b = vim.fn.bufnr("bonsai://chat/" .. sid)
-    return b ~= -1 and b
-  end, "the chat buffer")
+  local sid, buf = H.open_chat()
   require("bonsai.chat").send("look, then talk", sid)
   H.wait(function()
     return text_of(buf):find("w010", 1, true)
@@ -35,39 +28,11 @@ H.test("a Neovim attached mid-reply shows the reply from its first word, once", 
   vim.rpcrequest(other, "nvim_exec_lua", "dofile(...).load_plugin()", { helpers_path })
   vim.rpcrequest(other, "nvim_exec_lua", "vim.cmd('Bonsai attach ' .. ...)", { sid })
   -- the other's chat as soon as it shows the reply's first word
-  local first = vim.rpcrequest(
-    other,
-    "nvim_exec_lua",
-    [[
-    local sid = ...
-    local text = ""
-    vim.wait(60000, function()
-      local b = vim.fn.bufnr("bonsai://chat/" .. sid)
-      text = b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") or ""
-      return text:find("w001", 1, true) ~= nil
-    end, 5)
-    return text
-  ]],
-    { sid }
-  )
+  local first = H.other_chat_when(other, sid, "w001")
   H.contains(first, "w001 w002")
   H.not_contains(first, "end-of-reply") -- shown while streaming, not only from the stored reply
   H.contains(first, "Looking first.")
-  local last = vim.rpcrequest(
-    other,
-    "nvim_exec_lua",
-    [[
-    local sid = ...
-    local text = ""
-    vim.wait(60000, function()
-      local b = vim.fn.bufnr("bonsai://chat/" .. sid)
-      text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
-      return text:find("end-of-reply", 1, true) ~= nil
-    end, 10)
-    return text
-  ]],
-    { sid }
-  )
+  local last = H.other_chat_when(other, sid, "end-of-reply")
   H.eq(1, H.count(last, "w001 "), "the reply shown once")
   H.eq(1, H.count(last, "Looking first."), "the finished step shown once")
   H.eq(1, H.count(last, "w150 w151"), "nothing of the streamed part twice")

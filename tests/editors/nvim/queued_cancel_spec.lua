@@ -7,14 +7,7 @@ H.load_plugin()
 local chat = require("bonsai.chat")
 
 H.test("cancel ends the streaming turn and the message sent behind it is answered", function()
-  vim.cmd("Bonsai chat")
-  local sid = H.wait(function()
-    return require("bonsai").current_session()
-  end, "a session", 20000)
-  local buf = H.wait(function()
-    local b = vim.fn.bufnr("bonsai://chat/" .. sid)
-    return b ~= -1 and b
-  end, "the chat buffer")
+  local sid, buf = H.open_chat()
   local function text()
     return table.concat(H.lines(buf), "\n")
   end

@@ -24,20 +24,7 @@ end
 ---@param needle string
 ---@return string chat text
 local function other_shows(needle)
-  return in_other(
-    [[
-    local sid, needle = ...
-    local text = ""
-    vim.wait(60000, function()
-      local b = vim.fn.bufnr("bonsai://chat/" .. sid)
-      text = b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") or ""
-      return text:find(needle, 1, true) ~= nil
-    end, 10)
-    return text
-  ]],
-    sid,
-    needle
-  )
+  return H.other_chat_when(other, sid, needle)
 end
 
 H.test("a second Neovim attaches to the session by id", function()

@@ -47,14 +47,8 @@ local function line_of(p, label)
 end
 
 H.test("five questions asked in a real session", function()
-  vim.cmd("Bonsai chat")
-  sid = H.wait(function()
-    return require("bonsai").current_session()
-  end, "a session", 20000)
-  local buf = H.wait(function()
-    local b = vim.fn.bufnr("bonsai://chat/" .. sid)
-    return b ~= -1 and b
-  end, "the chat buffer")
+  local buf
+  sid, buf = H.open_chat()
   for _, exchange in ipairs(EXCHANGES) do
     require("bonsai.chat").send(exchange[1], sid)
     H.wait(function()

@@ -6,38 +6,13 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ChatController, type ChatPort } from "../../src/chat/chatController";
+import { ChatController } from "../../src/chat/chatController";
 import type { Entry } from "../../src/chat/entries";
 import type { Disposable } from "../../src/util/emitter";
 import type { ToWebview } from "../../src/chat/messages";
-import { Sessions, type StateStore } from "../../src/session/sessions";
+import { Sessions } from "../../src/session/sessions";
+import { MemoryStore, RecordingPort } from "../support/chatWindow";
 import { DaemonRpc, Simulator, tempHome } from "../support/daemonRpc";
-
-class MemoryStore implements StateStore {
-  private readonly values = new Map<string, unknown>();
-  get<T>(key: string): T | undefined {
-    return this.values.get(key) as T | undefined;
-  }
-  async update(key: string, value: unknown): Promise<void> {
-    this.values.set(key, value);
-  }
-}
-
-class RecordingPort implements ChatPort {
-  readonly messages: ToWebview[] = [];
-  private waiters: { predicate: (message: ToWebview) => boolean; resolve: () => void }[] = [];
-
-  post(message: ToWebview): void {
-    this.messages.push(message);
-    this.waiters = this.waiters.filter((waiter) => !(waiter.predicate(message) && (waiter.resolve(), true)));
-  }
-
-  next(predicate: (message: ToWebview) => boolean): Promise<void> {
-    return this.messages.some(predicate)
-      ? Promise.resolve()
-      : new Promise((resolve) => this.waiters.push({ predicate, resolve }));
-  }
-}
 
 const words = (stem: string, count: number): string =>
   Array.from({ length: count }, (_, index) => `${stem}${index + 1}`).join(" ");

@@ -2,42 +2,11 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChatController, type ChatPort } from "../../src/chat/chatController";
+import { ChatController } from "../../src/chat/chatController";
 import type { ToWebview } from "../../src/chat/messages";
-import { Sessions, type StateStore } from "../../src/session/sessions";
+import { Sessions } from "../../src/session/sessions";
+import { MemoryStore, RecordingPort } from "../support/chatWindow";
 import { DaemonRpc, tempHome } from "../support/daemonRpc";
-
-class MemoryStore implements StateStore {
-  private readonly values = new Map<string, unknown>();
-  get<T>(key: string): T | undefined {
-    return this.values.get(key) as T | undefined;
-  }
-  async update(key: string, value: unknown): Promise<void> {
-    this.values.set(key, value);
-  }
-}
-
-/** Records what the controller posts to the webview and waits for a matching message. */
-class RecordingPort implements ChatPort {
-  readonly messages: ToWebview[] = [];
-  private waiters: { predicate: (message: ToWebview) => boolean; resolve: (message: ToWebview) => void }[] = [];
-
-  post(message: ToWebview): void {
-    this.messages.push(message);
-    this.waiters = this.waiters.filter((waiter) => {
-      if (waiter.predicate(message)) {
-        waiter.resolve(message);
-        return false;
-      }
-      return true;
-    });
-  }
-
-  next(predicate: (message: ToWebview) => boolean): Promise<ToWebview> {
-    const seen = this.messages.find(predicate);
-    return seen ? Promise.resolve(seen) : new Promise((resolve) => this.waiters.push({ predicate, resolve }));
-  }
-}
 
 describe("ChatController with a real daemon", () => {
   const home = tempHome();
