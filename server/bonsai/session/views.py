@@ -162,7 +162,6 @@ class _Sent:
 class _Watch:
     """A keyed view a client asks for (an open ledger): what to compute again on a write."""
 
-    host: Host
     view: Named
     asked: float
 
@@ -242,10 +241,11 @@ class ViewWorker:
         # the view being computed, by (session, key), with the stamp it will be true for
         self._running: dict[tuple[str, str], _Running] = {}
         # keyed views asked lately, by session and key; the sessions written to since the
-        # last refresh; the refresh scheduled; the loop it runs on
+        # last refresh; the refresh scheduled; the daemon and the loop it runs on
         self._watched: dict[str, dict[str, _Watch]] = {}
         self._dirty: set[str] = set()
         self._refresh_at: asyncio.TimerHandle | None = None
+        self._host: Host | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.eager = 0  # views computed ahead of a poll (tests and benches)
 
@@ -460,13 +460,18 @@ class ViewWorker:
         """Note a keyed view asked now: it is computed ahead while it is asked for."""
         if not isinstance(view, Named) or not self._use_process:
             return
-        if self._loop is None:
+        if self._host is None:
             try:
                 versions.counters(host.db).listener = self._moved
             except RuntimeError:  # a connection without version counters: nothing to watch
                 return
-            self._loop = asyncio.get_running_loop()
-        self._watched.setdefault(session_id, {})[key] = _Watch(host, view, time.monotonic())
+            self._host, self._loop = host, asyncio.get_running_loop()
+        watches = self._watched.setdefault(session_id, {})
+        watch = watches.get(key)
+        if watch is None:
+            watches[key] = _Watch(view, time.monotonic())
+        else:  # a poll of an open ledger: the same view asked again
+            watch.view, watch.asked = view, time.monotonic()
 
     def _moved(self, name: str) -> None:
         """A write moved counter ``name``; called inside the write (a trigger), so only
@@ -513,25 +518,28 @@ class ViewWorker:
                 self._watched.pop(session_id, None)
 
     def _recompute(self, session_id: str, key: str, watch: _Watch) -> None:
+        host = self._host
         lane = self._lanes.get(session_id)
-        if lane is None or lane >= len(self.processes) or not self.processes[lane].ready:
+        if host is None or lane is None or lane >= len(self.processes):
             return  # the thread serves this session's views: not computed ahead
-        if watch.host.db.in_transaction or (session_id, key) in self._running:
-            # a write not yet committed, or a computation that may predate the write:
-            # again once it is committed, or once that computation ends (``_settle``)
+        if not self.processes[lane].ready:
+            return
+        if host.db.in_transaction:  # a write not yet committed: again once it is
             self._dirty.add(session_id)
-            if watch.host.db.in_transaction:
-                self._schedule()
+            self._schedule()
+            return
+        if (session_id, key) in self._running:  # may predate the write: again at its end
+            self._dirty.add(session_id)  # (``_settle``)
             return
         try:
-            _, running, new = self._join(watch.host, session_id, key)
+            _, running, new = self._join(host, session_id, key)
         except Exception as error:  # the session deleted meanwhile: its next poll says so
             log.debug("a view computed ahead failed to start: %s", error)
             self._watched.get(session_id, {}).pop(key, None)
             return
         if running is not None and new:
             self.eager += 1
-            self._start(watch.host, session_id, watch.view, running)
+            self._start(host, session_id, watch.view, running)
 
     async def call(self, read: Callable[[], T]) -> T:
         """``read()`` on the worker, for a read that brings its own state (the memory
