@@ -26,7 +26,14 @@ H.test("a Neovim attached mid-reply shows the reply from its first word, once", 
   )
   H.truthy(other > 0, "second instance started")
   vim.rpcrequest(other, "nvim_exec_lua", "dofile(...).load_plugin()", { helpers_path })
-  vim.rpcrequest(other, "nvim_exec_lua", "vim.cmd('Bonsai attach ' .. ...)", { sid })
+  -- attached twice at once (a reconnect's attach and the user's): each answer is
+  -- loaded with the turn's events sent with it
+  vim.rpcrequest(
+    other,
+    "nvim_exec_lua",
+    "vim.cmd('Bonsai attach ' .. ...); vim.cmd('Bonsai attach ' .. ...)",
+    { sid }
+  )
   -- the other's chat as soon as it shows the reply's first word
   local first = H.other_chat_when(other, sid, "w001")
   H.contains(first, "w001 w002")

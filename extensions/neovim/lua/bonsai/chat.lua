@@ -228,9 +228,10 @@ local function ensure_view(session_id)
   return view
 end
 
--- session id → the chat events that came while its attach was being answered: the
--- running turn so far (sent by the daemon just before the answer), shown with the log
----@type table<string, bonsai.ChatEventParams[]>
+-- session id → one list per attach of it still being answered, of the chat events that
+-- came meanwhile: the running turn so far (the daemon sends it just before each answer),
+-- shown with the log that answer loads
+---@type table<string, bonsai.ChatEventParams[][]>
 local backlogs = {}
 
 --- Attach to a session and (re)load its log into its view, with the running turn's
@@ -238,10 +239,19 @@ local backlogs = {}
 ---@param session_id string
 ---@param cb fun(view: bonsai.ChatView)?
 function M.attach(session_id, cb)
-  backlogs[session_id] = backlogs[session_id] or {}
+  local backlog, pending = {}, backlogs[session_id] or {}
+  table.insert(pending, backlog)
+  backlogs[session_id] = pending
   client.request(methods.session_attach, { sessionId = session_id }, function(err, result)
-    local backlog = backlogs[session_id] or {}
-    backlogs[session_id] = nil
+    for i, other in ipairs(pending) do
+      if other == backlog then
+        table.remove(pending, i)
+        break
+      end
+    end
+    if #pending == 0 then
+      backlogs[session_id] = nil
+    end
     if err then
       vim.notify(("bonsai: attach failed: %s"):format(err.message), vim.log.levels.ERROR)
       return
@@ -355,9 +365,11 @@ events.on("session_event", function(params)
 end)
 
 events.on("chat_event", function(params)
-  local backlog = backlogs[params.sessionId]
-  if backlog then -- its attach is being answered: shown with the log it loads
-    table.insert(backlog, params)
+  local pending = backlogs[params.sessionId]
+  if pending then -- an attach is being answered: shown with the log it loads
+    for _, backlog in ipairs(pending) do
+      table.insert(backlog, params)
+    end
     return
   end
   local view = views[params.sessionId]
