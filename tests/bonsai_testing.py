@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pty
+import select
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -52,6 +56,46 @@ def sim_env(home: Path, base_url: str, model: str = "gpt-4o-mini", **extra: str)
     return bonsai_env(
         home, BONSAI_PROVIDER="sim", BONSAI_BASE_URL=base_url, BONSAI_MODEL=model, **extra
     )
+
+
+def pty_chat(home: Path, workspace: Path, env: dict[str, str], prompt: str, answer: str) -> str:
+    """Run ``bonsai chat PROMPT`` on a pseudo-terminal, type ``answer`` at the first
+    ``[y/N]``, and return all it printed."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [*BONSAI, "chat", prompt, "--workspace", str(workspace)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=bonsai_env(home, **env),
+        close_fds=True,
+    )
+    os.close(slave)
+    out = b""
+    answered = False
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                out += chunk
+                if not answered and b"[y/N]" in out:
+                    os.write(master, answer.encode())
+                    answered = True
+            elif process.poll() is not None:
+                break
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    return out.decode("utf-8", errors="replace")
 
 
 def stop_daemon(home: Path) -> None:

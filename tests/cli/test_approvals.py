@@ -8,11 +8,6 @@ The interactive prompt is driven through a pseudo-terminal.
 
 from __future__ import annotations
 
-import os
-import pty
-import select
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +16,7 @@ from cli_helpers import run
 
 from bonsai.sim.runner import SimulatorThread
 from bonsai.sim.script import Reply, Script, ToolCallSpec
-from bonsai_testing import BONSAI, bonsai_env
+from bonsai_testing import pty_chat
 
 EDIT = ToolCallSpec(
     name="edit_file",
@@ -45,50 +40,11 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def _pty_chat(home: Path, workspace: Path, env: dict[str, str], answer: str) -> str:
-    """Run ``bonsai chat`` on a terminal, answer the first prompt, return all it printed."""
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [*BONSAI, "chat", "change x to 2", "--workspace", str(workspace)],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=bonsai_env(home, **env),
-        close_fds=True,
-    )
-    os.close(slave)
-    out = b""
-    answered = False
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # the child closed the terminal
-                    break
-                if not chunk:
-                    break
-                out += chunk
-                if not answered and b"[y/N]" in out:
-                    os.write(master, answer.encode())
-                    answered = True
-            elif process.poll() is not None:
-                break
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        os.close(master)
-    return out.decode("utf-8", errors="replace")
-
-
 def test_the_interactive_prompt_asks_only_for_the_edit(
     home: Path, workspace: Path, sim: SimulatorThread
 ) -> None:
     env = {"BONSAI_PROVIDER": "sim", "BONSAI_BASE_URL": sim.openai_base_url}
-    text = _pty_chat(home, workspace, env, "y\n")
+    text = pty_chat(home, workspace, env, "change x to 2", "y\n")
     assert text.count("[y/N]") == 1, text
     assert "approve edit_file? [y/N]" in text
     assert "None" not in text, text
@@ -100,7 +56,7 @@ def test_the_interactive_prompt_asks_only_for_the_edit(
 
 def test_a_refusal_leaves_the_file_alone(home: Path, workspace: Path, sim: SimulatorThread) -> None:
     env = {"BONSAI_PROVIDER": "sim", "BONSAI_BASE_URL": sim.openai_base_url}
-    text = _pty_chat(home, workspace, env, "n\n")
+    text = pty_chat(home, workspace, env, "change x to 2", "n\n")
     assert "approve edit_file? [y/N]" in text
     assert (workspace / "app.py").read_text() == "x = 1\n"
 

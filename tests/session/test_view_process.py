@@ -8,6 +8,7 @@ import asyncio
 import os
 import random
 import signal
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,9 +28,8 @@ from bonsai.session.server_facts import ensure_facts
 from bonsai.session.view_process import ViewProcess
 from bonsai.session.views import Encoded, Named
 from bonsai_testing import BONSAI, bonsai_env, close_client, rpc, start_client, stop_daemon
-from ctx_oracle import whole_view
+from ctx_oracle import random_step, whole_view
 
-WORDS = ["alpha", "déjà", "日本", "tab\there", 'quote"d', "line\nbreak", "\u2028", "x" * 300]
 VIEWS = ("ledger", "wire", "turns")
 
 
@@ -71,8 +71,8 @@ async def _three(daemon: Daemon, sid: str, view: str) -> tuple[bytes, bytes, byt
     return child.body, by_thread, whole
 
 
-def _text(rng: random.Random) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
+async def _ledger(daemon: Daemon, sid: str) -> bytes:
+    return (await _three(daemon, sid, "ledger"))[0]
 
 
 @pytest.mark.parametrize("seed", [3])
@@ -90,25 +90,9 @@ async def test_the_child_answers_byte_for_byte_as_the_thread_and_the_oracle(
     acted: set[str] = set()
     try:
         for step in range(24):
-            if step < 4 or rng.random() < 0.5:
-                role = "user" if rng.random() < 0.5 else "assistant"
-                daemon.store.append(sid, Message(role=role, content=_text(rng)))
-            else:
-                ledger = CtxGetResult.model_validate_json((await _three(daemon, sid, "ledger"))[0])
-                ids = [n.id for n in ledger.nodes or [] if n.section == "messages"]
-                action = rng.choice(["pin", "unpin", "drop", "stub", "restore"])
-                node = rng.choice(ids)
-                try:
-                    done = await handlers._act(
-                        ctx, m.CtxNodeParams(session_id=sid, node_id=node), action
-                    )
-                except Exception as error:  # an action that does not apply to this node
-                    assert type(error).__name__ in {"InvalidParams", "NotFound"}
-                    continue
-                after = CtxGetResult.model_validate_json((await _three(daemon, sid, "ledger"))[0])
-                shown = next(n for n in after.nodes or [] if n.id == node)
-                assert shown.state == done.node.state, "the child shows the new state at once"
-                acted.add(shown.state)
+            state = await random_step(daemon, ctx, sid, rng, step, partial(_ledger, daemon, sid))
+            if state is not None:
+                acted.add(state)
             if step == 12:  # what lives only in the daemon's memory reaches the child
                 daemon.hub.repomap_text[sid] = "## Repository map\nsrc/app.py: main()"
                 daemon.hub.client_settings[sid] = m.ClientSettings(model="gpt-4o")

@@ -11,6 +11,7 @@ fresh daemon computes from nothing.
 from __future__ import annotations
 
 import random
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,9 +29,7 @@ from bonsai.session.host import Host
 from bonsai.session.server_facts import ensure_facts
 from bonsai.session.splice import KeptBytes, encode, joined
 from bonsai.session.views import Encoded
-from ctx_oracle import whole_view
-
-WORDS = ["alpha", "déjà", "日本", "tab\there", 'quote"d', "line\nbreak", "\u2028", "x" * 300]
+from ctx_oracle import random_step, whole_view
 
 
 def _daemon(tmp_path: Path) -> Daemon:
@@ -38,8 +37,8 @@ def _daemon(tmp_path: Path) -> Daemon:
     return Daemon(tmp_path, open_database(db_path), db_path)
 
 
-def _text(rng: random.Random) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
+async def _ledger(daemon: Daemon, sid: str) -> bytes:
+    return (await _both(daemon, sid, "ledger"))[0]
 
 
 async def _both(daemon: Daemon, sid: str, view: str) -> tuple[bytes, bytes]:
@@ -64,25 +63,9 @@ async def test_spliced_answers_equal_the_whole_encoding_over_random_operations(
     ctx = Ctx(daemon, cast(Any, None), cast(Any, None))
     states_seen: set[str] = set()
     for step in range(30):
-        if step < 4 or rng.random() < 0.5:
-            role = "user" if rng.random() < 0.5 else "assistant"
-            daemon.store.append(sid, Message(role=role, content=_text(rng)))
-        else:
-            ledger = CtxGetResult.model_validate_json((await _both(daemon, sid, "ledger"))[0])
-            ids = [n.id for n in ledger.nodes or [] if n.section == "messages"]
-            action = rng.choice(["pin", "unpin", "drop", "stub", "restore"])
-            node = rng.choice(ids)
-            try:
-                done = await handlers._act(
-                    ctx, m.CtxNodeParams(session_id=sid, node_id=node), action
-                )
-            except Exception as error:  # an action that does not apply to this node
-                assert type(error).__name__ in {"InvalidParams", "NotFound"}
-                continue
-            after = CtxGetResult.model_validate_json((await _both(daemon, sid, "ledger"))[0])
-            shown = next(n for n in after.nodes or [] if n.id == node)
-            assert shown.state == done.node.state, "the row's new state shows at once"
-            states_seen.add(shown.state)
+        state = await random_step(daemon, ctx, sid, rng, step, partial(_ledger, daemon, sid))
+        if state is not None:
+            states_seen.add(state)
         for view in ("ledger", "wire", "turns"):
             spliced, whole = await _both(daemon, sid, view)
             assert spliced == whole, f"step {step}, {view} view"
